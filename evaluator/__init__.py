@@ -1,0 +1,1 @@
+"""transnli evaluator: labels triples with NLI models and measures transitive consistency."""

@@ -1,0 +1,1 @@
+"""transnli generator: NLI pairs to (premise, hypothesis, modified hypothesis) triples."""

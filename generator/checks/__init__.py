@@ -1,0 +1,1 @@
+"""Grammar and acceptability checks for generated sentences."""

@@ -1,0 +1,158 @@
+"""Generator commands: `transnli generate` and `transnli doctor`."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from generator.config import ANTONYM_MODES, POS_CHOICES, ConfigError
+
+GRAMMAR_CHOICES = ("harper", "languagetool", "none")
+ACCEPTABILITY_CHOICES = ("cola", "link-grammar", "none")
+
+
+def _pos_list(ctx, param, value: str | None):
+    if value is None:
+        return None
+    items = [v.strip().upper() for v in value.split(",") if v.strip()]
+    bad = [v for v in items if v not in POS_CHOICES]
+    if bad or not items:
+        raise click.BadParameter(f"choose from {','.join(POS_CHOICES)}; got {value!r}")
+    return items
+
+
+def _count_lines(path: Path, limit: int | None) -> int | None:
+    """Total for the progress bar; None for hub datasets or unreadable sources."""
+    if not path.is_file():
+        return None
+    with open(path, "rb") as fh:
+        n = sum(1 for line in fh if line.strip())
+    if path.suffix in (".csv", ".tsv", ".txt"):
+        n -= 1  # header row
+    return min(n, limit) if limit is not None else n
+
+
+@click.command()
+@click.argument("input_source", metavar="INPUT")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder.")
+@click.option("--preset", default="default", show_default=True, help="Preset name (default, paper) or a .toml file.")
+@click.option("--format", "fmt", default=None, help="Input format; auto-detected when omitted (jsonl, csv, tsv, snli, mnli, anli, wanli).")
+@click.option("--limit", type=click.IntRange(min=0), default=None, help="Read at most N pairs.")
+@click.option("--seed", type=int, default=None, help="Seed for any stochastic component (recorded in config.json).")
+@click.option("--antonyms", type=click.Choice(ANTONYM_MODES), default=None, help="WordNet candidate set.")
+@click.option("--pos", callback=_pos_list, default=None, help="Comma-separated POS to replace, e.g. VERB,ADJ.")
+@click.option("--include-aux/--no-include-aux", default=None, help="Treat auxiliaries as verbs (the paper does).")
+@click.option("--grammar", type=click.Choice(GRAMMAR_CHOICES), default=None, help="Grammar check backend.")
+@click.option("--languagetool-url", default=None, help="URL of a LanguageTool server (e.g. http://localhost:8081).")
+@click.option("--acceptability", type=click.Choice(ACCEPTABILITY_CHOICES), default=None, help="Acceptability backend.")
+@click.option("--cola-model", default=None, help="CoLA classifier: hub id or local folder.")
+@click.option("--cola-threshold", type=float, default=None, help="Minimum P(acceptable) for the cola backend.")
+@click.option("--vectors", default=None, help="Word vectors file (.kv gensim, .bin word2vec, or GloVe/word2vec text).")
+@click.option("--spacy-model", default=None, help="spaCy pipeline name (default: en_core_web_sm, else its PyPI copy).")
+@click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Skip sentences longer than this.")
+@click.option("--device", default=None, help="Device for model-based checks: auto, cpu, cuda, mps.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Pairs per batch.")
+@click.option("--skip-bad", is_flag=True, help="Skip and count malformed input lines instead of stopping.")
+@click.option("--export", "exports", multiple=True, type=click.Choice(["parquet", "hf"]), help="Also write Parquet files and/or a Hugging Face datasets folder.")
+@click.option("--overwrite", is_flag=True, help="Replace what OUT holds instead of resuming or refusing.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def generate(input_source, out_dir, preset, fmt, limit, seed, antonyms, pos, include_aux, grammar,
+             languagetool_url, acceptability, cola_model, cola_threshold, vectors, spacy_model,
+             max_chars, device, batch_size, skip_bad, exports, overwrite, quiet):
+    """Build (premise, hypothesis, modified hypothesis) triples from the NLI pairs in INPUT.
+
+    INPUT is a local file (JSONL, CSV, TSV, or the native files of SNLI, MultiNLI, ANLI, WANLI)
+    or a Hugging Face dataset as hf:NAME:SPLIT (e.g. hf:snli:validation). An unfinished run in
+    OUT is resumed when the same command is run again.
+    """
+    from tqdm import tqdm
+
+    from generator.build import build_wordnet_pipeline, provenance
+    from generator.checks.base import BackendUnavailable
+    from generator.config import resolve_config
+    from generator.output import OutputError, RunWriter, export, fingerprint
+    from generator.pipeline import GenerationStats
+    from generator.readers import InputError, read_pairs
+
+    try:
+        config = resolve_config(
+            preset, seed=seed, antonyms=antonyms, pos=pos, include_aux=include_aux, grammar=grammar,
+            languagetool_url=languagetool_url, acceptability=acceptability, cola_model=cola_model,
+            cola_threshold=cola_threshold, vectors=vectors, spacy_model=spacy_model,
+            max_chars=max_chars, device=device, batch_size=batch_size, limit=limit,
+        )
+    except ConfigError as e:
+        raise click.UsageError(str(e)) from e
+    source_path = Path(input_source)
+    if not input_source.startswith("hf:") and not source_path.exists():
+        raise click.BadParameter(f"no such file: {input_source}", param_hint="INPUT")
+    input_desc = {"source": input_source, "format": fmt}
+    if source_path.is_file():
+        input_desc["bytes"] = source_path.stat().st_size
+    run_fp = fingerprint({"input": input_desc, "config": config.fingerprint_dict()})
+
+    try:
+        pipeline = build_wordnet_pipeline(config)
+    except (BackendUnavailable, RuntimeError, FileNotFoundError) as e:
+        raise click.ClickException(str(e)) from e
+
+    writer = RunWriter(out_dir, run_fp, overwrite=overwrite)
+    try:
+        done = writer.open()
+    except OutputError as e:
+        raise click.ClickException(str(e)) from e
+    if writer.resumed_stats:
+        pipeline.stats = GenerationStats.from_dict(writer.resumed_stats)
+        click.echo(f"Resuming {out_dir}: {done} pairs already done.", err=True)
+    writer.write_config(provenance(config, pipeline, input_desc))
+
+    bad = Counter()
+    pairs = read_pairs(input_source, format=fmt, skip_bad=skip_bad, bad_counter=bad)
+    pairs = itertools.islice(pairs, done, limit)  # skip what a crashed run already wrote
+    total = _count_lines(source_path, limit) if source_path.exists() else None
+    bar = tqdm(total=total, initial=done, unit="pair", desc="generate", disable=quiet, file=sys.stderr)
+    try:
+        for batch in pipeline.run(pairs):
+            pipeline.stats.skipped_sentences["malformed"] = bad["malformed"] if bad else 0
+            writer.write_batch(batch.accepted, batch.rejected, batch.n_pairs, pipeline.stats.checkpoint_dict())
+            bar.update(batch.n_pairs)
+    except InputError as e:
+        writer.close()
+        raise click.ClickException(f"{e} (use --skip-bad to skip malformed lines)") from e
+    finally:
+        bar.close()
+    if not bad:
+        pipeline.stats.skipped_sentences.pop("malformed", None)
+    stats = pipeline.stats.to_dict()
+    writer.finish(stats)
+    for path in export(out_dir, list(exports)) if exports else []:
+        click.echo(f"exported {path}", err=True)
+    click.echo(
+        f"{stats['sentences_read']} sentences, {stats['candidates_built']} candidates, "
+        f"{stats['triples_accepted']} triples -> {Path(out_dir) / 'triples.jsonl'}",
+        err=True,
+    )
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def doctor(as_json):
+    """List every resource and backend, whether it is usable, and how to get it when not."""
+    import json
+
+    from generator.doctor import run_checks
+
+    rows = run_checks()
+    if as_json:
+        click.echo(json.dumps([r.__dict__ for r in rows], indent=2))
+        return
+    from tabulate import tabulate
+
+    click.echo(tabulate(
+        [(r.name, "ok" if r.usable else "MISSING", r.version or "", r.detail if r.usable else r.fix) for r in rows],
+        headers=["resource", "status", "version", "detail / how to get it"],
+    ))

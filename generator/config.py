@@ -1,0 +1,109 @@
+"""Generator configuration: presets (TOML files in resources/presets) plus command-line overrides."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from transnli_resources import resource_path
+
+ANTONYM_MODES = ("broad", "direct")
+POS_CHOICES = ("VERB", "ADJ", "ADV", "NOUN")
+
+PIPELINES = ("wordnet", "llm", "wordnet+llm")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass
+class GeneratorConfig:
+    preset: str = "default"
+    description: str = ""
+    pipeline: str = "wordnet"
+    antonyms: str = "direct"
+    pos: list[str] = field(default_factory=lambda: list(POS_CHOICES))
+    include_aux: bool = False
+    grammar: str = "harper"
+    languagetool_url: str | None = None
+    acceptability: str = "link-grammar"
+    cola_model: str = "textattack/bert-base-uncased-CoLA"
+    cola_threshold: float = 0.5
+    vectors: str | None = None
+    spacy_model: str | None = None
+    max_chars: int = 400
+    device: str = "auto"
+    batch_size: int = 256
+    seed: int = 0
+    limit: int | None = None
+
+    def validate(self) -> GeneratorConfig:
+        def one_of(name: str, choices) -> None:
+            if getattr(self, name) not in choices:
+                raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}")
+
+        one_of("antonyms", ANTONYM_MODES)
+        one_of("pipeline", PIPELINES)
+        from generator.checks.acceptability import ACCEPTABILITY_BACKENDS
+        from generator.checks.grammar import GRAMMAR_BACKENDS
+
+        one_of("grammar", GRAMMAR_BACKENDS)
+        one_of("acceptability", ACCEPTABILITY_BACKENDS)
+        bad = [p for p in self.pos if p not in POS_CHOICES]
+        if bad or not self.pos:
+            raise ConfigError(f"pos must be a non-empty subset of {','.join(POS_CHOICES)}, got {self.pos}")
+        if self.max_chars < 1 or self.batch_size < 1:
+            raise ConfigError("max_chars and batch_size must be positive")
+        if self.limit is not None and self.limit < 0:
+            raise ConfigError("limit must be >= 0")
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def fingerprint_dict(self) -> dict[str, Any]:
+        """The settings that decide the output (resuming is refused when these differ)."""
+        d = self.to_dict()
+        for volatile in ("device", "batch_size", "description", "limit"):
+            d.pop(volatile)
+        return d
+
+
+def preset_names() -> list[str]:
+    return sorted(p.name[: -len(".toml")] for p in resource_path("presets").iterdir() if p.name.endswith(".toml"))
+
+
+def load_preset(name_or_path: str) -> dict[str, Any]:
+    path = Path(name_or_path)
+    if path.suffix == ".toml" and path.exists():
+        text = path.read_text(encoding="utf-8")
+    else:
+        res = resource_path("presets", f"{name_or_path}.toml")
+        if not res.is_file():
+            raise ConfigError(f"unknown preset {name_or_path!r}; choose one of {', '.join(preset_names())} or pass a .toml file")
+        text = res.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"preset {name_or_path}: {e}") from e
+    known = {f.name for f in fields(GeneratorConfig)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"preset {name_or_path}: unknown setting(s) {', '.join(unknown)}")
+    return data
+
+
+def resolve_config(preset: str = "default", **overrides: Any) -> GeneratorConfig:
+    """Preset values, then every override that is not None."""
+    values = load_preset(preset)
+    values["preset"] = preset
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return GeneratorConfig(**values).validate()

@@ -1,0 +1,226 @@
+"""The WordNet antonym-replacement pipeline (Algorithm 1 of Wu & Last), as a chain of small stages.
+
+Pairs stream in; for each batch the hypotheses are tagged together, every selected content word
+becomes at most one candidate sentence (its best-ranked antonym, realised in place), and the
+candidates of the whole batch go through each check in one call. Output order is input order, and
+nothing depends on batch boundaries, so a resumed or multi-worker run writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from generator.checks.base import Check
+from generator.config import GeneratorConfig
+from generator.readers import NLIPair
+from generator.record import TripleRecord, stable_id
+from generator.tagging import TaggedSentence, Token
+
+STAGES = ("tagging", "antonyms", "ranking", "realising", "grammar", "acceptability")
+
+
+def select_words(sentence: TaggedSentence, pos: Sequence[str], include_aux: bool = False) -> list[Token]:
+    """Content words eligible for replacement: alphabetic tokens whose universal POS is in `pos`;
+    auxiliaries count as verbs when `include_aux` (the paper's setting)."""
+    wanted = set(pos)
+    out = []
+    for tok in sentence.tokens:
+        if not tok.is_alpha:
+            continue
+        tok_pos = "VERB" if (tok.pos == "AUX" and include_aux) else tok.pos
+        if tok_pos in wanted:
+            out.append(tok)
+    return out
+
+
+def context_words(sentence: TaggedSentence, exclude: int) -> list[str]:
+    """The other words of the sentence, the context an antonym is ranked against."""
+    return [t.text for t in sentence.tokens if t.i != exclude and t.is_alpha]
+
+
+@dataclass
+class GenerationStats:
+    """Counts as reported in stats.json. `acceptance_rate` follows the paper's Table 9:
+    the share of built candidate sentences that survive all checks."""
+
+    counts: Counter = field(default_factory=Counter)
+    skipped_sentences: Counter = field(default_factory=Counter)
+
+    def to_dict(self) -> dict:
+        c = self.counts
+        built = c["candidates_built"]
+        reached_acc = c["acceptability_checked"]
+        return {
+            "sentences_read": c["sentences_read"],
+            "sentences_skipped": dict(sorted(self.skipped_sentences.items())),
+            "words_considered": c["words_considered"],
+            "skipped_no_antonym": c["skipped_no_antonym"],
+            "skipped_no_pos_match": c["skipped_no_pos_match"],
+            "skipped_unrealisable": c["skipped_unrealisable"],
+            "candidates_built": built,
+            "rejected_grammar": c["rejected_grammar"],
+            "rejected_acceptability": c["rejected_acceptability"],
+            "triples_accepted": c["triples_accepted"],
+            "acceptance_rate": round(c["triples_accepted"] / built, 6) if built else None,
+            "acceptability_pass_rate": (
+                round((reached_acc - c["rejected_acceptability"]) / reached_acc, 6) if reached_acc else None
+            ),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> GenerationStats:
+        s = cls()
+        for k, v in d.items():
+            if k == "sentences_skipped":
+                s.skipped_sentences.update(v)
+            elif isinstance(v, int) and not isinstance(v, bool):
+                s.counts[k] = v
+        s.counts["acceptability_checked"] = d.get("_acceptability_checked", 0)
+        return s
+
+    def checkpoint_dict(self) -> dict:
+        d = self.to_dict()
+        d["_acceptability_checked"] = self.counts["acceptability_checked"]
+        return d
+
+
+@dataclass
+class BatchResult:
+    n_pairs: int  # input pairs consumed by this batch (including skipped ones)
+    accepted: list[TripleRecord]
+    rejected: list[TripleRecord]
+
+
+class StageTimer:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = dict.fromkeys(STAGES, 0.0)
+
+    @contextmanager
+    def stage(self, name: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
+
+
+class WordNetPipeline:
+    """Builds and checks candidate sentences; stages are injected so tests can swap any of them."""
+
+    def __init__(self, config: GeneratorConfig, tagger, antonyms, ranker, realiser, checks: Sequence[Check]):
+        self.config = config
+        self.tagger = tagger
+        self.antonyms = antonyms
+        self.ranker = ranker
+        self.realiser = realiser
+        self.checks = list(checks)
+        self.stats = GenerationStats()
+        self.timer = StageTimer()
+
+    # -- building -------------------------------------------------------------------------------
+    def _usable(self, pair: NLIPair) -> bool:
+        text = pair.hypothesis
+        if not text.strip():
+            self.stats.skipped_sentences["empty"] += 1
+            return False
+        if len(text) > self.config.max_chars:
+            self.stats.skipped_sentences["too_long"] += 1
+            return False
+        return True
+
+    def build_candidates(self, pairs: Sequence[NLIPair]) -> list[TripleRecord]:
+        """One candidate record per selected word that has a POS-matching antonym."""
+        cfg, counts = self.config, self.stats.counts
+        with self.timer.stage("tagging"):
+            tagged = self.tagger.tag([p.hypothesis for p in pairs])
+        out: list[TripleRecord] = []
+        for pair, sent in zip(pairs, tagged):
+            for tok in select_words(sent, cfg.pos, cfg.include_aux):
+                counts["words_considered"] += 1
+                with self.timer.stage("antonyms"):
+                    lookup = self.antonyms.candidates(tok)
+                if lookup.status != "ok" or not lookup.antonyms:
+                    counts["skipped_no_pos_match" if lookup.status == "no_pos_match" else "skipped_no_antonym"] += 1
+                    continue
+                with self.timer.stage("ranking"):
+                    ranked = self.ranker.rank(lookup.antonyms, context_words(sent, tok.i))
+                best = ranked[0]
+                with self.timer.stage("realising"):
+                    realised = self.realiser.realise(sent, tok.i, best.antonym)
+                if realised is None or realised.text == sent.text:
+                    counts["skipped_unrealisable"] += 1
+                    continue
+                counts["candidates_built"] += 1
+                out.append(self._record(pair, tok, best.antonym, ranked, realised.text))
+        return out
+
+    def _record(self, pair: NLIPair, tok: Token, antonym: str, ranked, modified: str) -> TripleRecord:
+        return TripleRecord(
+            id=stable_id(pair.dataset, pair.split, pair.source_id, "hypothesis", tok.i, "wordnet", modified),
+            source_id=pair.source_id,
+            dataset=pair.dataset,
+            split=pair.split,
+            premise=pair.premise,
+            hypothesis=pair.hypothesis,
+            modified_hypothesis=modified,
+            gold_label=pair.gold_label,
+            word=tok.text,
+            word_index=tok.i,
+            char_start=tok.idx,
+            char_end=tok.idx + len(tok.text),
+            pos=tok.pos,
+            tag=tok.tag,
+            antonym=antonym,
+            candidates=[r.to_dict() for r in ranked],
+            pipeline="wordnet",
+        )
+
+    # -- checking -------------------------------------------------------------------------------
+    def apply_checks(self, candidates: list[TripleRecord]) -> tuple[list[TripleRecord], list[TripleRecord]]:
+        """Run each check over the survivors of the previous one, in one batch per check."""
+        alive, rejected = list(candidates), []
+        for check in self.checks:
+            if not alive:
+                break
+            if check.name == "acceptability":
+                self.stats.counts["acceptability_checked"] += len(alive)
+            with self.timer.stage(check.name):
+                results = check.check_many([r.hypothesis for r in alive], [r.modified_hypothesis for r in alive])
+            survivors = []
+            for rec, res in zip(alive, results):
+                rec.checks[check.name] = res.to_dict()
+                if res.passed:
+                    survivors.append(rec)
+                else:
+                    rec.rejected_by = check.name
+                    rec.reason = res.reason or f"{check.backend} check failed"
+                    self.stats.counts[f"rejected_{check.name}"] += 1
+                    rejected.append(rec)
+            alive = survivors
+        self.stats.counts["triples_accepted"] += len(alive)
+        # Keep input order for the rejected file too (checks reject in stage order otherwise).
+        order = {id(r): i for i, r in enumerate(candidates)}
+        rejected.sort(key=lambda r: order[id(r)])
+        return alive, rejected
+
+    # -- driving --------------------------------------------------------------------------------
+    def process(self, pairs: Sequence[NLIPair]) -> BatchResult:
+        self.stats.counts["sentences_read"] += len(pairs)
+        usable = [p for p in pairs if self._usable(p)]
+        accepted, rejected = self.apply_checks(self.build_candidates(usable))
+        return BatchResult(len(pairs), accepted, rejected)
+
+    def run(self, pairs: Iterable[NLIPair], batch_size: int | None = None) -> Iterator[BatchResult]:
+        size = batch_size or self.config.batch_size
+        batch: list[NLIPair] = []
+        for pair in pairs:
+            batch.append(pair)
+            if len(batch) >= size:
+                yield self.process(batch)
+                batch = []
+        if batch:
+            yield self.process(batch)

