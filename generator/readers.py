@@ -27,7 +27,7 @@ import gzip
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -160,10 +160,10 @@ def read_pairs(
 ) -> Iterator[NLIPair]:
     """Stream the NLI pairs of `source`: a file path, or ``hf:NAME[:CONFIG]:SPLIT``.
 
-    The source is checked and its format resolved now (a missing file or an unknown format
-    fails at the call; a hub dataset is loaded now); records are parsed one at a time as the iterator is consumed. A malformed
-    record raises `InputError`, or with `skip_bad` is skipped and counted in
-    ``bad_counter["malformed"]``.
+    The source is checked and its format resolved at the call (a missing file or an unknown
+    format fails here; a hub dataset is loaded here); records are then parsed one at a time as
+    the iterator is consumed. A malformed record raises `InputError`, or with `skip_bad` is
+    skipped and counted in ``bad_counter["malformed"]``.
     """
     if format is not None and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
@@ -210,20 +210,14 @@ def pairs_from_hf_rows(
         if names:
             int_names = {-1: None, **dict(enumerate(names))}
             break
-    for index, row in enumerate(rows):
-        try:
-            pair = _to_pair(
-                row, _SCHEMAS["hf"], where=f"{source}[{index}]", line=0,
-                fallback_id=f"{name}:{split}:{index}", dataset=name, split=split,
-                int_names=int_names,
-            )  # fmt: skip
-        except InputError:
-            if not skip_bad:
-                raise
-            if bad_counter is not None:
-                bad_counter["malformed"] += 1
-            continue
-        yield pair
+
+    def convert(index: int, row: Mapping[str, Any]) -> NLIPair:
+        return _to_pair(
+            row, _SCHEMAS["hf"], where=f"{source}[{index}]", line=0,
+            fallback_id=f"{name}:{split}:{index}", dataset=name, split=split, int_names=int_names,
+        )  # fmt: skip
+
+    yield from _guarded(convert, enumerate(rows), skip_bad, bad_counter)
 
 
 # --- internals -------------------------------------------------------------------------------
@@ -263,27 +257,41 @@ def _read_file(
     schema = _SCHEMAS[schema_name]
     # SNLI/MultiNLI .txt (and GLUE's .tsv) do not quote fields; generic TSV/CSV may.
     quoting = csv.QUOTE_NONE if schema_name in ("snli", "mnli") else csv.QUOTE_MINIMAL
+
+    def convert(line: int, record: dict[str, Any] | InputError) -> NLIPair:
+        if isinstance(record, InputError):
+            raise record
+        return _to_pair(
+            record, schema, where=path, line=line,
+            fallback_id=f"{_stem(path)}:{line}", dataset=dataset, split=split,
+        )  # fmt: skip
+
     with _open(path) as f:
         records = (
             _json_records(f, path)
             if container == "jsonl"
             else _table_records(f, path, container, schema, quoting)
         )
-        for line, record in records:
-            try:
-                if isinstance(record, InputError):
-                    raise record
-                pair = _to_pair(
-                    record, schema, where=path, line=line,
-                    fallback_id=f"{_stem(path)}:{line}", dataset=dataset, split=split,
-                )  # fmt: skip
-            except InputError:
-                if not skip_bad:
-                    raise
-                if bad_counter is not None:
-                    bad_counter["malformed"] += 1
-                continue
-            yield pair
+        yield from _guarded(convert, records, skip_bad, bad_counter)
+
+
+def _guarded(
+    convert: Callable[..., NLIPair],
+    items: Iterable[tuple[Any, Any]],
+    skip_bad: bool,
+    bad_counter: Counter | None,
+) -> Iterator[NLIPair]:
+    """``convert(*item)`` for each item; an `InputError` is raised, or skipped and counted."""
+    for item in items:
+        try:
+            pair = convert(*item)
+        except InputError:
+            if not skip_bad:
+                raise
+            if bad_counter is not None:
+                bad_counter["malformed"] += 1
+            continue
+        yield pair
 
 
 def _to_pair(
@@ -323,18 +331,15 @@ def _json_records(f: Iterable[str], path: Path) -> Iterator[tuple[int, Any]]:
     for line, text in enumerate(f, 1):
         if not text.strip():
             continue
+        problem = None
         try:
             record = json.loads(text)
         except json.JSONDecodeError as exc:
-            yield (
-                line,
-                InputError(path, line, None, f"invalid JSON: {exc.msg} (column {exc.colno})"),
-            )
-            continue
-        if not isinstance(record, dict):
-            yield line, InputError(path, line, None, "not a JSON object")
-            continue
-        yield line, record
+            problem = f"invalid JSON: {exc.msg} (column {exc.colno})"
+        else:
+            if not isinstance(record, dict):
+                problem = "not a JSON object"
+        yield line, InputError(path, line, None, problem) if problem else record
 
 
 def _table_records(
@@ -351,12 +356,8 @@ def _table_records(
         if not row:
             continue
         if len(row) > len(header):
-            yield (
-                line,
-                InputError(
-                    path, line, None, f"{len(row)} columns, but the header has {len(header)}"
-                ),
-            )
+            problem = f"{len(row)} columns, but the header has {len(header)}"
+            yield line, InputError(path, line, None, problem)
             continue
         yield line, dict(zip(header, row, strict=False))  # a short row lacks its last columns
 

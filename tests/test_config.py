@@ -1,0 +1,37 @@
+import pytest
+
+from generator.config import ConfigError, load_preset, preset_names, resolve_config
+
+
+def test_presets_ship_default_and_paper():
+    assert {"default", "paper"} <= set(preset_names())
+    paper = resolve_config("paper")
+    assert (paper.antonyms, paper.include_aux, paper.grammar, paper.acceptability) == (
+        "broad", True, "languagetool", "cola")
+    default = resolve_config("default")
+    assert (default.grammar, default.acceptability) == ("harper", "link-grammar")
+
+
+def test_command_line_overrides_win_and_none_means_keep():
+    cfg = resolve_config("paper", grammar="none", acceptability=None, pos=["ADJ"])
+    assert cfg.grammar == "none" and cfg.acceptability == "cola" and cfg.pos == ["ADJ"]
+
+
+def test_bad_values_are_refused_with_the_setting_named(tmp_path):
+    with pytest.raises(ConfigError, match="antonyms"):
+        resolve_config("default", antonyms="wide")
+    with pytest.raises(ConfigError, match="pos"):
+        resolve_config("default", pos=["PRON"])
+    with pytest.raises(ConfigError, match="unknown preset"):
+        resolve_config("nope")
+    bad = tmp_path / "mine.toml"
+    bad.write_text('antonyms = "broad"\ncolour = "blue"\n')
+    with pytest.raises(ConfigError, match="colour"):
+        load_preset(str(bad))
+
+
+def test_preset_file_path_is_accepted(tmp_path):
+    mine = tmp_path / "mine.toml"
+    mine.write_text('antonyms = "broad"\ngrammar = "none"\n')
+    cfg = resolve_config(str(mine))
+    assert cfg.antonyms == "broad" and cfg.grammar == "none"
