@@ -18,9 +18,9 @@ LABELS: tuple[str, str, str] = (E, N, C)
 SHORT = {E: "E", N: "N", C: "C"}
 
 _ALIASES = {
-    E: ("entailment", "entailed", "entails", "entail", "ent", "e", "yes", "true"),
-    N: ("neutral", "neu", "neut", "n", "unknown", "undetermined", "maybe"),
-    C: ("contradiction", "contradictory", "contradicts", "contradict", "contra", "con", "c", "no", "false"),
+    E: ("entailment", "entailed", "entails", "entail", "ent", "e"),
+    N: ("neutral", "neut", "neu", "n"),
+    C: ("contradiction", "contradictory", "contradicts", "contradict", "contra", "con", "c"),
 }
 _LOOKUP = {alias: label for label, aliases in _ALIASES.items() for alias in aliases}
 _GENERIC = re.compile(r"^label[_\s-]?\d+$")

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from generator.config import ANTONYM_MODES, POS_CHOICES, ConfigError
+from generator.readers import FORMATS
 
 GRAMMAR_CHOICES = ("harper", "languagetool", "none")
 ACCEPTABILITY_CHOICES = ("cola", "link-grammar", "none")
@@ -40,7 +41,7 @@ def _count_lines(path: Path, limit: int | None) -> int | None:
 @click.argument("input_source", metavar="INPUT")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder.")
 @click.option("--preset", default="default", show_default=True, help="Preset name (default, paper) or a .toml file.")
-@click.option("--format", "fmt", default=None, help="Input format; auto-detected when omitted (jsonl, csv, tsv, snli, mnli, anli, wanli).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Input format; auto-detected when omitted.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Read at most N pairs.")
 @click.option("--seed", type=int, default=None, help="Seed for any stochastic component (recorded in config.json).")
 @click.option("--antonyms", type=click.Choice(ANTONYM_MODES), default=None, help="WordNet candidate set.")
@@ -111,22 +112,22 @@ def generate(input_source, out_dir, preset, fmt, limit, seed, antonyms, pos, inc
     writer.write_config(provenance(config, pipeline, input_desc))
 
     bad = Counter()
-    pairs = read_pairs(input_source, format=fmt, skip_bad=skip_bad, bad_counter=bad)
-    pairs = itertools.islice(pairs, done, limit)  # skip what a crashed run already wrote
-    total = _count_lines(source_path, limit) if source_path.exists() else None
+    total = _count_lines(source_path, limit) if source_path.is_file() else None
     bar = tqdm(total=total, initial=done, unit="pair", desc="generate", disable=quiet, file=sys.stderr)
     try:
+        pairs = read_pairs(input_source, format=fmt, skip_bad=skip_bad, bad_counter=bad)
+        pairs = itertools.islice(pairs, done, limit)  # skip what a crashed run already wrote
         for batch in pipeline.run(pairs):
-            pipeline.stats.skipped_sentences["malformed"] = bad["malformed"] if bad else 0
+            if bad:  # the reader recounts skipped lines from the start, so assign, not add
+                pipeline.stats.skipped_sentences["malformed"] = bad["malformed"]
             writer.write_batch(batch.accepted, batch.rejected, batch.n_pairs, pipeline.stats.checkpoint_dict())
             bar.update(batch.n_pairs)
     except InputError as e:
         writer.close()
-        raise click.ClickException(f"{e} (use --skip-bad to skip malformed lines)") from e
+        hint = " (use --skip-bad to skip malformed lines)" if e.line else ""
+        raise click.ClickException(f"{e}{hint}") from e
     finally:
         bar.close()
-    if not bad:
-        pipeline.stats.skipped_sentences.pop("malformed", None)
     stats = pipeline.stats.to_dict()
     writer.finish(stats)
     for path in export(out_dir, list(exports)) if exports else []:

@@ -1,0 +1,29 @@
+"""NLI backends: the interface, the registry, and the built-in backends (registered lazily, so
+importing this package does not import torch)."""
+
+from .base import (
+    BackendFactory,
+    BackendOptions,
+    NLIBackend,
+    Pair,
+    Prediction,
+    create_backend,
+    register_backend,
+    registered_prefixes,
+    split_spec,
+)
+
+register_backend("hf", "evaluator.backends.hf:HFBackend.from_spec")
+register_backend("precomputed", "evaluator.backends.precomputed:PrecomputedBackend.from_spec")
+
+__all__ = [
+    "BackendFactory",
+    "BackendOptions",
+    "NLIBackend",
+    "Pair",
+    "Prediction",
+    "create_backend",
+    "register_backend",
+    "registered_prefixes",
+    "split_spec",
+]

@@ -1,0 +1,377 @@
+"""Any transformers sequence-classification checkpoint as an NLI backend.
+
+Labels come from the checkpoint's own ``config.id2label``, normalised by name, never by index
+(roberta/bart/deberta-large-mnli say 0=CONTRADICTION, ModernBERT-base-nli says 0=entailment).
+Checkpoints with placeholder labels (LABEL_0..2) need an explicit label map; anything without
+three NLI labels is refused.
+
+Work is scheduled for throughput: pairs are tokenised once, sorted by length (longest first, so
+that an out-of-memory batch shows up at once), padded per batch to that batch's longest pair, run
+under ``torch.inference_mode``, and handed back in input order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import logging
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import BackendError, LabelError
+from ..labels import LABELS, format_label_map, is_generic_label, normalize_label, parse_label_map
+from .base import BackendOptions, NLIBackend, Pair, Prediction
+
+log = logging.getLogger("transnli")
+
+#: pairs tokenised and sorted together; bounds memory on very large runs
+SORT_CHUNK = 16384
+_TEXT_SUFFIXES = (".json", ".txt", ".model")
+_WEIGHT_SETS = (
+    ("model.safetensors", None),
+    (None, "model.safetensors.index.json"),
+    ("pytorch_model.bin", None),
+    (None, "pytorch_model.bin.index.json"),
+)
+DTYPES = ("auto", "float32", "float16", "bfloat16")
+
+
+# --------------------------------------------------------------------------- pure helpers
+def resolve_label_order(
+    id2label: Mapping[Any, str] | None, num_labels: int, label_map: str | None = None,
+    model_name: str = "model",
+) -> tuple[tuple[str, ...], str]:
+    """The canonical label of each class index, and where it came from ("config" or "label-map").
+
+    Names in ``id2label`` win; `label_map` ("0=contradiction,1=neutral,2=entailment") is for
+    checkpoints whose names carry no meaning. Raises BackendError for anything else.
+    """
+    id2label = {int(k): v for k, v in (id2label or {}).items()}
+    names = [id2label.get(i, f"LABEL_{i}") for i in range(num_labels)]
+    shown = ", ".join(f"{i}={n}" for i, n in enumerate(names))
+    if num_labels != 3:
+        raise BackendError(
+            f"{model_name} has {num_labels} output labels ({shown}); an NLI model needs exactly "
+            "three: entailment, neutral, contradiction"
+        )
+    normalised = [normalize_label(n) for n in names]
+    if None not in normalised and sorted(normalised) == sorted(LABELS):
+        if label_map:
+            try:
+                given = parse_label_map(label_map)
+            except LabelError as e:
+                raise BackendError(str(e)) from e
+            if tuple(given.get(i) for i in range(3)) != tuple(normalised):
+                log.warning(
+                    "%s names its labels (%s); the label map %r is ignored for it",
+                    model_name, shown, label_map,
+                )
+        return tuple(normalised), "config"
+    if label_map:
+        try:
+            mapping = parse_label_map(label_map)
+        except LabelError as e:
+            raise BackendError(str(e)) from e
+        if sorted(mapping) != [0, 1, 2]:
+            raise BackendError(
+                f"label map {label_map!r} must give indices 0, 1 and 2 for {model_name} ({shown})"
+            )
+        return tuple(mapping[i] for i in range(3)), "label-map"
+    if all(is_generic_label(n) for n in names):
+        raise BackendError(
+            f"{model_name} has placeholder labels ({shown}), so which class is entailment cannot be "
+            "read from it; pass --label-map, e.g. --label-map 0=contradiction,1=neutral,2=entailment "
+            "(check the model card)"
+        )
+    raise BackendError(
+        f"{model_name} labels ({shown}) are not the three NLI labels entailment, neutral, "
+        "contradiction; pass --label-map if you know which index is which"
+    )
+
+
+def _available_cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_device(name: str | None):
+    import torch
+
+    name = (name or "auto").strip().lower()
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError) as e:
+        raise BackendError(f"unknown device {name!r} (use auto, cpu, cuda, cuda:N or mps)") from e
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise BackendError("device cuda was asked for, but torch sees no CUDA GPU here")
+    if device.type == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        if mps is None or not mps.is_available():
+            raise BackendError("device mps was asked for, but it is not available here")
+    return device
+
+
+def resolve_dtype(name: str | None, device) -> Any:
+    """auto: float32 on CPU, float16 on CUDA and MPS."""
+    import torch
+
+    name = (name or "auto").strip().lower()
+    if name not in DTYPES:
+        raise BackendError(f"unknown dtype {name!r} (use {', '.join(DTYPES)})")
+    if name == "auto":
+        return torch.float32 if device.type == "cpu" else torch.float16
+    return getattr(torch, name)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def model_files(folder: Path) -> list[Path]:
+    """The files whose content decides a checkpoint's outputs: the weights transformers loads
+    (safetensors preferred, shards included) plus config and tokenizer files."""
+    weights: list[Path] = []
+    for single, index in _WEIGHT_SETS:
+        if single and (folder / single).is_file():
+            weights = [folder / single]
+            break
+        if index and (folder / index).is_file():
+            try:
+                shards = sorted(set(json.loads((folder / index).read_text("utf-8"))["weight_map"].values()))
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                raise BackendError(f"{folder / index}: unreadable weight index ({e})") from e
+            weights = [folder / index] + [folder / s for s in shards]
+            break
+    extra = [p for p in folder.iterdir() if p.is_file() and p.suffix in _TEXT_SUFFIXES]
+    return sorted(set(weights) | set(extra), key=lambda p: p.name)
+
+
+def folder_digest(folder: Path, hash_file=None) -> str:
+    hash_file = hash_file or sha256_file
+    h = hashlib.sha256()
+    for path in model_files(folder):
+        h.update(f"{path.name}\0{hash_file(path)}\n".encode())
+    return h.hexdigest()
+
+
+def _looks_like_path(arg: str) -> bool:
+    return arg.startswith((".", "/", "~", "\\")) or arg.count("/") > 1 or arg.count(os.sep) > 1
+
+
+# --------------------------------------------------------------------------- backend
+class HFBackend(NLIBackend):
+    """A transformers AutoModelForSequenceClassification with its AutoTokenizer."""
+
+    def __init__(self, model, tokenizer, labels: Sequence[str], *, name: str, source: str,
+                 device, dtype, max_length: int, batch_size: int = 32, label_source: str = "config"):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.labels = tuple(labels)
+        self.name = name
+        self.source = source
+        self.device = device
+        self.dtype = dtype
+        self.max_length = int(max_length)
+        self.batch_size = max(1, int(batch_size))
+        self.label_source = label_source
+        accepted = set(inspect.signature(model.forward).parameters)
+        self._input_names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in accepted]
+        self.forward_calls = 0  # batches run through the model (tests and benchmarks read it)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_spec(cls, arg: str, options: BackendOptions) -> HFBackend:
+        import torch  # noqa: F401 - fail here, clearly, if torch is missing
+        from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+        local = Path(arg).expanduser()
+        revision = None
+        if local.is_dir():
+            src, load_kw = str(local), {"local_files_only": True}
+            name = str(local)
+        elif local.exists():
+            raise BackendError(
+                f"hf model {arg!r} is a file, not a model folder"
+                + (" (labels in a file? use precomputed:PATH)" if local.suffix in (".jsonl", ".json") else "")
+            )
+        elif _looks_like_path(arg):
+            raise BackendError(f"hf model folder {arg!r} does not exist")
+        else:
+            src, _, revision = arg.partition("@")
+            revision = revision or None
+            name = src
+            load_kw = {"revision": revision} if revision else {}
+
+        def load(fn, **kw):
+            # A hub id is taken from the local Hugging Face cache when it is there (fast, offline,
+            # reproducible); only then is the hub asked.
+            if "local_files_only" in load_kw:
+                return fn(src, **load_kw, **kw)
+            try:
+                return fn(src, local_files_only=True, **load_kw, **kw)
+            except OSError:
+                return fn(src, **load_kw, **kw)
+
+        try:
+            config = load(AutoConfig.from_pretrained)
+        except OSError as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise BackendError(f"cannot load hf model {arg!r}: {first}") from e
+        except ValueError as e:
+            raise BackendError(f"cannot load hf model {arg!r}: {e}") from e
+
+        num_labels = getattr(config, "num_labels", None) or len(getattr(config, "id2label", {}) or {})
+        labels, label_source = resolve_label_order(
+            getattr(config, "id2label", None), num_labels, options.label_map, model_name=name
+        )
+        device = resolve_device(options.device)
+        dtype = resolve_dtype(options.dtype, device)
+        _set_threads(device, options.threads)
+
+        try:
+            tokenizer = load(AutoTokenizer.from_pretrained)
+            model = load(AutoModelForSequenceClassification.from_pretrained, dtype=dtype)
+        except (OSError, ValueError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise BackendError(f"cannot load hf model {arg!r}: {first}") from e
+        model.to(device)
+        model.eval()
+
+        max_length = options.max_length or _default_max_length(tokenizer, config)
+        source = _model_source(src, local.is_dir(), config, revision, options.hash_file, load_kw)
+        return cls(model, tokenizer, labels, name=name, source=source, device=device, dtype=dtype,
+                   max_length=max_length, batch_size=options.batch_size, label_source=label_source)
+
+    # ------------------------------------------------------------------ interface
+    @property
+    def identity(self) -> str:
+        dtype = str(self.dtype).replace("torch.", "")
+        return (f"hf|{self.source}|labels={','.join(self.labels)}|dtype={dtype}"
+                f"|max_length={self.max_length}")
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "backend": "hf",
+            "model": self.name,
+            "labels": {str(i): label for i, label in enumerate(self.labels)},
+            "label_source": self.label_source,
+            "label_map": format_label_map(dict(enumerate(self.labels))),
+            "dtype": str(self.dtype).replace("torch.", ""),
+            "max_length": self.max_length,
+        }
+
+    def predict(self, pairs: Sequence[Pair]) -> list[Prediction]:
+        out: list[Prediction | None] = [None] * len(pairs)
+        for idx, preds in self.predict_batches(pairs):
+            for i, p in zip(idx, preds, strict=True):
+                out[i] = p
+        return out  # type: ignore[return-value]
+
+    def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[tuple[list[int], list[Prediction]]]:
+        for start in range(0, len(pairs), SORT_CHUNK):
+            chunk = pairs[start:start + SORT_CHUNK]
+            enc = self.tokenizer(
+                [p for p, _ in chunk], [h for _, h in chunk],
+                truncation=True, max_length=self.max_length,
+            )
+            columns = {k: enc[k] for k in self._input_names if k in enc}
+            lengths = [len(ids) for ids in columns["input_ids"]]
+            order = sorted(range(len(chunk)), key=lambda i: (-lengths[i], i))
+            for b in range(0, len(order), self.batch_size):
+                local = order[b:b + self.batch_size]
+                features = [{k: col[i] for k, col in columns.items()} for i in local]
+                yield [start + i for i in local], self._run(features)
+
+    def close(self) -> None:
+        import gc
+
+        import torch
+
+        self.model = None
+        gc.collect()
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+
+    # ------------------------------------------------------------------ internals
+    def _run(self, features: list[dict[str, list[int]]]) -> list[Prediction]:
+        import torch
+
+        batch = self.tokenizer.pad(features, padding="longest", return_tensors="pt")
+        batch = {k: v.to(self.device) for k, v in batch.items() if k in self._input_names}
+        oom = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
+        try:
+            with torch.inference_mode():
+                logits = self.model(**batch).logits.float()
+        except oom as e:
+            raise BackendError(
+                f"{self.name}: out of memory on a batch of {len(features)} pairs; "
+                "try a smaller --batch-size or --max-length"
+            ) from e
+        self.forward_calls += 1
+        probs = torch.softmax(logits, dim=-1).cpu().tolist()
+        best = logits.argmax(dim=-1).cpu().tolist()
+        return [
+            Prediction(self.labels[k], {self.labels[j]: float(row[j]) for j in range(3)})
+            for k, row in zip(best, probs, strict=True)
+        ]
+
+
+def _set_threads(device, threads: int | None) -> None:
+    if device.type != "cpu":
+        return
+    import torch
+
+    if threads:
+        torch.set_num_threads(int(threads))
+    elif torch.get_num_threads() > _available_cpus():
+        # torch counts the host's cores, not the ones this process may use (containers)
+        torch.set_num_threads(_available_cpus())
+
+
+def _default_max_length(tokenizer, config) -> int:
+    limit = getattr(tokenizer, "model_max_length", None)
+    if not isinstance(limit, int) or limit <= 0 or limit > 100_000:
+        limit = min(int(getattr(config, "max_position_embeddings", 512) or 512), 512)
+    return limit
+
+
+def _model_source(src: str, is_local: bool, config, revision, hash_file, load_kw) -> str:
+    """Name plus commit for a hub model; a digest of the files for a folder (or when no commit
+    can be found)."""
+    if is_local:
+        return f"sha256:{folder_digest(Path(src), hash_file)}"
+    commit = getattr(config, "_commit_hash", None)
+    folder = None
+    try:
+        from transformers.utils import cached_file
+
+        resolved = cached_file(src, "config.json", revision=revision, local_files_only=True)
+        if resolved:
+            folder = Path(resolved).parent
+            if not commit and re.fullmatch(r"[0-9a-f]{40}", folder.name):
+                commit = folder.name
+    except (OSError, ValueError, ImportError):
+        pass
+    if commit:
+        return f"{src}@{commit}"
+    if folder is not None:
+        return f"{src}|sha256:{folder_digest(folder, hash_file)}"
+    return f"{src}@{revision or 'unknown-revision'}"

@@ -1,0 +1,211 @@
+"""A persistent label cache (SQLite) in front of any backend.
+
+Labels are keyed by (model identity, premise, hypothesis): the identity changes whenever the labels
+could (other weights, revision, dtype, label map...), so a hit is never stale. The cached backend
+sends only misses to the model and commits each batch as it completes, so a second run, or a run
+that crashed half way, reuses every label already computed.
+
+The same database memoises file digests by (path, size, mtime), so a large checkpoint is hashed once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .backends.base import NLIBackend, Pair, Prediction
+from .errors import EvaluatorError
+from .labels import LABELS
+
+CACHE_ENV = "TRANSNLI_CACHE"
+DB_NAME = "labels.sqlite3"
+SCHEMA_VERSION = 1
+_CHUNK = 500  # keys per SELECT (well under SQLite's variable limit)
+
+
+def default_cache_dir() -> Path:
+    """$TRANSNLI_CACHE, else $XDG_CACHE_HOME/transnli, else ~/.cache/transnli."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "transnli"
+
+
+def pair_key(premise: str, hypothesis: str) -> bytes:
+    """sha256 of the exact pair (length-prefixed, so no separator can collide)."""
+    p, h = premise.encode("utf-8"), hypothesis.encode("utf-8")
+    return hashlib.sha256(len(p).to_bytes(8, "big") + p + h).digest()
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class LabelCache:
+    """The SQLite store: labels per model identity, and file digests."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder).expanduser()
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.path = self.folder / DB_NAME
+            self.conn = sqlite3.connect(str(self.path), timeout=60)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self._create()
+        except (OSError, sqlite3.Error) as e:
+            raise EvaluatorError(f"cannot open the label cache in {self.folder}: {e}") from e
+        self._model_ids: dict[str, int] = {}
+        self.files_hashed = 0  # digests actually computed (not served from the table)
+
+    def _create(self) -> None:
+        with self.conn:
+            self.conn.executescript(
+                """
+                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS models (
+                    id INTEGER PRIMARY KEY, identity TEXT NOT NULL UNIQUE);
+                CREATE TABLE IF NOT EXISTS labels (
+                    model_id INTEGER NOT NULL, key BLOB NOT NULL,
+                    premise TEXT NOT NULL, hypothesis TEXT NOT NULL, label TEXT NOT NULL,
+                    p_entailment REAL, p_neutral REAL, p_contradiction REAL,
+                    PRIMARY KEY (model_id, key)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS file_hashes (
+                    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                    sha256 TEXT NOT NULL);
+                """
+            )
+            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                              (str(SCHEMA_VERSION),))
+
+    # ------------------------------------------------------------------ labels
+    def model_id(self, identity: str) -> int:
+        if identity not in self._model_ids:
+            with self.conn:
+                self.conn.execute("INSERT OR IGNORE INTO models (identity) VALUES (?)", (identity,))
+            row = self.conn.execute("SELECT id FROM models WHERE identity = ?", (identity,)).fetchone()
+            self._model_ids[identity] = int(row[0])
+        return self._model_ids[identity]
+
+    def get_many(self, identity: str, pairs: Sequence[Pair]) -> dict[int, Prediction]:
+        """{index into pairs: Prediction} for the pairs already stored for this model."""
+        mid = self.model_id(identity)
+        keys = [pair_key(p, h) for p, h in pairs]
+        where: dict[bytes, list[int]] = {}
+        for i, k in enumerate(keys):
+            where.setdefault(k, []).append(i)
+        found: dict[int, Prediction] = {}
+        unique = list(where)
+        for start in range(0, len(unique), _CHUNK):
+            chunk = unique[start:start + _CHUNK]
+            rows = self.conn.execute(
+                "SELECT key, label, p_entailment, p_neutral, p_contradiction FROM labels "
+                f"WHERE model_id = ? AND key IN ({','.join('?' * len(chunk))})",
+                (mid, *chunk),
+            )
+            for key, label, pe, pn, pc in rows:
+                probs = None if pe is None else dict(zip(LABELS, (pe, pn, pc), strict=True))
+                pred = Prediction(label, probs)
+                for i in where[bytes(key)]:
+                    found[i] = pred
+        return found
+
+    def put_many(self, identity: str, pairs: Sequence[Pair], preds: Sequence[Prediction]) -> None:
+        """Store one batch and commit it."""
+        mid = self.model_id(identity)
+        rows = []
+        for (p, h), pred in zip(pairs, preds, strict=True):
+            probs = [None, None, None] if pred.probs is None else [float(pred.probs[k]) for k in LABELS]
+            rows.append((mid, pair_key(p, h), p, h, pred.label, *probs))
+        with self.conn:
+            self.conn.executemany("INSERT OR REPLACE INTO labels VALUES (?,?,?,?,?,?,?,?)", rows)
+
+    def count(self, identity: str | None = None) -> int:
+        if identity is None:
+            return int(self.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0])
+        return int(self.conn.execute("SELECT COUNT(*) FROM labels WHERE model_id = ?",
+                                     (self.model_id(identity),)).fetchone()[0])
+
+    # ------------------------------------------------------------------ file digests
+    def hash_file(self, path: str | Path) -> str:
+        """sha256 of a file, memoised by (resolved path, size, mtime_ns)."""
+        path = Path(path).resolve()
+        st = path.stat()
+        row = self.conn.execute(
+            "SELECT sha256 FROM file_hashes WHERE path = ? AND size = ? AND mtime_ns = ?",
+            (str(path), st.st_size, st.st_mtime_ns),
+        ).fetchone()
+        if row:
+            return str(row[0])
+        digest = sha256_file(path)
+        self.files_hashed += 1
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO file_hashes VALUES (?,?,?,?)",
+                              (str(path), st.st_size, st.st_mtime_ns, digest))
+        return digest
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> LabelCache:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class CachedBackend(NLIBackend):
+    """Wraps a backend: serves stored labels, sends only misses to it, stores each batch."""
+
+    def __init__(self, inner: NLIBackend, cache: LabelCache):
+        self.inner = inner
+        self.cache = cache
+        self.spec = inner.spec
+        self.batch_size = inner.batch_size
+        self.hits = 0
+        self.computed = 0
+
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def check_available(self, pairs: Sequence[Pair]) -> None:
+        self.inner.check_available(pairs)
+
+    def predict(self, pairs: Sequence[Pair]) -> list[Prediction]:
+        out: list[Prediction | None] = [None] * len(pairs)
+        for idx, preds in self.predict_batches(pairs):
+            for i, p in zip(idx, preds, strict=True):
+                out[i] = p
+        return out  # type: ignore[return-value]
+
+    def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[tuple[list[int], list[Prediction]]]:
+        identity = self.identity
+        found = self.cache.get_many(identity, pairs)
+        if found:
+            self.hits += len(found)
+            idx = sorted(found)
+            yield idx, [found[i] for i in idx]
+        misses = [i for i in range(len(pairs)) if i not in found]
+        if not misses:
+            return
+        for local, preds in self.inner.predict_batches([pairs[i] for i in misses]):
+            idx = [misses[j] for j in local]
+            self.cache.put_many(identity, [pairs[i] for i in idx], preds)
+            self.computed += len(idx)
+            yield idx, preds
+
+    def close(self) -> None:
+        self.inner.close()

@@ -1,0 +1,454 @@
+"""Grammar checks: does the modified sentence have a grammar error that its original lacks?
+
+Backends: ``harper`` (default; harper-py, Rust, offline, no Java), ``languagetool`` (the paper's
+checker: a running LanguageTool server given by URL, or a local install through
+language_tool_python) and ``none``.
+
+How "no new error" is judged (the same for both real backends)
+-------------------------------------------------------------
+Source sentences often carry errors of their own (MNLI is partly transcribed speech, WordNet
+examples start in lower case), so a candidate is judged against the sentence it was made from,
+not in absolute terms. Each error is reduced to a *signature*: the id of the rule that fired
+(harper's rule name such as ``PronounVerbAgreement``, LanguageTool's rule id such as
+``HE_VERB_AGR``). The signatures of the original and of the candidate are compared as multisets;
+the candidate passes when no signature occurs more often in it than in the original.
+
+Why the rule id alone, and not span or message:
+- spans shift when the replaced word has a different length, so positions cannot be matched;
+- messages often quote the flagged word or a suggestion (harper: "Did you mean `unfettered`?"),
+  so an error the original already had *on the replaced word* would look new after the swap.
+  "I has a apple" -> "I lacks a apple" still has one agreement and one article error: nothing new;
+- counting (multisets rather than sets) keeps a second error of a kind the original already has
+  ("He go home" -> "He go away and she go ...") visible as an addition.
+The one case this misses is a swap that removes an error and adds another of the same rule,
+which would need the replaced word to be both inside an error and the cause of a new one.
+
+Spelling lints are kept: a spelling error on the new word is how a malformed inflection
+("unfinded") shows up, and the paper's LanguageTool also flags words it does not know. Rare
+WordNet antonyms that a checker does not know ("acaulescent") are therefore rejected, as in
+the paper; pass ``ignore_rules={"SpellCheck"}`` (harper) or ``disabled_rules`` (LanguageTool)
+to keep them, or ``extra_words`` to teach harper specific words. Spelling errors in words of
+the original cancel out by the count. Harper's style-only lint kinds (Style, Readability,
+Enhancement: e.g. "not unhappy" -> "happy") are ignored by default: they judge wording, not
+grammaticality, and the acceptability check covers naturalness.
+
+Every unique sentence is checked once: originals repeat a lot (one hypothesis gives a candidate
+per content word), so results are kept in an LRU cache keyed by the exact text.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from generator.checks.base import BackendUnavailable, Check, CheckResult
+
+GRAMMAR_BACKENDS = ("harper", "languagetool", "none")
+
+# Harper lint kinds that judge style, not grammaticality (see the module docstring).
+HARPER_IGNORED_KINDS = frozenset({"Style", "Readability", "Enhancement"})
+# LanguageTool rules that only concern typography; a one-word swap cannot cause them, but a
+# source sentence with odd spacing or straight quotes should not cost a request's worth of noise.
+LANGUAGETOOL_DISABLED_RULES = ("WHITESPACE_RULE", "EN_QUOTES")
+
+_CACHE_SIZE = 65536
+_SWITCH_HINT = "use --grammar harper (offline, no Java) or --grammar none"
+
+
+@dataclass(frozen=True)
+class GrammarError:
+    """One error found by a checker. ``rule`` is the signature used for comparison."""
+
+    rule: str
+    message: str
+    text: str = ""  # the flagged text
+    offset: int = -1
+
+    def describe(self) -> str:
+        flagged = f" [{self.text}]" if self.text else ""
+        return f"{self.rule}: {self.message}{flagged}"
+
+
+def added_errors(
+    original: Sequence[GrammarError], candidate: Sequence[GrammarError]
+) -> list[GrammarError]:
+    """Errors of the candidate beyond those of the original, compared as multisets of rule ids.
+
+    When a rule fires k times more often in the candidate, the k reported errors are chosen among
+    the candidate's errors of that rule preferring those whose flagged text the original's errors
+    of that rule do not have (they are most likely the new ones)."""
+    surplus = Counter(e.rule for e in candidate) - Counter(e.rule for e in original)
+    if not surplus:
+        return []
+    old_texts = Counter((e.rule, e.text.lower()) for e in original)
+    added: list[GrammarError] = []
+    for rule, k in surplus.items():
+        mine = [e for e in candidate if e.rule == rule]
+        # Stable: unmatched texts first, in sentence order; then the rest.
+        remaining = Counter({key: n for key, n in old_texts.items() if key[0] == rule})
+        fresh, seen = [], []
+        for e in mine:
+            key = (rule, e.text.lower())
+            if remaining[key] > 0:
+                remaining[key] -= 1
+                seen.append(e)
+            else:
+                fresh.append(e)
+        added.extend((fresh + seen)[:k])
+    added.sort(key=lambda e: (e.offset, e.rule))
+    return added
+
+
+class _ComparingGrammarCheck:
+    """Shared batch logic: find errors of each unique sentence once, then compare."""
+
+    name = "grammar"
+    backend = ""
+
+    def __init__(self, cache_size: int = _CACHE_SIZE) -> None:
+        self._errors: Callable[[str], tuple[GrammarError, ...]] = functools.lru_cache(
+            maxsize=cache_size
+        )(self._find_errors)
+
+    def _find_errors(self, text: str) -> tuple[GrammarError, ...]:
+        raise NotImplementedError
+
+    def _prefetch(self, texts: list[str]) -> None:
+        """Fill the cache for these texts; backends that can work in parallel override it."""
+        for t in texts:
+            self._errors(t)
+
+    def errors(self, text: str) -> list[GrammarError]:
+        """The errors this backend finds in one sentence (cached)."""
+        return list(self._errors(text))
+
+    def check_many(
+        self, originals: Sequence[str], candidates: Sequence[str]
+    ) -> list[CheckResult]:
+        if len(originals) != len(candidates):
+            raise ValueError(
+                f"check_many: {len(originals)} originals but {len(candidates)} candidates"
+            )
+        self._prefetch(list(dict.fromkeys([*originals, *candidates])))
+        results = []
+        for orig, cand in zip(originals, candidates):
+            e_orig, e_cand = self._errors(orig), self._errors(cand)
+            added = added_errors(e_orig, e_cand)
+            details: dict[str, Any] = {
+                "errors_original": len(e_orig),
+                "errors_candidate": len(e_cand),
+                "added": [e.describe() for e in added],
+            }
+            reason = ""
+            if added:
+                reason = f"{self.backend}: {len(added)} new error(s): {added[0].describe()}"
+            results.append(CheckResult(self.backend, not added, details, reason))
+        return results
+
+
+# ------------------------------------------------------------------------------------ harper
+class HarperGrammar(_ComparingGrammarCheck):
+    """harper-py: ``Linter().organized_lints(text, language="plaintext")`` (lints keyed by rule).
+
+    ignore_rules: harper rule names to drop (e.g. {"SpellCheck"}); ignore_kinds: lint kinds to
+    drop (default: the style-only kinds); extra_words: words to add to harper's dictionary;
+    dialect: "american" (default), "british", "australian", "canadian", "indian"."""
+
+    backend = "harper"
+
+    def __init__(
+        self,
+        *,
+        ignore_rules: Iterable[str] = (),
+        ignore_kinds: Iterable[str] = HARPER_IGNORED_KINDS,
+        extra_words: Iterable[str] = (),
+        dialect: str = "american",
+        cache_size: int = _CACHE_SIZE,
+    ) -> None:
+        super().__init__(cache_size)
+        try:
+            import harper
+        except ImportError as e:
+            raise BackendUnavailable(
+                f"grammar backend 'harper' needs the harper-py package ({e}): "
+                f"pip install harper-py, or {_SWITCH_HINT.replace('harper (offline, no Java) or ', '')}"
+            ) from e
+        try:
+            dialect_enum = harper.Dialect[dialect.upper()]
+        except KeyError as e:
+            names = ", ".join(d.name.lower() for d in harper.Dialect)
+            raise ValueError(f"unknown harper dialect {dialect!r}; one of {names}") from e
+        self._linter = harper.Linter(dialect_enum)
+        words = sorted(set(extra_words))
+        if words:
+            self._linter.import_words(words)
+        self.ignore_rules = frozenset(ignore_rules)
+        self.ignore_kinds = frozenset(ignore_kinds)
+        self.dialect = dialect
+
+    def _find_errors(self, text: str) -> tuple[GrammarError, ...]:
+        if not text.strip():
+            return ()
+        found = []
+        for rule, lints in self._linter.organized_lints(text, language="plaintext").items():
+            if rule in self.ignore_rules:
+                continue
+            for lint in lints:
+                if lint.lint_kind in self.ignore_kinds:
+                    continue
+                found.append(GrammarError(rule, lint.message, lint.problem_text, lint.span.start))
+        found.sort(key=lambda e: (e.offset, e.rule))
+        return tuple(found)
+
+    def version(self) -> str:
+        return f"harper-py {_dist_version('harper-py')} ({self.dialect})"
+
+
+# ------------------------------------------------------------------------------ languagetool
+class LanguageToolGrammar(_ComparingGrammarCheck):
+    """LanguageTool, the paper's grammar checker.
+
+    url: a running LanguageTool server (``http://localhost:8081``, with or without ``/v2``); the
+    check talks to its HTTP API directly (POST /v2/check, form data text & language). Without a
+    url, a local LanguageTool is started through language_tool_python (needs Java and an
+    already downloaded LanguageTool, e.g. under $LTP_PATH). Either way the backend is probed at
+    construction, so a missing server fails at start, not in the middle of a run.
+
+    disabled_rules: rule ids never counted (sent to the server and filtered here as well).
+    workers: parallel requests to a server (LanguageTool servers answer concurrently)."""
+
+    backend = "languagetool"
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        language: str = "en-US",
+        disabled_rules: Iterable[str] = LANGUAGETOOL_DISABLED_RULES,
+        timeout: float = 30.0,
+        workers: int = 4,
+        retries: int = 2,
+        cache_size: int = _CACHE_SIZE,
+    ) -> None:
+        super().__init__(cache_size)
+        self.language = language
+        self.disabled_rules = tuple(sorted(set(disabled_rules)))
+        self.timeout = timeout
+        self.workers = max(1, workers)
+        self.retries = max(0, retries)
+        self._software = "LanguageTool"
+        self._tool: Any = None  # language_tool_python.LanguageTool for a local install
+        self._session: Any = None
+        if url:
+            self.url = _normalise_lt_url(url)
+            self._probe_server()
+        else:
+            self.url = None
+            self._start_local()
+
+    # -- construction ---------------------------------------------------------------------
+    def _probe_server(self) -> None:
+        import requests
+        from requests.adapters import HTTPAdapter
+
+        self._session = requests.Session()
+        adapter = HTTPAdapter(pool_connections=1, pool_maxsize=self.workers)
+        self._session.mount("http://", adapter)
+        self._session.mount("https://", adapter)
+        how = (
+            "pass --languagetool-url URL of a running LanguageTool server (e.g. "
+            "java -cp languagetool-server.jar org.languagetool.server.HTTPServer --port 8081, "
+            "then --languagetool-url http://localhost:8081), or install Java + "
+            "language_tool_python with a cached LanguageTool and leave the URL out, or "
+            + _SWITCH_HINT
+        )
+        try:
+            r = self._session.get(f"{self.url}/v2/languages", timeout=min(self.timeout, 10.0))
+            r.raise_for_status()
+            languages = r.json()
+        except (requests.RequestException, ValueError) as e:
+            raise BackendUnavailable(
+                f"grammar backend 'languagetool': no LanguageTool server answers at {self.url} "
+                f"({type(e).__name__}: {e}). To fix: {how}"
+            ) from e
+        codes = {str(x.get(k, "")).lower() for x in languages if isinstance(x, dict)
+                 for k in ("code", "longCode")}
+        if self.language.lower() not in codes:
+            raise BackendUnavailable(
+                f"grammar backend 'languagetool': the server at {self.url} does not offer "
+                f"language {self.language!r} (it has {len(codes)} codes). To fix: {how}"
+            )
+        try:
+            reply = self._post_check("This is a test.")
+        except (requests.RequestException, ValueError, KeyError) as e:
+            raise BackendUnavailable(
+                f"grammar backend 'languagetool': the server at {self.url} lists languages but "
+                f"its /v2/check fails ({type(e).__name__}: {e}). To fix: {how}"
+            ) from e
+        sw = reply.get("software") or {}
+        if sw.get("version"):
+            self._software = f"{sw.get('name', 'LanguageTool')} {sw['version']}"
+
+    def _start_local(self) -> None:
+        how = (
+            "pass --languagetool-url URL of a running LanguageTool server, or install Java + "
+            "language_tool_python with a cached LanguageTool (it downloads LanguageTool on first "
+            "use, which needs network; set LTP_PATH to a folder that holds it), or " + _SWITCH_HINT
+        )
+        try:
+            import language_tool_python
+        except ImportError as e:
+            raise BackendUnavailable(
+                "grammar backend 'languagetool' without a URL needs the language_tool_python "
+                f"package (pip install 'transnli[languagetool]'). To fix: {how}"
+            ) from e
+        try:
+            tool = language_tool_python.LanguageTool(self.language)
+            tool.disabled_rules = set(self.disabled_rules)
+            tool.check("This is a test.")
+        except Exception as e:  # noqa: BLE001 - Java missing, download refused, server crash...
+            raise BackendUnavailable(
+                f"grammar backend 'languagetool': could not start a local LanguageTool "
+                f"({type(e).__name__}: {str(e)[:300]}). To fix: {how}"
+            ) from e
+        self._tool = tool
+        lt_version = getattr(tool, "_language_tool_download_version", "") or "local"
+        self._software = (
+            f"LanguageTool {lt_version} via language_tool_python "
+            f"{_dist_version('language_tool_python') or _dist_version('language-tool-python')}"
+        )
+
+    # -- checking ---------------------------------------------------------------------------
+    def _post_check(self, text: str) -> dict[str, Any]:
+        import requests
+
+        data = {"text": text, "language": self.language}
+        if self.disabled_rules:
+            data["disabledRules"] = ",".join(self.disabled_rules)
+        for attempt in range(self.retries + 1):
+            try:
+                r = self._session.post(f"{self.url}/v2/check", data=data, timeout=self.timeout)
+                if r.status_code in (429, 502, 503, 504) and attempt < self.retries:
+                    time.sleep(1.0 + attempt)
+                    continue
+                r.raise_for_status()
+                reply = r.json()
+                reply["matches"]  # noqa: B018 - must be there
+                return reply
+            except (requests.ConnectionError, requests.Timeout):
+                if attempt >= self.retries:
+                    raise
+                time.sleep(0.5 + attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _find_errors(self, text: str) -> tuple[GrammarError, ...]:
+        if not text.strip():
+            return ()
+        found = []
+        if self._tool is not None:
+            for m in self._tool.check(text):
+                rule = getattr(m, "rule_id", None) or getattr(m, "ruleId", "")
+                offset = int(getattr(m, "offset", -1))
+                length = getattr(m, "error_length", None)
+                if length is None:
+                    length = getattr(m, "errorLength", 0)
+                found.append(_lt_error(rule, m.message, text, offset, int(length)))
+        else:
+            import requests
+
+            try:
+                reply = self._post_check(text)
+            except (requests.RequestException, ValueError, KeyError) as e:
+                raise BackendUnavailable(
+                    f"grammar backend 'languagetool': the server at {self.url} stopped answering "
+                    f"({type(e).__name__}: {e})"
+                ) from e
+            for m in reply["matches"]:
+                rule = (m.get("rule") or {}).get("id", "")
+                found.append(_lt_error(rule, m.get("message", ""), text,
+                                       int(m.get("offset", -1)), int(m.get("length", 0))))
+        found = [e for e in found if e.rule not in self.disabled_rules]
+        found.sort(key=lambda e: (e.offset, e.rule))
+        return tuple(found)
+
+    def _prefetch(self, texts: list[str]) -> None:
+        if self._tool is not None or self.workers == 1 or len(texts) < 2:
+            super()._prefetch(texts)
+            return
+        # Only the texts not cached yet go out; lru_cache is thread-safe (a rare race checks a
+        # sentence twice, which is harmless).
+        with ThreadPoolExecutor(self.workers) as pool:
+            list(pool.map(self._errors, texts))
+
+    def version(self) -> str:
+        where = f" at {self.url}" if self.url else ""
+        return f"{self._software}{where} ({self.language})"
+
+    def close(self) -> None:
+        if self._tool is not None:
+            self._tool.close()
+            self._tool = None
+        if self._session is not None:
+            self._session.close()
+
+
+def _lt_error(rule: str, message: str, text: str, offset: int, length: int) -> GrammarError:
+    flagged = text[offset:offset + length] if 0 <= offset <= len(text) else ""
+    return GrammarError(rule or "UNKNOWN", message, flagged, offset)
+
+
+def _normalise_lt_url(url: str) -> str:
+    url = url.strip().rstrip("/")
+    if "://" not in url:
+        url = "http://" + url
+    for suffix in ("/v2/check", "/v2"):
+        if url.endswith(suffix):
+            url = url[: -len(suffix)]
+    return url
+
+
+# -------------------------------------------------------------------------------------- none
+class NoGrammar:
+    """Grammar checking switched off: every candidate passes."""
+
+    name = "grammar"
+    backend = "none"
+
+    def check_many(
+        self, originals: Sequence[str], candidates: Sequence[str]
+    ) -> list[CheckResult]:
+        if len(originals) != len(candidates):
+            raise ValueError(
+                f"check_many: {len(originals)} originals but {len(candidates)} candidates"
+            )
+        return [CheckResult("none", True) for _ in candidates]
+
+    def version(self) -> str:
+        return "none"
+
+
+# ----------------------------------------------------------------------------------- factory
+def make_grammar_check(backend: str, *, languagetool_url: str | None = None, **kw: Any) -> Check:
+    """Build the grammar check named ``backend`` (one of GRAMMAR_BACKENDS). Extra keyword
+    arguments go to the backend's constructor. Raises BackendUnavailable when it cannot run."""
+    if backend == "harper":
+        return HarperGrammar(**kw)
+    if backend == "languagetool":
+        return LanguageToolGrammar(languagetool_url, **kw)
+    if backend == "none":
+        return NoGrammar()
+    raise ValueError(f"unknown grammar backend {backend!r}; one of {', '.join(GRAMMAR_BACKENDS)}")
+
+
+def _dist_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "unknown"

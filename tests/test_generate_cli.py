@@ -1,0 +1,117 @@
+"""`transnli generate` end to end on the bundled sample, with every real stage (default preset)."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from evaluator.cli import main
+from generator.record import read_triples
+from transnli_resources import resource_path
+
+SAMPLE = str(resource_path("samples", "snli_sample.jsonl"))
+TRIPLE_FIELDS = {
+    "id", "source_id", "dataset", "split", "premise", "hypothesis", "modified_hypothesis",
+    "gold_label", "word", "word_index", "char_start", "char_end", "pos", "tag", "antonym",
+    "candidates", "pipeline", "checks",
+}
+
+
+def generate(out, *extra):
+    result = CliRunner().invoke(main, ["generate", SAMPLE, "--out", str(out), "-q", *extra])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    generate(out)
+    return out
+
+
+def test_writes_the_four_files_with_the_documented_fields(sample_run):
+    assert {p.name for p in sample_run.iterdir()} >= {"triples.jsonl", "rejected.jsonl", "stats.json", "config.json"}
+    triples = [json.loads(line) for line in (sample_run / "triples.jsonl").read_text().splitlines()]
+    assert len(triples) >= 20
+    for t in triples:
+        assert TRIPLE_FIELDS <= set(t)
+        assert t["pipeline"] == "wordnet" and t["dataset"] == "snli"
+        assert t["hypothesis"][: t["char_start"]] == t["modified_hypothesis"][: t["char_start"]]
+        assert t["hypothesis"][t["char_start"]: t["char_end"]] == t["word"]
+        assert t["candidates"][0]["antonym"] == t["antonym"]
+        assert set(t["checks"]) == {"grammar", "acceptability"} and all(c["passed"] for c in t["checks"].values())
+    rejected = [json.loads(line) for line in (sample_run / "rejected.jsonl").read_text().splitlines()]
+    for r in rejected:
+        assert r["rejected_by"] in ("grammar", "acceptability") and r["reason"]
+        assert r["checks"][r["rejected_by"]]["passed"] is False
+
+
+def test_stats_add_up(sample_run):
+    s = json.loads((sample_run / "stats.json").read_text())
+    assert s["sentences_read"] == 100 or s["sentences_read"] == sum(1 for _ in open(SAMPLE))
+    assert s["words_considered"] == (s["skipped_no_antonym"] + s["skipped_no_pos_match"]
+                                     + s["skipped_unrealisable"] + s["candidates_built"])
+    assert s["candidates_built"] == s["rejected_grammar"] + s["rejected_acceptability"] + s["triples_accepted"]
+    assert s["triples_accepted"] == sum(1 for _ in read_triples(sample_run / "triples.jsonl"))
+    assert 0 < s["acceptance_rate"] <= 1
+
+
+def test_config_records_provenance(sample_run):
+    c = json.loads((sample_run / "config.json").read_text())
+    assert c["transnli_version"] and c["config"]["preset"] == "default"
+    res = c["resources"]
+    assert res["wordnet"].startswith("wordnet-3.0") and "core_web_sm" in res["spacy_model"]
+    assert "glove" in res["vectors"] and set(res["checks"]) == {"grammar", "acceptability"}
+
+
+def test_same_input_and_config_give_identical_bytes(sample_run, tmp_path):
+    generate(tmp_path, "--batch-size", "7")  # batch boundaries must not matter
+    for name in ("triples.jsonl", "rejected.jsonl", "stats.json"):
+        assert (tmp_path / name).read_bytes() == (sample_run / name).read_bytes(), name
+
+
+def test_crash_mid_run_resumes_to_the_same_bytes(sample_run, tmp_path, monkeypatch):
+    from generator.pipeline import WordNetPipeline
+
+    real_process, calls = WordNetPipeline.process, []
+
+    def crash_on_third_batch(self, pairs):
+        calls.append(len(pairs))
+        if len(calls) == 3:
+            raise RuntimeError("simulated crash")
+        return real_process(self, pairs)
+
+    monkeypatch.setattr(WordNetPipeline, "process", crash_on_third_batch)
+    crashed = CliRunner().invoke(main, ["generate", SAMPLE, "--out", str(tmp_path), "-q", "--batch-size", "16"])
+    assert crashed.exit_code != 0 and (tmp_path / "progress.json").exists()
+    monkeypatch.undo()
+    resumed = generate(tmp_path, "--batch-size", "16")
+    assert "Resuming" in resumed.output
+    assert not (tmp_path / "progress.json").exists()
+    for name in ("triples.jsonl", "rejected.jsonl", "stats.json"):
+        assert (tmp_path / name).read_bytes() == (sample_run / name).read_bytes(), name
+
+
+def test_limit_and_existing_run(tmp_path):
+    generate(tmp_path, "--limit", "5")
+    assert json.loads((tmp_path / "stats.json").read_text())["sentences_read"] == 5
+    again = CliRunner().invoke(main, ["generate", SAMPLE, "--out", str(tmp_path), "-q"])
+    assert again.exit_code != 0 and "--overwrite" in again.output
+
+
+def test_unavailable_backend_fails_at_start_with_how_to_fix(tmp_path):
+    result = CliRunner().invoke(main, ["generate", SAMPLE, "--out", str(tmp_path), "--grammar",
+                                       "languagetool", "--languagetool-url", "http://127.0.0.1:9", "-q"])
+    assert result.exit_code != 0 and "harper" in result.output
+    assert not (tmp_path / "triples.jsonl").exists()
+
+
+def test_malformed_input_names_file_line_and_field(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"premise": "A man sleeps.", "hypothesis": "A man is awake."}\n{"premise": "x"}\n')
+    result = CliRunner().invoke(main, ["generate", str(bad), "--out", str(tmp_path / "o"), "-q"])
+    assert result.exit_code != 0 and "bad.jsonl:2" in result.output and "hypothesis" in result.output
+    ok = CliRunner().invoke(main, ["generate", str(bad), "--out", str(tmp_path / "o2"), "-q", "--skip-bad"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads((tmp_path / "o2" / "stats.json").read_text())["sentences_skipped"]["malformed"] == 1
