@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .backends.base import NLIBackend, Pair, Prediction
+from .backends.base import NLIBackend, Pair, Prediction, sha256_file
 from .errors import EvaluatorError
 from .labels import LABELS
 
@@ -40,14 +40,6 @@ def pair_key(premise: str, hypothesis: str) -> bytes:
     """sha256 of the exact pair (length-prefixed, so no separator can collide)."""
     p, h = premise.encode("utf-8"), hypothesis.encode("utf-8")
     return hashlib.sha256(len(p).to_bytes(8, "big") + p + h).digest()
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 class LabelCache:

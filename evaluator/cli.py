@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 
+from evaluator.commands import evaluate, pairs
 from generator.cli import doctor, generate
 
 
@@ -18,3 +19,5 @@ def main() -> None:
 
 main.add_command(generate)
 main.add_command(doctor)
+main.add_command(evaluate)
+main.add_command(pairs)

@@ -8,14 +8,20 @@ Two modes:
     antonyms with the word's POS are kept.
 
 ``direct`` -- a more careful set (our own; every choice is documented where it is made):
-    1. the antonyms of the word's *own* lemma (WordNet's "direct" antonyms), in sense order;
-    2. only when there are none: the antonyms of its synonyms (the rest of the broad set), in
-       the word's sense order;
+    1. the antonyms of the word's *own* lemma (WordNet's "direct" antonyms; spaCy's in-context
+       lemma, not every morphy reading of the surface form), from the senses the word is
+       attested in (its first sense, or tagged in WordNet's sense-tagged corpus), else from any
+       sense; in sense order;
+    2. only when there are none: its synonyms' antonyms (the rest of the broad set), from its
+       attested senses only, in sense order;
     3. only when there are still none and the word is an adjective in a satellite synset:
-       WordNet's *indirect* antonyms (the antonyms of the head adjective the satellite is
-       "similar to", e.g. huge -> large -> small), again in sense order;
-    and it declines words whose replacement breaks an expression (auxiliaries, particles,
-    particle verbs, noun-compound modifiers, hyphenated compounds, idioms such as "at least").
+       WordNet's *indirect* antonyms (those of the head adjective the satellite is "similar
+       to", e.g. huge -> large -> small);
+    and it declines ("skipped", with a reason) words whose replacement breaks an expression:
+    auxiliaries and the copula, verb particles, particle verbs, noun-compound modifiers, parts of
+    hyphenated compounds, semi-modals ("have to"), multiword expressions such as "at least",
+    "take place" or "fall asleep", and lexicalised adjective-noun compounds ("high school", but
+    not "young man", whose antonym compound "old man" is a WordNet noun too).
 
 Candidates come back in a deterministic order; ranking them by word vectors is another stage's
 job (generator.vectors), which keeps this order for ties and vector-less antonyms.
@@ -213,8 +219,9 @@ class WordNetAntonyms:
         if mode not in MODES:
             raise ValueError(f"unknown antonym mode {mode!r}; choose one of {', '.join(MODES)}")
         self.mode = mode
-        self._cache: dict[tuple, tuple[tuple[str, ...], tuple[str, ...], str]] = {}
+        self._cache: dict[tuple, tuple[tuple[str, ...], tuple[str, ...], str, str]] = {}
         self._mwe: frozenset[str] | None = None
+        self._noun_mwe: frozenset[str] | None = None
 
     # -- public API ---------------------------------------------------------------------------------
     def version(self) -> str:
@@ -239,12 +246,12 @@ class WordNetAntonyms:
             if len(self._cache) >= _CACHE_SIZE:
                 self._cache.clear()
             self._cache[key] = hit
-        names, poses, status = hit
+        names, poses, status, reason = hit
         if status == STATUS_OK and self.mode == "direct":
-            reason = self.skip_reason(token, sentence)
+            reason = self.skip_reason(token, sentence, names)
             if reason:
                 return AntonymLookup(list(names), STATUS_SKIPPED, list(poses), reason)
-        return AntonymLookup(list(names), status, list(poses))
+        return AntonymLookup(list(names), status, list(poses), reason)
 
     def candidates_many(
         self, tokens: Iterable[Token], sentence: TaggedSentence | None = None
@@ -272,9 +279,13 @@ class WordNetAntonyms:
             found = self._direct(text, lemma, pos, participle, adjectival)
         names, poses = _dedup(found, (text, lemma))
         if names:
-            return names, poses, STATUS_OK
+            return names, poses, STATUS_OK, ""
+        if self.mode == "direct" and self._broad(text, lemma, pos, participle):
+            # WordNet has POS-matching antonyms, but only synonyms' antonyms in senses the word was
+            # never tagged with (wear -> refresh via "tire"): declined, not "no antonym".
+            return (), (), STATUS_SKIPPED, "only rare-sense synonym antonyms"
         any_pos = [r for w in dict.fromkeys((text, lemma)) for r in _sense_antonyms(w, None)]
-        return (), (), (STATUS_NO_POS_MATCH if any_pos else STATUS_NO_ANTONYM)
+        return (), (), (STATUS_NO_POS_MATCH if any_pos else STATUS_NO_ANTONYM), ""
 
     @staticmethod
     def _broad(text: str, lemma: str, pos: str, participle: bool) -> list[_Found]:
@@ -349,6 +360,27 @@ class WordNetAntonyms:
             )
         return self._mwe
 
+    def _noun_multiwords(self) -> frozenset[str]:
+        if self._noun_mwe is None:
+            self._noun_mwe = frozenset(n for n in _wn().all_lemma_names("n") if "_" in n)
+        return self._noun_mwe
+
+    def _lexicalised_compound(self, token: Token, toks, antonyms: Sequence[str]) -> str | None:
+        """"high school", "hot dog", "first aid": an adjective + noun that WordNet lists as a noun
+        of its own, while no antonym + the noun is one ("low school"). Compositional pairs that
+        WordNet lists on both sides ("young man"/"old man") stay replaceable."""
+        i = token.i
+        if token.pos != "ADJ" or i + 1 >= len(toks) or toks[i + 1].pos != "NOUN":
+            return None
+        nouns = self._noun_multiwords()
+        noun_forms = dict.fromkeys((toks[i + 1].text.lower(), toks[i + 1].lemma.lower()))
+        for noun in noun_forms:
+            if not any(f"{adj}_{noun}" in nouns for adj in (token.text.lower(), token.lemma.lower())):
+                continue
+            if not any(f"{_key(a)}_{n}" in nouns for a in antonyms for n in noun_forms):
+                return f"{token.text.lower()} {noun}"
+        return None
+
     def _in_multiword(self, sentence: TaggedSentence, i: int) -> str | None:
         toks = sentence.tokens
         mwe = self._multiword_lemmas()
@@ -360,17 +392,22 @@ class WordNetAntonyms:
                 words = tuple(t.text.lower() for t in window)
                 if words in FIXED_EXPRESSIONS:
                     return " ".join(words)
-                if n > 4:
+                # WordNet's "be X" verbs ("be quiet", "be well") are compositional, and so are
+                # verb + preposition entries ("rely on", "go to"): the verb keeps its meaning.
+                if n > 4 or window[0].lemma.lower() == "be" or window[-1].tag in ("IN", "TO"):
                     continue
                 for variant in (words, tuple(t.lemma.lower() for t in window)):
                     if "_".join(variant) in mwe:
                         return " ".join(variant)
         return None
 
-    def skip_reason(self, token: Token, sentence: TaggedSentence | None = None) -> str:
+    def skip_reason(
+        self, token: Token, sentence: TaggedSentence | None = None, antonyms: Sequence[str] = ()
+    ) -> str:
         """Why replacing `token` alone would break an expression ("" when it would not).
 
-        Used by direct mode. Without `sentence` only the token's own dependency label is known.
+        Used by direct mode. Without `sentence` only the token's own dependency label is known;
+        `antonyms` (the candidates) let lexicalised adjective-noun compounds be recognised.
         """
         reason = SKIP_DEPS.get(token.dep)
         if reason:
@@ -407,4 +444,7 @@ class WordNetAntonyms:
         expr = self._in_multiword(sentence, i)
         if expr:
             return f"multiword expression '{expr}'"
+        expr = self._lexicalised_compound(toks[i], toks, antonyms)
+        if expr:
+            return f"lexicalised compound '{expr}'"
         return ""

@@ -50,6 +50,54 @@ def build_wordnet_pipeline(config: GeneratorConfig):
     )
 
 
+def build_llm_client(config: GeneratorConfig):
+    """The LLM client a configuration names, behind the reply cache."""
+    from generator.llm.clients import make_client
+
+    return make_client(
+        config.llm_backend, config.llm_model, base_url=config.llm_base_url,
+        api_key_env=config.llm_api_key_env, concurrency=config.llm_concurrency,
+        timeout=config.llm_timeout, max_retries=config.llm_max_retries,
+        temperature=config.llm_temperature, max_tokens=config.llm_max_tokens or None,
+        device=config.device,
+    )
+
+
+def build_llm_pipeline(config: GeneratorConfig, client=None):
+    """The LLM pipeline ("llm" or "wordnet+llm"). The WordNet stages are built too: "wordnet+llm"
+    needs them, and "llm" uses them to compare each answer with WordNet's choice (when they cannot
+    be loaded, "llm" runs without the comparison)."""
+    from generator.antonyms import WordNetAntonyms
+    from generator.llm.pipeline import LLMPipeline
+    from generator.llm.prompting import REPLACE_ANTONYM, load_template
+    from generator.realise import Realiser
+    from generator.tagging import SpacyTagger
+    from generator.vectors import AntonymRanker, load_vectors
+
+    checks = build_checks(config)
+    if client is None:
+        client = build_llm_client(config)
+    try:
+        antonyms = WordNetAntonyms(config.antonyms)
+        if antonyms.version() == "wordnet-missing":
+            raise LookupError("WordNet is not available to nltk (see `transnli doctor`)")
+        ranker, realiser = AntonymRanker(load_vectors(config.vectors)), Realiser()
+    except (ImportError, LookupError, OSError, RuntimeError):
+        if config.pipeline == "wordnet+llm":
+            raise
+        antonyms = ranker = realiser = None
+    return LLMPipeline(config, tagger=SpacyTagger(config.spacy_model), antonyms=antonyms, ranker=ranker,
+                       realiser=realiser, checks=checks, client=client,
+                       template=load_template(REPLACE_ANTONYM))
+
+
+def build_pipeline(config: GeneratorConfig):
+    """The pipeline `config.pipeline` names."""
+    if config.pipeline == "wordnet":
+        return build_wordnet_pipeline(config)
+    return build_llm_pipeline(config)
+
+
 def provenance(config: GeneratorConfig, pipeline, input_desc: dict) -> dict:
     """config.json: everything needed to reproduce or cite a run. No timestamps, so that the same
     input and configuration give a byte-identical file."""
@@ -58,12 +106,15 @@ def provenance(config: GeneratorConfig, pipeline, input_desc: dict) -> dict:
         "input": input_desc,
         "config": config.to_dict(),
         "resources": {
-            "wordnet": pipeline.antonyms.version(),
+            "wordnet": pipeline.antonyms.version() if pipeline.antonyms is not None else None,
             "spacy_model": pipeline.tagger.model_name,
             "spacy": dist_version("spacy"),
-            "vectors": pipeline.ranker.vectors.version,
+            "vectors": pipeline.ranker.vectors.version if pipeline.ranker is not None else None,
             "lemminflect": dist_version("lemminflect"),
             "checks": {c.name: {"backend": c.backend, "version": c.version()} for c in pipeline.checks},
             "python": platform.python_version(),
+            **({"llm": {**pipeline.client.describe(), "prompt": pipeline.template.id,
+                        "compared_with_wordnet": pipeline.compare}}
+               if getattr(pipeline, "client", None) is not None else {}),
         },
     }

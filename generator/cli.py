@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from generator.config import ANTONYM_MODES, POS_CHOICES, ConfigError
+from generator.config import ANTONYM_MODES, LLM_BACKENDS, PIPELINES, POS_CHOICES, ConfigError
 from generator.readers import FORMATS
 
 GRAMMAR_CHOICES = ("harper", "languagetool", "none")
@@ -61,9 +61,19 @@ def _count_lines(path: Path, limit: int | None) -> int | None:
 @click.option("--export", "exports", multiple=True, type=click.Choice(["parquet", "hf"]), help="Also write Parquet files and/or a Hugging Face datasets folder.")
 @click.option("--overwrite", is_flag=True, help="Replace what OUT holds instead of resuming or refusing.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--pipeline", type=click.Choice(PIPELINES), default=None, help="wordnet (default); llm: an LLM replaces each word; wordnet+llm: the LLM only where WordNet has no antonym.")
+@click.option("--llm-backend", type=click.Choice(LLM_BACKENDS), default=None, help="openai: any OpenAI-compatible server; hf-seq2seq / hf-causal: a local transformers model.")
+@click.option("--llm-model", default=None, help="Model name (openai) or hub id / local folder (hf-*).")
+@click.option("--llm-base-url", default=None, help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (default: $TRANSNLI_LLM_BASE_URL, $OPENAI_BASE_URL, else api.openai.com).")
+@click.option("--llm-api-key-env", default=None, help="Name of the environment variable holding the API key (default OPENAI_API_KEY; may be unset for local servers).")
+@click.option("--llm-concurrency", type=click.IntRange(min=1), default=None, help="Parallel requests (openai) or generation batch size (hf-*).")
+@click.option("--llm-timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds per request before it is retried.")
+@click.option("--llm-max-retries", type=click.IntRange(min=0), default=None, help="Retries on 429, 5xx, timeouts (exponential backoff, Retry-After honoured).")
+@click.option("--llm-temperature", type=click.FloatRange(0, 2), default=None, help="Sampling temperature (default 0).")
+@click.option("--llm-max-tokens", type=click.IntRange(min=0), default=None, help="Completion token limit (0: none).")
 def generate(input_source, out_dir, preset, fmt, limit, seed, antonyms, pos, include_aux, grammar,
              languagetool_url, acceptability, cola_model, cola_threshold, vectors, spacy_model,
-             max_chars, device, batch_size, skip_bad, exports, overwrite, quiet):
+             max_chars, device, batch_size, skip_bad, exports, overwrite, quiet, **llm_options):
     """Build (premise, hypothesis, modified hypothesis) triples from the NLI pairs in INPUT.
 
     INPUT is a local file (JSONL, CSV, TSV, or the native files of SNLI, MultiNLI, ANLI, WANLI)
@@ -72,11 +82,11 @@ def generate(input_source, out_dir, preset, fmt, limit, seed, antonyms, pos, inc
     """
     from tqdm import tqdm
 
-    from generator.build import build_wordnet_pipeline, provenance
+    from generator.build import build_pipeline, provenance
     from generator.checks.base import BackendUnavailable
     from generator.config import resolve_config
+    from generator.llm.clients import LLMError
     from generator.output import OutputError, RunWriter, export, fingerprint
-    from generator.pipeline import GenerationStats
     from generator.readers import InputError, read_pairs
 
     try:
@@ -84,7 +94,7 @@ def generate(input_source, out_dir, preset, fmt, limit, seed, antonyms, pos, inc
             preset, seed=seed, antonyms=antonyms, pos=pos, include_aux=include_aux, grammar=grammar,
             languagetool_url=languagetool_url, acceptability=acceptability, cola_model=cola_model,
             cola_threshold=cola_threshold, vectors=vectors, spacy_model=spacy_model,
-            max_chars=max_chars, device=device, batch_size=batch_size, limit=limit,
+            max_chars=max_chars, device=device, batch_size=batch_size, limit=limit, **llm_options,
         )
     except ConfigError as e:
         raise click.UsageError(str(e)) from e
@@ -97,7 +107,7 @@ def generate(input_source, out_dir, preset, fmt, limit, seed, antonyms, pos, inc
     run_fp = fingerprint({"input": input_desc, "config": config.fingerprint_dict()})
 
     try:
-        pipeline = build_wordnet_pipeline(config)
+        pipeline = build_pipeline(config)
     except (BackendUnavailable, RuntimeError, FileNotFoundError) as e:
         raise click.ClickException(str(e)) from e
 
@@ -107,7 +117,7 @@ def generate(input_source, out_dir, preset, fmt, limit, seed, antonyms, pos, inc
     except OutputError as e:
         raise click.ClickException(str(e)) from e
     if writer.resumed_stats:
-        pipeline.stats = GenerationStats.from_dict(writer.resumed_stats)
+        pipeline.stats = type(pipeline.stats).from_dict(writer.resumed_stats)
         click.echo(f"Resuming {out_dir}: {done} pairs already done.", err=True)
     writer.write_config(provenance(config, pipeline, input_desc))
 
@@ -126,8 +136,13 @@ def generate(input_source, out_dir, preset, fmt, limit, seed, antonyms, pos, inc
         writer.close()
         hint = " (use --skip-bad to skip malformed lines)" if e.line else ""
         raise click.ClickException(f"{e}{hint}") from e
+    except LLMError as e:
+        writer.close()
+        raise click.ClickException(f"{e}. Run the same command again to resume; replies received so far are cached.") from e
     finally:
         bar.close()
+    if bad:  # malformed lines after the last full batch
+        pipeline.stats.skipped_sentences["malformed"] = bad["malformed"]
     stats = pipeline.stats.to_dict()
     writer.finish(stats)
     for path in export(out_dir, list(exports)) if exports else []:
@@ -137,6 +152,18 @@ def generate(input_source, out_dir, preset, fmt, limit, seed, antonyms, pos, inc
         f"{stats['triples_accepted']} triples -> {Path(out_dir) / 'triples.jsonl'}",
         err=True,
     )
+    client = getattr(pipeline, "client", None)
+    if client is not None:
+        u = getattr(client, "run_usage", None) or client.usage.to_dict()
+        llm = stats["llm"]
+        click.echo(
+            f"LLM {llm['backend']}:{llm['model']}: {llm['answers_meeting_requirements']}/{llm['answers']} answers "
+            f"met the prompt's requirements; this run: {u['prompts']} prompts, {u.get('cache_hits', 0)} from the "
+            f"cache, {u['requests']} requests, {u['retries']} retries, {u['errors']} failed, "
+            f"{u['prompt_tokens'] + u['completion_tokens']} tokens, {u['seconds']:.1f} s",
+            err=True,
+        )
+        client.close()
 
 
 @click.command()

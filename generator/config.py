@@ -18,6 +18,7 @@ ANTONYM_MODES = ("broad", "direct")
 POS_CHOICES = ("VERB", "ADJ", "ADV", "NOUN")
 
 PIPELINES = ("wordnet", "llm", "wordnet+llm")
+LLM_BACKENDS = ("openai", "hf-seq2seq", "hf-causal")
 
 
 class ConfigError(ValueError):
@@ -44,6 +45,16 @@ class GeneratorConfig:
     batch_size: int = 256
     seed: int = 0
     limit: int | None = None
+    # LLM pipelines (pipeline "llm" / "wordnet+llm"); see generator/llm/
+    llm_backend: str = "openai"
+    llm_model: str | None = None
+    llm_base_url: str | None = None  # None: $TRANSNLI_LLM_BASE_URL, $OPENAI_BASE_URL, else OpenAI's
+    llm_api_key_env: str = "OPENAI_API_KEY"  # the *name* of the variable; the key is never stored
+    llm_concurrency: int = 8  # parallel requests (openai); generation batch size (hf-*)
+    llm_timeout: float = 60.0
+    llm_max_retries: int = 5
+    llm_temperature: float = 0.0
+    llm_max_tokens: int = 512  # 0: send no limit
 
     def validate(self) -> GeneratorConfig:
         def one_of(name: str, choices) -> None:
@@ -64,6 +75,15 @@ class GeneratorConfig:
             raise ConfigError("max_chars and batch_size must be positive")
         if self.limit is not None and self.limit < 0:
             raise ConfigError("limit must be >= 0")
+        one_of("llm_backend", LLM_BACKENDS)
+        if self.pipeline != "wordnet" and not self.llm_model:
+            raise ConfigError(f"pipeline {self.pipeline} needs an LLM: give --llm-model (a model name for the "
+                              "openai backend, a hub id or local folder for hf-seq2seq / hf-causal)")
+        if self.llm_concurrency < 1 or self.llm_timeout <= 0 or self.llm_max_retries < 0 or self.llm_max_tokens < 0:
+            raise ConfigError("llm_concurrency and llm_timeout must be positive, llm_max_retries and "
+                              "llm_max_tokens >= 0")
+        if not 0 <= self.llm_temperature <= 2:
+            raise ConfigError("llm_temperature must be between 0 and 2")
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -73,6 +93,8 @@ class GeneratorConfig:
         """The settings that decide the output (resuming is refused when these differ)."""
         d = self.to_dict()
         for volatile in ("device", "batch_size", "description", "limit"):
+            d.pop(volatile)
+        for volatile in ("llm_api_key_env", "llm_concurrency", "llm_timeout", "llm_max_retries"):
             d.pop(volatile)
         return d
 

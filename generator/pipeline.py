@@ -95,6 +95,21 @@ class BatchResult:
     rejected: list[TripleRecord]
 
 
+@dataclass
+class WordChoice:
+    """One selected word and what the WordNet stages make of it. `status`: "ok" (then `record`
+    is the candidate and `realised` the realiser's result), "no_antonym", "no_pos_match" or
+    "unrealisable"; `lookup` is the antonym stage's answer."""
+
+    pair: NLIPair
+    sentence: TaggedSentence
+    token: Token
+    status: str
+    lookup: object = None
+    record: TripleRecord | None = None
+    realised: object = None
+
+
 class StageTimer:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = dict.fromkeys(STAGES, 0.0)
@@ -132,19 +147,18 @@ class WordNetPipeline:
             return False
         return True
 
-    def build_candidates(self, pairs: Sequence[NLIPair]) -> list[TripleRecord]:
-        """One candidate record per selected word that has a POS-matching antonym."""
-        cfg, counts = self.config, self.stats.counts
-        with self.timer.stage("tagging"):
-            tagged = self.tagger.tag([p.hypothesis for p in pairs])
-        out: list[TripleRecord] = []
-        for pair, sent in zip(pairs, tagged):
+    def choose_words(self, pairs: Sequence[NLIPair], tagged: Sequence[TaggedSentence]) -> list[WordChoice]:
+        """The WordNet choice for every selected word of every pair, in order (nothing counted).
+        The LLM pipeline calls this too, so both pipelines see the same words and WordNet choices."""
+        cfg = self.config
+        out: list[WordChoice] = []
+        for pair, sent in zip(pairs, tagged, strict=True):
             for tok in select_words(sent, cfg.pos, cfg.include_aux):
-                counts["words_considered"] += 1
                 with self.timer.stage("antonyms"):
                     lookup = self.antonyms.candidates(tok)
                 if lookup.status != "ok" or not lookup.antonyms:
-                    counts["skipped_no_pos_match" if lookup.status == "no_pos_match" else "skipped_no_antonym"] += 1
+                    status = "no_pos_match" if lookup.status == "no_pos_match" else "no_antonym"
+                    out.append(WordChoice(pair, sent, tok, status, lookup))
                     continue
                 with self.timer.stage("ranking"):
                     ranked = self.ranker.rank(lookup.antonyms, context_words(sent, tok.i))
@@ -152,10 +166,25 @@ class WordNetPipeline:
                 with self.timer.stage("realising"):
                     realised = self.realiser.realise(sent, tok.i, best.antonym)
                 if realised is None or realised.text == sent.text:
-                    counts["skipped_unrealisable"] += 1
+                    out.append(WordChoice(pair, sent, tok, "unrealisable", lookup))
                     continue
-                counts["candidates_built"] += 1
-                out.append(self._record(pair, tok, best.antonym, ranked, realised.text))
+                record = self._record(pair, tok, best.antonym, ranked, realised.text)
+                out.append(WordChoice(pair, sent, tok, "ok", lookup, record, realised))
+        return out
+
+    def build_candidates(self, pairs: Sequence[NLIPair]) -> list[TripleRecord]:
+        """One candidate record per selected word that has a POS-matching antonym."""
+        counts = self.stats.counts
+        with self.timer.stage("tagging"):
+            tagged = self.tagger.tag([p.hypothesis for p in pairs])
+        out: list[TripleRecord] = []
+        for choice in self.choose_words(pairs, tagged):
+            counts["words_considered"] += 1
+            if choice.record is None:
+                counts[f"skipped_{choice.status}"] += 1
+                continue
+            counts["candidates_built"] += 1
+            out.append(choice.record)
         return out
 
     def _record(self, pair: NLIPair, tok: Token, antonym: str, ranked, modified: str) -> TripleRecord:

@@ -15,6 +15,7 @@ from .base import (
 
 register_backend("hf", "evaluator.backends.hf:HFBackend.from_spec")
 register_backend("precomputed", "evaluator.backends.precomputed:PrecomputedBackend.from_spec")
+register_backend("llm", "evaluator.backends.llm:LLMJudgeBackend.from_spec")
 
 __all__ = [
     "BackendFactory",

@@ -12,6 +12,7 @@ nothing) is called as ``target(argument, options)`` and returns an `NLIBackend`.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import re
 from abc import ABC, abstractmethod
@@ -98,6 +99,15 @@ class NLIBackend(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release memory (models are evaluated one after another)."""
+
+
+def sha256_file(path: str | Path) -> str:
+    """The sha256 of a file's bytes (read in 4 MiB chunks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 BackendFactory = Callable[[str, BackendOptions], NLIBackend]

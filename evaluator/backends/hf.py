@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import BackendError, LabelError
 from ..labels import LABELS, format_label_map, is_generic_label, normalize_label, parse_label_map
-from .base import BackendOptions, NLIBackend, Pair, Prediction
+from .base import BackendOptions, NLIBackend, Pair, Prediction, sha256_file
 
 log = logging.getLogger("transnli")
 
@@ -136,14 +136,6 @@ def resolve_dtype(name: str | None, device) -> Any:
     return getattr(torch, name)
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def model_files(folder: Path) -> list[Path]:
     """The files whose content decides a checkpoint's outputs: the weights transformers loads
     (safetensors preferred, shards included) plus config and tokenizer files."""
@@ -200,6 +192,9 @@ class HFBackend(NLIBackend):
     def from_spec(cls, arg: str, options: BackendOptions) -> HFBackend:
         import torch  # noqa: F401 - fail here, clearly, if torch is missing
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # "Loading weights" bars; ours show the labelling
 
         local = Path(arg).expanduser()
         revision = None
@@ -253,9 +248,13 @@ class HFBackend(NLIBackend):
             raise BackendError(f"cannot load hf model {arg!r}: {first}") from e
         model.to(device)
         model.eval()
+        if tokenizer.pad_token is None:  # batches need padding; any special token will do
+            tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+        if getattr(model.config, "pad_token_id", None) is None and tokenizer.pad_token_id is not None:
+            model.config.pad_token_id = tokenizer.pad_token_id  # decoder-only classifiers need it
 
         max_length = options.max_length or _default_max_length(tokenizer, config)
-        source = _model_source(src, local.is_dir(), config, revision, options.hash_file, load_kw)
+        source = _model_source(src, local.is_dir(), config, revision, options.hash_file)
         return cls(model, tokenizer, labels, name=name, source=source, device=device, dtype=dtype,
                    max_length=max_length, batch_size=options.batch_size, label_source=label_source)
 
@@ -353,7 +352,7 @@ def _default_max_length(tokenizer, config) -> int:
     return limit
 
 
-def _model_source(src: str, is_local: bool, config, revision, hash_file, load_kw) -> str:
+def _model_source(src: str, is_local: bool, config, revision, hash_file) -> str:
     """Name plus commit for a hub model; a digest of the files for a folder (or when no commit
     can be found)."""
     if is_local:

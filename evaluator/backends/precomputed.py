@@ -10,7 +10,6 @@ name (ENTAILMENT, entail, e ...). `transnli pairs` writes the pairs a run needs 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 from ..errors import BackendError, LabelError, MissingPairsError
 from ..labels import LABELS, normalize_label, parse_label
-from .base import BackendOptions, NLIBackend, Pair, Prediction
+from .base import BackendOptions, NLIBackend, Pair, Prediction, sha256_file
 
 
 def _read_probs(value: Any, where: str) -> dict[str, float] | None:
@@ -47,12 +46,18 @@ def read_labelled_pairs(path: str | Path) -> dict[Pair, Prediction]:
     """
     path = Path(path)
     out: dict[Pair, Prediction] = {}
-    first_line: dict[Pair, int] = {}
+    if not path.is_file():
+        raise BackendError(f"precomputed labels: no such file {path}")
     try:
-        fh = open(path, encoding="utf-8")
-    except OSError as e:
-        raise BackendError(f"precomputed labels: cannot read {path}: {e.strerror or e}") from e
-    with fh:
+        _read_into(path, out)
+    except UnicodeDecodeError as e:
+        raise BackendError(f"precomputed labels: {path} is not UTF-8 text ({e.reason})") from e
+    return out
+
+
+def _read_into(path: Path, out: dict[Pair, Prediction]) -> None:
+    first_line: dict[Pair, int] = {}
+    with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
@@ -81,15 +86,6 @@ def read_labelled_pairs(path: str | Path) -> dict[Pair, Prediction]:
                 )
             out.setdefault(pair, pred)
             first_line.setdefault(pair, lineno)
-    return out
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 class PrecomputedBackend(NLIBackend):
@@ -109,7 +105,7 @@ class PrecomputedBackend(NLIBackend):
         if not path.is_file():
             raise BackendError(f"precomputed labels: no such file {path}")
         labels = read_labelled_pairs(path)
-        digest = options.hash_file(path) if options.hash_file else _sha256(path)
+        digest = options.hash_file(path) if options.hash_file else sha256_file(path)
         return cls(path, labels, digest)
 
     @property

@@ -136,7 +136,7 @@ class _ComparingGrammarCheck:
             )
         self._prefetch(list(dict.fromkeys([*originals, *candidates])))
         results = []
-        for orig, cand in zip(originals, candidates):
+        for orig, cand in zip(originals, candidates, strict=True):
             e_orig, e_cand = self._errors(orig), self._errors(cand)
             added = added_errors(e_orig, e_cand)
             details: dict[str, Any] = {
@@ -176,7 +176,7 @@ class HarperGrammar(_ComparingGrammarCheck):
         except ImportError as e:
             raise BackendUnavailable(
                 f"grammar backend 'harper' needs the harper-py package ({e}): "
-                f"pip install harper-py, or {_SWITCH_HINT.replace('harper (offline, no Java) or ', '')}"
+                "pip install harper-py, or use --grammar languagetool or --grammar none"
             ) from e
         try:
             dialect_enum = harper.Dialect[dialect.upper()]

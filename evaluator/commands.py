@@ -1,0 +1,170 @@
+"""Evaluator commands: `transnli evaluate` and `transnli pairs`.
+
+`evaluation_options` is the set of model/labelling flags, reusable by other commands (`run`):
+its keyword arguments go straight to `evaluate_triples` (plus `models`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from .backends.hf import DTYPES
+from .errors import EvaluatorError
+
+MODEL_HELP = (
+    "Model to evaluate (repeatable): hf:ID_OR_FOLDER (a bare id or folder also means hf) or "
+    "precomputed:LABELS.jsonl (labels made elsewhere, see `transnli pairs`)."
+)
+
+
+class _ClickLogHandler(logging.Handler):
+    """Warnings of the evaluator (logger "transnli") to stderr, through click."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(f"warning: {record.getMessage()}", err=True)
+
+
+def _setup_logging() -> None:
+    logger = logging.getLogger("transnli")
+    if not any(isinstance(h, _ClickLogHandler) for h in logger.handlers):
+        logger.addHandler(_ClickLogHandler(level=logging.WARNING))
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.WARNING)
+
+
+def evaluation_options(f):
+    """--model plus every labelling flag; the callback gets `models` and keyword arguments named
+    like `evaluate_triples`' options."""
+    options = [
+        click.option("--model", "-m", "models", multiple=True, required=True, metavar="SPEC",
+                     help=MODEL_HELP),
+        click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True,
+                     help="Pairs per forward pass."),
+        click.option("--device", default="auto", show_default=True,
+                     help="auto (cuda, then mps, then cpu), cpu, cuda, cuda:N or mps."),
+        click.option("--dtype", type=click.Choice(DTYPES), default="auto", show_default=True,
+                     help="Model dtype; auto = float32 on CPU, float16 on CUDA/MPS."),
+        click.option("--max-length", type=click.IntRange(min=8), default=None,
+                     help="Truncate pairs to N tokens (default: the tokenizer's limit, at most 512)."),
+        click.option("--label-map", default=None, metavar="SPEC",
+                     help="Class index to label for models whose config says LABEL_0..2, e.g. "
+                          "0=contradiction,1=neutral,2=entailment (named labels always win)."),
+        click.option("--all-pairs", is_flag=True,
+                     help="Label (P,H') for every triple, not only where (H,H') is mutual E or C."),
+        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                     help="Label cache folder (default: $TRANSNLI_CACHE or ~/.cache/transnli)."),
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the label cache."),
+        click.option("--threads", type=click.IntRange(min=1), default=None,
+                     help="CPU threads for torch (default: the CPUs this process may use)."),
+        click.option("--plots/--no-plots", default=True, show_default=True,
+                     help="Write PNG plots."),
+        click.option("--progress/--no-progress", "show_progress", default=True, show_default=True,
+                     help="Progress bar per model."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@click.command("evaluate")
+@click.argument("triples", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder.")
+@evaluation_options
+def evaluate(triples, out_dir, models, **options):
+    """Label TRIPLES (JSONL files) with each --model and report transitive consistency.
+
+    Writes predictions.jsonl, summary.json, report.md (the paper's Tables 1-4, plus Table 9 when a
+    generator stats.json sits beside the triples), tables/*.csv and plots/*.png into --out.
+    Labels are cached: a second run, or a run that crashed, reuses every label computed.
+    """
+    from .evaluate import evaluate_triples
+
+    _setup_logging()
+    try:
+        result = evaluate_triples(list(triples), list(models), out_dir,
+                                  echo=lambda line: click.echo(line, err=True), **options)
+    except EvaluatorError as e:
+        raise click.ClickException(str(e)) from e
+    except OSError as e:
+        raise click.ClickException(f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")) from e
+    click.echo(f"wrote {len(result.files)} files to {result.out_dir}", err=True)
+
+
+@click.command("pairs")
+@click.argument("triples", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out_file", required=True, type=click.Path(dir_okay=False, allow_dash=True),
+              help="Output JSONL file ('-' for stdout).")
+@click.option("--all-pairs", is_flag=True,
+              help="All four kinds of pair; this is the default, kept for symmetry with evaluate.")
+@click.option("--first-stage", is_flag=True,
+              help="Only (P,H), (H,H') and (H',H); label them, then export the (P,H') pairs the "
+                   "rules need with --labels.")
+@click.option("--labels", "labels_file", default=None,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Labelled first-stage pairs: write only the (P,H') pairs needed where (H,H') "
+                   "is mutual E or C and this file lacks them.")
+def pairs(triples, out_file, all_pairs, first_stage, labels_file):
+    """Write the unique sentence pairs a run over TRIPLES needs, as {"premise", "hypothesis"}
+    JSONL, to be labelled by anything (an API, another framework) and read back with
+    --model precomputed:FILE.
+
+    Without labels nobody can know which (P,H') pairs the rules will need (only those where
+    (H,H') is mutual entailment or contradiction), so by default all four kinds are written:
+    (P,H), (H,H'), (H',H), (P,H'), each unique pair once. To save labelling, export with
+    --first-stage, label, then export the rest with --labels.
+    """
+    from .backends.precomputed import read_labelled_pairs
+    from .schedule import H2H, HH2, pair_for, second_stage, unique_pairs
+    from .schedule import first_stage as first_stage_pairs
+    from .triples import load_triples
+
+    if first_stage and labels_file is not None:
+        raise click.UsageError("--first-stage and --labels exclude each other")
+    if all_pairs and (first_stage or labels_file is not None):
+        raise click.UsageError("--all-pairs excludes --first-stage and --labels")
+    try:
+        items = load_triples(list(triples))
+        if labels_file is not None:
+            labelled = read_labelled_pairs(labels_file)
+            need = [p for t in items for p in (pair_for(t, HH2), pair_for(t, H2H))]
+            missing = [p for p in dict.fromkeys(need) if p not in labelled]
+            if missing:
+                raise EvaluatorError(
+                    f"{labels_file} lacks {len(missing)} (H,H')/(H',H) pairs, e.g. "
+                    f"premise={missing[0][0]!r} hypothesis={missing[0][1]!r}; label the "
+                    "--first-stage export first")
+            selected = [p for p in second_stage(items, {p: v.label for p, v in labelled.items()})
+                        if p not in labelled]
+        elif first_stage:
+            selected = first_stage_pairs(items)
+        else:
+            selected = unique_pairs(items)
+    except EvaluatorError as e:
+        raise click.ClickException(str(e)) from e
+
+    lines = (json.dumps({"premise": p, "hypothesis": h}, ensure_ascii=False) + "\n"
+             for p, h in selected)
+    try:
+        if out_file == "-":
+            try:
+                sys.stdout.writelines(lines)
+                sys.stdout.flush()
+            except BrokenPipeError:  # `transnli pairs ... --out - | head`
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                sys.exit(1)
+        else:
+            Path(out_file).parent.mkdir(parents=True, exist_ok=True)
+            with open(out_file, "w", encoding="utf-8", newline="\n") as fh:
+                fh.writelines(lines)
+    except OSError as e:
+        raise click.ClickException(f"cannot write {out_file}: {e.strerror or e}") from e
+    click.echo(f"wrote {len(selected)} pairs from {len(items)} triples to {out_file}", err=True)

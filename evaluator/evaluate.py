@@ -1,0 +1,254 @@
+"""`evaluate_triples`: label triples with one or more NLI models and write the reports.
+
+This is everything `transnli evaluate` does, as a function (`transnli run` calls it after
+generating). Steps per model: build the backend from its spec, put the label cache in front of it,
+label the first-stage pairs ((P,H), (H,H'), (H',H)), then (P,H') where (H,H') is mutual E or C
+(everywhere with all_pairs), free the model. Then metrics per model x dataset, then the files.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .backends import BackendOptions, NLIBackend, Pair, Prediction, create_backend
+from .backends.base import sha256_file
+from .cache import CachedBackend, LabelCache, default_cache_dir
+from .errors import EvaluatorError
+from .labels import parse_label_map
+from .metrics import EXTRAS_NOTE, TripleLabels, dataset_metrics
+from .report import find_generation_stats, write_outputs
+from .rules import RULES, evaluate_triple
+from .schedule import H2H, HH2, KINDS, PH, PH2, first_stage, pair_for, second_stage, unique_pairs
+from .triples import Triple, load_triples
+
+log = logging.getLogger("transnli")
+PROB_DIGITS = 6  # probabilities in predictions.jsonl
+
+
+@dataclass
+class ModelStats:
+    """What labelling cost for one model (not written to the outputs: it differs per run)."""
+
+    spec: str
+    pairs: int = 0
+    from_cache: int = 0
+    computed: int = 0
+
+
+@dataclass
+class EvaluationResult:
+    summary: dict[str, Any]
+    out_dir: Path
+    files: list[Path]
+    stats: list[ModelStats] = field(default_factory=list)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("transnli")
+    except Exception:  # noqa: BLE001 - not installed: still report
+        return "unknown"
+
+
+def label_pairs(backend: NLIBackend, pairs: Sequence[Pair], progress=None) -> dict[Pair, Prediction]:
+    """Label unique pairs with a backend, batch by batch; `progress(n)` after each batch."""
+    backend.check_available(pairs)
+    out: dict[Pair, Prediction] = {}
+    for idx, preds in backend.predict_batches(pairs):
+        for i, pred in zip(idx, preds, strict=True):
+            out[pairs[i]] = pred
+        if progress is not None:
+            progress(len(idx))
+    missing = len(pairs) - len(out)
+    if missing:
+        raise EvaluatorError(f"{backend.spec}: the backend returned no label for {missing} pairs")
+    return out
+
+
+def _progress_bar(enabled: bool, total: int, desc: str):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="pair", disable=not enabled, file=sys.stderr,
+                dynamic_ncols=True, leave=True)
+
+
+def label_model(backend: NLIBackend, triples: Sequence[Triple], all_pairs: bool = False,
+                show_progress: bool = True) -> dict[Pair, Prediction]:
+    """All labels one model needs for the triples (two stages unless all_pairs)."""
+    stage1 = first_stage(triples, all_pairs=all_pairs)
+    bar = _progress_bar(show_progress, len(stage1), backend.spec)
+    try:
+        labels = label_pairs(backend, stage1, bar.update)
+        if not all_pairs:
+            stage2 = [p for p in second_stage(triples, {p: v.label for p, v in labels.items()})
+                      if p not in labels]
+            bar.total = len(stage1) + len(stage2)
+            bar.refresh()
+            labels.update(label_pairs(backend, stage2, bar.update))
+    finally:
+        bar.close()
+    return labels
+
+
+def triple_labels(t: Triple, labels: dict[Pair, Prediction]) -> TripleLabels:
+    ph, hh2, h2h = (labels[pair_for(t, k)].label for k in (PH, HH2, H2H))
+    ph2_pred = labels.get(pair_for(t, PH2))
+    return TripleLabels(ph, hh2, h2h, ph2_pred.label if ph2_pred else None, t.gold_label,
+                        pair=pair_for(t, PH))
+
+
+def prediction_row(t: Triple, spec: str, labels: dict[Pair, Prediction]) -> dict[str, Any]:
+    """One line of predictions.jsonl: a triple's four labels and probabilities under a model."""
+    preds = {k: labels.get(pair_for(t, k)) for k in KINDS}
+    row = triple_labels(t, labels)
+    outcome = evaluate_triple(row.ph, row.hh2, row.h2h, row.ph2)
+    return {
+        "id": t.id,
+        "dataset": t.dataset,
+        "model": spec,
+        "gold_label": t.gold_label,
+        "labels": {k: (p.label if p else None) for k, p in preds.items()},
+        "probs": {k: (p.to_dict(PROB_DIGITS)["probs"] if p else None) for k, p in preds.items()},
+        "rule": outcome.rule,
+        "violated": outcome.violated,
+    }
+
+
+def summarize(triples: Sequence[Triple],
+              results: Sequence[tuple[str, dict[Pair, Prediction]]]) -> list[dict[str, Any]]:
+    """The "models" list of summary.json: per model, per dataset (first-seen order)."""
+    datasets = list(dict.fromkeys(t.dataset for t in triples))
+    models = []
+    for spec, labels in results:
+        rows: dict[str, list[TripleLabels]] = {d: [] for d in datasets}
+        for t in triples:
+            rows[t.dataset].append(triple_labels(t, labels))
+        models.append({
+            "model": spec,
+            "datasets": [{"dataset": d, **dataset_metrics(rows[d])} for d in datasets],
+            "overall": dataset_metrics(r for d in datasets for r in rows[d]),
+        })
+    return models
+
+
+def evaluate_triples(
+    triple_paths: Sequence[str | Path],
+    model_specs: Sequence[str],
+    out_dir: str | Path,
+    *,
+    batch_size: int = 32,
+    device: str = "auto",
+    dtype: str = "auto",
+    max_length: int | None = None,
+    label_map: str | None = None,
+    all_pairs: bool = False,
+    cache_dir: str | Path | None = None,
+    no_cache: bool = False,
+    threads: int | None = None,
+    show_progress: bool = True,
+    plots: bool = True,
+    backend_extra: dict[str, Any] | None = None,
+    echo: Callable[[str], None] | None = None,
+) -> EvaluationResult:
+    """Label the triples in `triple_paths` with every model in `model_specs` and write
+    predictions.jsonl, summary.json, report.md, tables/*.csv and plots/*.png into `out_dir`.
+
+    Options mirror `transnli evaluate`'s flags. Raises EvaluatorError (or a subclass) for anything
+    the user can fix. `echo` receives one line per model with what the cache served.
+    """
+    triple_paths = [Path(p) for p in triple_paths]
+    specs = list(dict.fromkeys(s.strip() for s in model_specs if s and s.strip()))
+    if not triple_paths:
+        raise EvaluatorError("no triples file given")
+    if not specs:
+        raise EvaluatorError("no model given (use --model SPEC, e.g. hf:PATH or precomputed:FILE)")
+    if batch_size < 1:
+        raise EvaluatorError("batch size must be at least 1")
+    if max_length is not None and max_length < 8:
+        raise EvaluatorError("max length must be at least 8 tokens")
+    if label_map:
+        parse_label_map(label_map)  # fail before loading anything
+
+    triples = load_triples(triple_paths)
+    cache = None if no_cache else LabelCache(cache_dir or default_cache_dir())
+    hash_file = cache.hash_file if cache else sha256_file
+    options = BackendOptions(batch_size=batch_size, device=device, dtype=dtype,
+                             max_length=max_length, label_map=label_map, threads=threads,
+                             hash_file=hash_file, extra=dict(backend_extra or {}))
+    results: list[tuple[str, dict[Pair, Prediction]]] = []
+    described: list[dict[str, Any]] = []
+    stats: list[ModelStats] = []
+    try:
+        for spec in specs:
+            backend = create_backend(spec, options)
+            runner: NLIBackend = backend
+            if cache is not None and backend.cacheable:
+                runner = CachedBackend(backend, cache)
+            try:
+                labels = label_model(runner, triples, all_pairs=all_pairs, show_progress=show_progress)
+            finally:
+                runner.close()
+            st = ModelStats(spec, pairs=len(labels))
+            if isinstance(runner, CachedBackend):
+                st.from_cache, st.computed = runner.hits, runner.computed
+            else:
+                st.computed = len(labels)
+            stats.append(st)
+            if echo:
+                if isinstance(runner, CachedBackend):
+                    how = f"{st.from_cache} from cache, {st.computed} computed"
+                else:
+                    how = "cache not used" if backend.cacheable else "no model run"
+                echo(f"{spec}: {st.pairs} pairs labelled ({how})")
+            results.append((spec, labels))
+            described.append({**backend.describe(), "pairs_labelled": len(labels)})
+
+        files_info = []
+        for path in dict.fromkeys(triple_paths):
+            files_info.append({
+                "path": str(path),
+                "sha256": hash_file(path),
+                "n_triples": sum(1 for t in triples if t.source == str(path)),
+            })
+    finally:
+        if cache is not None:
+            cache.close()
+
+    summary = {
+        "models": summarize(triples, results),
+        "datasets": list(dict.fromkeys(t.dataset for t in triples)),
+        "rules": {r.key: {"name": r.name, "definition": r.description} for r in RULES},
+        "extras_note": EXTRAS_NOTE,
+        "provenance": {
+            "transnli_version": _version(),
+            "triples_files": files_info,
+            "n_triples": len(triples),
+            "n_unique_pairs": {
+                "p_h": len(unique_pairs(triples, (PH,))),
+                "h_h2": len(unique_pairs(triples, (HH2,))),
+                "h2_h": len(unique_pairs(triples, (H2H,))),
+                "p_h2": len(unique_pairs(triples, (PH2,))),
+            },
+            "config": {
+                "all_pairs": all_pairs,
+                "batch_size": batch_size,
+                "device": device,
+                "dtype": dtype,
+                "max_length": max_length,
+                "label_map": label_map,
+            },
+            "models": described,
+        },
+    }
+    out = Path(out_dir)
+    rows = (prediction_row(t, spec, labels) for spec, labels in results for t in triples)
+    gen_rows = find_generation_stats(triple_paths, triples)
+    files = write_outputs(out, summary, rows, gen_rows, plots=plots)
+    return EvaluationResult(summary=summary, out_dir=out, files=files, stats=stats)

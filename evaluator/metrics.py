@@ -1,0 +1,131 @@
+"""Metrics as pure functions of labels, per model x dataset.
+
+- n_triples;
+- accuracy of M(P,H) against gold, over the distinct (P,H) pairs that have a gold label (a
+  sentence with several H' still counts once), null when none has one (the paper's Table 1);
+- mutual-entailment and mutual-contradiction rates of (H,H') over all triples (Tables 3, 2);
+- per rule: cases (antecedent holds), violations, rate (null when no case) and a Wilson 95%
+  interval (Table 4; small denominators such as 0/3 need the interval beside them);
+- beyond the paper, under "extras": the substitution rule and contradiction symmetry.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .labels import LABELS, C, E
+from .rules import RULES, contradiction_symmetry, evaluate_triple, mutual, substitution
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+EXTRAS_NOTE = (
+    "Beyond the paper: substitution = mutual E between H and H' means M(P,H') should equal M(P,H) "
+    "(also covers C and E -> C); contradiction_symmetry = M(H,H')=C but M(H',H)!=C."
+)
+
+
+@dataclass(frozen=True)
+class TripleLabels:
+    """One triple's labels under one model. `ph2` is None where it was not computed; `pair` is any
+    key of the (P,H) pair (used to count each gold pair once for accuracy)."""
+
+    ph: str
+    hh2: str
+    h2h: str
+    ph2: str | None = None
+    gold: str | None = None
+    pair: Hashable | None = None
+
+
+def wilson_interval(k: int, n: int, z: float = Z95) -> list[float] | None:
+    """Wilson score interval for k successes in n trials ([lo, hi]); None when n == 0."""
+    if n <= 0:
+        return None
+    if not 0 <= k <= n:
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    p = k / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    center = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    lo = 0.0 if k == 0 else max(0.0, center - half)
+    hi = 1.0 if k == n else min(1.0, center + half)
+    return [lo, hi]
+
+
+def ratio(k: int, n: int) -> float | None:
+    return k / n if n else None
+
+
+def rate_cell(cases: int, violations: int, **extra: Any) -> dict[str, Any]:
+    return {**extra, "cases": cases, "violations": violations,
+            "rate": ratio(violations, cases), "ci95": wilson_interval(violations, cases)}
+
+
+def accuracy(rows: Iterable[TripleLabels]) -> tuple[float | None, int]:
+    """(accuracy of M(P,H) against gold over distinct gold pairs, number of such pairs)."""
+    judged: dict[Any, bool] = {}
+    for i, r in enumerate(rows):
+        if r.gold is None:
+            continue
+        key = (r.pair, r.gold) if r.pair is not None else i
+        judged.setdefault(key, r.ph == r.gold)
+    n = len(judged)
+    return ratio(sum(judged.values()), n), n
+
+
+def dataset_metrics(rows: Iterable[TripleLabels]) -> dict[str, Any]:
+    """Everything reported for one model on one dataset (the dataset name is added by callers)."""
+    rows = list(rows)
+    n = len(rows)
+    acc, n_gold = accuracy(rows)
+    cases: Counter[str] = Counter()
+    violations: Counter[str] = Counter()
+    mutual_counts: Counter[str] = Counter()
+    subst = [0, 0]  # cases, violations
+    csym = [0, 0]
+    label_counts: dict[str, Counter[str]] = {k: Counter() for k in ("p_h", "h_h2", "h2_h", "p_h2")}
+    for r in rows:
+        m = mutual(r.hh2, r.h2h)
+        if m is not None:
+            mutual_counts[m] += 1
+        outcome = evaluate_triple(r.ph, r.hh2, r.h2h, r.ph2)
+        if outcome.rule is not None:
+            cases[outcome.rule] += 1
+            violations[outcome.rule] += bool(outcome.violated)
+        s = substitution(r.ph, r.hh2, r.h2h, r.ph2)
+        if s is not None:
+            subst[0] += 1
+            subst[1] += s
+        cs = contradiction_symmetry(r.hh2, r.h2h)
+        if cs is not None:
+            csym[0] += 1
+            csym[1] += cs
+        for kind, label in (("p_h", r.ph), ("h_h2", r.hh2), ("h2_h", r.h2h), ("p_h2", r.ph2)):
+            if label is not None:
+                label_counts[kind][label] += 1
+    return {
+        "n_triples": n,
+        "accuracy": acc,
+        "accuracy_pairs": n_gold,
+        "mutual_entailment_rate": ratio(mutual_counts[E], n),
+        "mutual_contradiction_rate": ratio(mutual_counts[C], n),
+        "mutual_entailment": mutual_counts[E],
+        "mutual_contradiction": mutual_counts[C],
+        "rules": {
+            rule.key: rate_cell(cases[rule.key], violations[rule.key], name=rule.name)
+            for rule in RULES
+        },
+        "extras": {
+            "beyond_paper": True,
+            "substitution": rate_cell(subst[0], subst[1], name="mutual E => M(P,H')=M(P,H)"),
+            "contradiction_symmetry": rate_cell(csym[0], csym[1], name="M(H,H')=C => M(H',H)=C"),
+        },
+        "label_counts": {
+            kind: {label: counts[label] for label in LABELS} for kind, counts in label_counts.items()
+        },
+    }

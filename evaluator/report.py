@@ -1,0 +1,366 @@
+"""Writing the results: predictions.jsonl, summary.json, report.md, tables/*.csv, plots/*.png.
+
+Every file is deterministic: the same triples, models and options give byte-identical files
+(fixed order, sorted or fixed keys, no timestamps; PNGs without a Software stamp).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .rules import RULES
+from .triples import Triple
+
+DASH = "–"
+EXTRA_KEYS = ("substitution", "contradiction_symmetry")
+
+
+# --------------------------------------------------------------------------- formatting
+def pct(x: float | None, digits: int = 1) -> str:
+    return DASH if x is None else f"{100 * x:.{digits}f}%"
+
+
+def rate_with_ci(cell: dict[str, Any]) -> str:
+    """"12.5% [5.1, 27.0] (3/24)"; "– (0/0)" when no case."""
+    if cell.get("rate") is None:
+        return f"{DASH} (0/0)"
+    lo, hi = cell["ci95"]
+    return (f"{pct(cell['rate'])} [{100 * lo:.1f}, {100 * hi:.1f}] "
+            f"({cell['violations']}/{cell['cases']})")
+
+
+def count_rate(rate: float | None, k: int, n: int) -> str:
+    return f"{pct(rate)} ({k}/{n})"
+
+
+def _md(df) -> str:
+    return df.to_markdown(index=False, disable_numparse=True)
+
+
+def _csv(df, path: Path) -> None:
+    df.to_csv(path, index=False, lineterminator="\n", float_format="%.6f")
+
+
+# --------------------------------------------------------------------------- tables
+def _cells(summary: dict[str, Any]):
+    """(dataset, model spec, metrics) in dataset then model order."""
+    for dataset in summary["datasets"]:
+        for model in summary["models"]:
+            for entry in model["datasets"]:
+                if entry["dataset"] == dataset:
+                    yield dataset, model["model"], entry
+
+
+def wide_table(summary: dict[str, Any], value, numeric: bool):
+    """Datasets as rows, models as columns; `value(entry, numeric)` gives a cell."""
+    import pandas as pd
+
+    models = [m["model"] for m in summary["models"]]
+    rows = {d: {"dataset": d} for d in summary["datasets"]}
+    for dataset, model, entry in _cells(summary):
+        rows[dataset][model] = value(entry, numeric)
+    return pd.DataFrame(list(rows.values()), columns=["dataset", *models])
+
+
+def accuracy_table(summary, numeric=False):
+    def value(e, num):
+        if num:
+            return e["accuracy"]
+        if e["accuracy"] is None:
+            return DASH
+        right = round(e["accuracy"] * e["accuracy_pairs"])
+        return count_rate(e["accuracy"], right, e["accuracy_pairs"])
+
+    return wide_table(summary, value, numeric)
+
+
+def mutual_table(summary, which: str, numeric=False):
+    key = f"mutual_{which}"
+
+    def value(e, num):
+        if num:
+            return e[f"{key}_rate"]
+        return count_rate(e[f"{key}_rate"], e[key], e["n_triples"])
+
+    return wide_table(summary, value, numeric)
+
+
+def rules_table(summary, extras: bool = False):
+    """Table 4 layout: one row per (dataset, rule), models as columns, cells rate [CI] (k/n)."""
+    import pandas as pd
+
+    models = [m["model"] for m in summary["models"]]
+    keys = EXTRA_KEYS if extras else tuple(r.key for r in RULES)
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for dataset, model, entry in _cells(summary):
+        source = entry["extras"] if extras else entry["rules"]
+        for key in keys:
+            cell = source[key]
+            row = rows.setdefault((dataset, key), {"dataset": dataset, "rule": key,
+                                                   "name": cell["name"]})
+            row[model] = rate_with_ci(cell)
+    return pd.DataFrame(list(rows.values()), columns=["dataset", "rule", "name", *models])
+
+
+def rules_long(summary, extras: bool = False):
+    """The numbers behind Table 4 (or the extras), one row per dataset x rule x model."""
+    import pandas as pd
+
+    keys = EXTRA_KEYS if extras else tuple(r.key for r in RULES)
+    rows = []
+    for dataset, model, entry in _cells(summary):
+        source = entry["extras"] if extras else entry["rules"]
+        for key in keys:
+            c = source[key]
+            lo, hi = c["ci95"] if c["ci95"] else (None, None)
+            rows.append({"dataset": dataset, "rule": key, "name": c["name"], "model": model,
+                         "cases": c["cases"], "violations": c["violations"], "rate": c["rate"],
+                         "ci95_low": lo, "ci95_high": hi})
+    cols = ["dataset", "rule", "name", "model", "cases", "violations", "rate", "ci95_low", "ci95_high"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+# --------------------------------------------------------------------------- Table 9
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        return None
+    return value
+
+
+def _stats_row(dataset: str, data: dict[str, Any]) -> dict[str, Any] | None:
+    row = {
+        "dataset": dataset,
+        "sentences_read": _num(data.get("sentences_read")),
+        "candidates_built": _num(data.get("candidates_built")),
+        "triples_accepted": _num(data.get("triples_accepted")),
+        "acceptance_rate": _num(data.get("acceptance_rate")),
+    }
+    if row["acceptance_rate"] is None and row["candidates_built"] and row["triples_accepted"] is not None:
+        row["acceptance_rate"] = row["triples_accepted"] / row["candidates_built"]
+    if all(row[k] is None for k in row if k != "dataset"):
+        return None
+    return row
+
+
+def find_generation_stats(triple_paths: Sequence[Path], triples: Sequence[Triple]) -> list[dict[str, Any]]:
+    """Table 9 rows from the generator's stats.json beside each triples file (read defensively:
+    missing keys stay empty, a broken file is skipped)."""
+    rows: list[dict[str, Any]] = []
+    seen: set[Path] = set()
+    for path in dict.fromkeys(Path(p) for p in triple_paths):
+        stem = path.name.split(".")[0]
+        for candidate in (path.parent / f"{stem}.stats.json", path.parent / "stats.json"):
+            if not candidate.is_file():
+                continue
+            resolved = candidate.resolve()
+            if resolved in seen:
+                break
+            seen.add(resolved)
+            try:
+                data = json.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                break
+            if not isinstance(data, dict):
+                break
+            per = data.get("per_dataset") or data.get("datasets")
+            if isinstance(per, dict) and per and all(isinstance(v, dict) for v in per.values()):
+                for name, sub in per.items():
+                    row = _stats_row(str(name), sub)
+                    if row:
+                        rows.append(row)
+                break
+            names = list(dict.fromkeys(t.dataset for t in triples if t.source == str(path)))
+            name = data.get("dataset") if isinstance(data.get("dataset"), str) else (
+                names[0] if len(names) == 1 else stem)
+            row = _stats_row(name, data)
+            if row:
+                rows.append(row)
+            break
+    return rows
+
+
+def table9(rows: list[dict[str, Any]], numeric: bool = False):
+    import pandas as pd
+
+    cols = ["dataset", "sentences_read", "candidates_built", "triples_accepted", "acceptance_rate"]
+    df = pd.DataFrame(rows, columns=cols)
+    if not numeric:
+        df = df.astype(object)
+        for col in cols[1:4]:
+            df[col] = [DASH if v is None or (isinstance(v, float) and math.isnan(v)) else f"{int(v)}"
+                       for v in df[col]]
+        df["acceptance_rate"] = [pct(None if v is None or (isinstance(v, float) and math.isnan(v)) else v)
+                                 for v in df["acceptance_rate"]]
+    return df
+
+
+# --------------------------------------------------------------------------- report.md
+def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]]) -> str:
+    prov = summary["provenance"]
+    lines = ["# transnli evaluation report", ""]
+    lines.append(f"{prov['n_triples']} triples from "
+                 + ", ".join(f"`{f['path']}` ({f['n_triples']})" for f in prov["triples_files"])
+                 + "; datasets: " + ", ".join(summary["datasets"]) + ".")
+    lines += ["", "Models:", ""]
+    for m in prov["models"]:
+        lines.append(f"- `{m['spec']}`: identity `{m['identity']}`, {m['pairs_labelled']} pairs labelled")
+    lines += ["", "Pairs: (P,H), (H,H'), (H',H) for every triple; (P,H') "
+              + ("for every triple (--all-pairs)." if prov["config"]["all_pairs"]
+                 else "only where (H,H') is mutual entailment or mutual contradiction."), ""]
+
+    lines += ["## Table 1. Accuracy of M(P,H) against gold labels", "",
+              "Over the distinct (P,H) pairs that have a gold label; – where none has one.", "",
+              _md(accuracy_table(summary)), ""]
+    lines += ["## Table 2. Mutual contradiction rate of (H,H')", "",
+              "M(H,H') = M(H',H) = contradiction, over all triples.", "",
+              _md(mutual_table(summary, "contradiction")), ""]
+    lines += ["## Table 3. Mutual entailment rate of (H,H')", "",
+              "M(H,H') = M(H',H) = entailment, over all triples.", "",
+              _md(mutual_table(summary, "entailment")), ""]
+    lines += ["## Table 4. Inconsistency rates of the four transitive rules", "",
+              "Violations / cases (triples whose antecedent holds), with a Wilson 95% interval.", ""]
+    for rule in RULES:
+        lines.append(f"- {rule.key} `{rule.name}`: {rule.description}")
+    lines += ["", _md(rules_table(summary)), ""]
+    lines += ["## Beyond the paper", "",
+              "- substitution: (H,H') mutual entailment means H and H' are interchangeable, so "
+              "M(P,H') should equal M(P,H) (this also covers C and E -> C);",
+              "- contradiction_symmetry: M(H,H') = C but M(H',H) != C.", "",
+              _md(rules_table(summary, extras=True)), ""]
+    if gen_rows:
+        lines += ["## Table 9. Acceptance rate of generated sentences", "",
+                  "From the generator's stats.json beside the triples.", "",
+                  _md(table9(gen_rows)), ""]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- plots
+def _short_names(specs: Sequence[str]) -> list[str]:
+    short = [s.rstrip("/").replace("\\", "/").split("/")[-1] or s for s in specs]
+    return short if len(set(short)) == len(short) else list(specs)
+
+
+def _save(fig, path: Path) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    fig.savefig(path, format="png", dpi=100, metadata={"Software": None})
+
+
+def plot_heatmap(summary: dict[str, Any], path: Path) -> None:
+    """Violation rate per model (rows) x dataset and rule (columns)."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    models = summary["models"]
+    cols = [(d, r.key, r.name) for d in summary["datasets"] for r in RULES]
+    data = np.full((len(models), len(cols)), np.nan)
+    for i, m in enumerate(models):
+        by_ds = {e["dataset"]: e for e in m["datasets"]}
+        for j, (d, key, _) in enumerate(cols):
+            rate = by_ds[d]["rules"][key]["rate"]
+            if rate is not None:
+                data[i, j] = rate
+    fig = Figure(figsize=(max(6.0, 0.6 * len(cols) + 3), max(2.5, 0.6 * len(models) + 2)))
+    ax = fig.add_subplot(1, 1, 1)
+    import matplotlib
+
+    cmap = matplotlib.colormaps["Reds"].with_extremes(bad="#e6e6e6")  # grey: no case, no rate
+    im = ax.imshow(np.ma.masked_invalid(data), vmin=0.0, vmax=1.0, cmap=cmap, aspect="auto")
+    ax.set_xticks(range(len(cols)), [f"{d}\n{name}" for d, _, name in cols], rotation=90, fontsize=7)
+    ax.set_yticks(range(len(models)), _short_names([m["model"] for m in models]), fontsize=8)
+    for i in range(len(models)):
+        for j in range(len(cols)):
+            text = "n/a" if np.isnan(data[i, j]) else f"{100 * data[i, j]:.0f}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=6,
+                    color="white" if not np.isnan(data[i, j]) and data[i, j] > 0.6 else "black")
+    fig.colorbar(im, ax=ax, label="violation rate")
+    ax.set_title("Inconsistency rate per model x dataset x rule")
+    fig.tight_layout()
+    _save(fig, path)
+
+
+def plot_mutual(summary: dict[str, Any], path: Path) -> None:
+    """Mutual entailment and mutual contradiction rates: bars per dataset, one per model."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    models = summary["models"]
+    datasets = summary["datasets"]
+    names = _short_names([m["model"] for m in models])
+    fig = Figure(figsize=(max(6.0, 1.2 * len(datasets) * max(1, len(models)) / 2 + 3), 4))
+    width = 0.8 / max(1, len(models))
+    x = np.arange(len(datasets))
+    for k, which in enumerate(("entailment", "contradiction")):
+        ax = fig.add_subplot(1, 2, k + 1)
+        for i, m in enumerate(models):
+            by_ds = {e["dataset"]: e for e in m["datasets"]}
+            values = [by_ds[d][f"mutual_{which}_rate"] or 0.0 for d in datasets]
+            ax.bar(x + (i - (len(models) - 1) / 2) * width, values, width, label=names[i])
+        ax.set_xticks(x, datasets, rotation=30, fontsize=8)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"mutual {which}")
+        ax.set_ylabel("share of triples")
+        if k == 0:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    _save(fig, path)
+
+
+# --------------------------------------------------------------------------- files
+def write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n",
+                    encoding="utf-8")
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def write_outputs(out_dir: Path, summary: dict[str, Any], prediction_rows: Iterable[dict[str, Any]],
+                  gen_rows: list[dict[str, Any]], plots: bool = True) -> list[Path]:
+    """Write every output file; returns their paths. `gen_rows`: Table 9 (may be empty)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "tables").mkdir(exist_ok=True)
+    files: list[Path] = []
+
+    p = out_dir / "predictions.jsonl"
+    write_jsonl(p, prediction_rows)
+    files.append(p)
+    p = out_dir / "summary.json"
+    write_json(p, summary)
+    files.append(p)
+
+    p = out_dir / "report.md"
+    p.write_text(render_report(summary, gen_rows), encoding="utf-8")
+    files.append(p)
+
+    tables = {
+        "table1_accuracy.csv": accuracy_table(summary, numeric=True),
+        "table2_mutual_contradiction.csv": mutual_table(summary, "contradiction", numeric=True),
+        "table3_mutual_entailment.csv": mutual_table(summary, "entailment", numeric=True),
+        "table4_rules.csv": rules_long(summary),
+        "extras_beyond_paper.csv": rules_long(summary, extras=True),
+    }
+    if gen_rows:
+        tables["table9_acceptance.csv"] = table9(gen_rows, numeric=True)
+    for name, df in tables.items():
+        p = out_dir / "tables" / name
+        _csv(df, p)
+        files.append(p)
+
+    if plots:
+        (out_dir / "plots").mkdir(exist_ok=True)
+        p = out_dir / "plots" / "violation_heatmap.png"
+        plot_heatmap(summary, p)
+        files.append(p)
+        p = out_dir / "plots" / "mutual_rates.png"
+        plot_mutual(summary, p)
+        files.append(p)
+    return files

@@ -1,0 +1,54 @@
+"""Which sentence pairs a run must label.
+
+Per triple (P, H, H') there are four pairs; each *unique* pair is labelled once per model (a
+premise shared by many triples costs one call). (P,H') matters only where (H,H') is mutual E or
+mutual C — every rule, the paper's and the extras, needs nothing else — so by default it is asked
+for in a second stage, only there. `all_pairs=True` asks for it everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from .backends.base import Pair
+from .rules import needs_ph2
+from .triples import Triple
+
+PH, HH2, H2H, PH2 = "p_h", "h_h2", "h2_h", "p_h2"
+KINDS: tuple[str, str, str, str] = (PH, HH2, H2H, PH2)
+KIND_TITLES = {PH: "(P,H)", HH2: "(H,H')", H2H: "(H',H)", PH2: "(P,H')"}
+
+_PAIR: dict[str, Callable[[Triple], Pair]] = {
+    PH: lambda t: (t.premise, t.hypothesis),
+    HH2: lambda t: (t.hypothesis, t.modified),
+    H2H: lambda t: (t.modified, t.hypothesis),
+    PH2: lambda t: (t.premise, t.modified),
+}
+
+
+def pair_for(triple: Triple, kind: str) -> Pair:
+    """The (premise, hypothesis) the model sees for one kind of pair of a triple."""
+    return _PAIR[kind](triple)
+
+
+def unique_pairs(triples: Iterable[Triple], kinds: Sequence[str] = KINDS) -> list[Pair]:
+    """The distinct pairs of the given kinds, in first-seen order (triple by triple)."""
+    out: dict[Pair, None] = {}
+    for t in triples:
+        for kind in kinds:
+            out.setdefault(_PAIR[kind](t), None)
+    return list(out)
+
+
+def first_stage(triples: Sequence[Triple], all_pairs: bool = False) -> list[Pair]:
+    """Pairs needed before anything is known: (P,H), (H,H'), (H',H) (and (P,H') if all_pairs)."""
+    return unique_pairs(triples, KINDS if all_pairs else (PH, HH2, H2H))
+
+
+def second_stage(triples: Sequence[Triple], label_of: Mapping[Pair, str]) -> list[Pair]:
+    """(P,H') for the triples whose (H,H') is mutual E or C, given first-stage labels."""
+    out: dict[Pair, None] = {}
+    for t in triples:
+        if needs_ph2(label_of[pair_for(t, HH2)], label_of[pair_for(t, H2H)]):
+            out.setdefault(pair_for(t, PH2), None)
+    return list(out)

@@ -1,0 +1,445 @@
+"""Acceptability checks: is the modified sentence acceptable English?
+
+Backends: ``cola`` (the paper's: a transformers sequence classifier fine-tuned on CoLA, default
+textattack/bert-base-uncased-CoLA, judged by P(acceptable) >= threshold), ``link-grammar`` (CMU's
+Link Grammar parser, offline: a sentence it cannot parse without skipping words is suspect) and
+``none``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from generator.checks.base import BackendUnavailable, Check, CheckResult
+
+ACCEPTABILITY_BACKENDS = ("cola", "link-grammar", "none")
+DEFAULT_COLA_MODEL = "textattack/bert-base-uncased-CoLA"
+
+_ACCEPTABLE_NAMES = {"acceptable", "grammatical", "correct", "good"}
+_UNACCEPTABLE_NAMES = {"unacceptable", "ungrammatical", "incorrect", "bad", "not_acceptable"}
+
+
+def _check_lengths(originals: Sequence[str], candidates: Sequence[str]) -> None:
+    if len(originals) != len(candidates):
+        raise ValueError(f"check_many: {len(originals)} originals but {len(candidates)} candidates")
+
+
+# -------------------------------------------------------------------------------------- CoLA
+class ColaAcceptability:
+    """A CoLA classifier: the candidate is acceptable when P(acceptable) >= threshold.
+
+    model: hub id or local folder (a folder is loaded with local_files_only). The acceptable
+    class is taken from ``config.id2label`` when its names say so ("acceptable"/"unacceptable",
+    ...); otherwise it is ``acceptable_label`` (default 1, right for the textattack checkpoints,
+    whose labels are LABEL_0/LABEL_1). A single-logit head is read as sigmoid(logit).
+    The candidate is judged alone (acceptability is absolute in the paper); originals are unused.
+    Inference is batched under torch.inference_mode, sentences sorted by token length so that a
+    batch pads little; results come back in input order."""
+
+    name = "acceptability"
+    backend = "cola"
+
+    def __init__(
+        self,
+        model: str = DEFAULT_COLA_MODEL,
+        *,
+        threshold: float = 0.5,
+        batch_size: int = 32,
+        device: str = "auto",
+        max_length: int = 128,
+        acceptable_label: int | None = None,
+        local_files_only: bool | None = None,
+    ) -> None:
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"cola threshold must be in [0, 1], got {threshold}")
+        if batch_size < 1 or max_length < 2:
+            raise ValueError("batch_size must be >= 1 and max_length >= 2")
+        self.model_name = str(model)
+        self.threshold = float(threshold)
+        self.batch_size = int(batch_size)
+        self.max_length = int(max_length)
+        how = (
+            f"on a machine with network run `huggingface-cli download {DEFAULT_COLA_MODEL}` "
+            "(or `hf download ...`), copy the folder here and pass --cola-model PATH; or switch "
+            "with --acceptability link-grammar (offline) or --acceptability none"
+        )
+        try:
+            import torch
+            import transformers  # noqa: F401
+        except ImportError as e:
+            raise BackendUnavailable(
+                f"acceptability backend 'cola' needs torch and transformers ({e}). "
+                "pip install torch transformers, or use --acceptability link-grammar"
+            ) from e
+        self._torch = torch
+        self.device = _resolve_device(torch, device)
+
+        path = Path(self.model_name).expanduser()
+        self._folder: Path | None = path if path.is_dir() else None
+        if self._folder is None and _looks_like_path(self.model_name):
+            raise BackendUnavailable(
+                f"acceptability backend 'cola': model folder {self.model_name} does not exist. "
+                f"To get the paper's model: {how}"
+            )
+        try:
+            if self._folder is not None:
+                self._load(str(self._folder), local_files_only=True)
+            else:
+                self._load_hub(self.model_name, bool(local_files_only))
+        except BackendUnavailable:
+            raise
+        except Exception as e:  # noqa: BLE001 - OSError offline, ValueError for odd folders...
+            first_line = str(e).splitlines()[0][:300] if str(e) else ""
+            raise BackendUnavailable(
+                f"acceptability backend 'cola': the model {self.model_name!r} could not be loaded "
+                f"({type(e).__name__}: {first_line}). To fix: {how}"
+            ) from e
+        self.model.to(self.device)
+        self.model.eval()
+        self.num_labels = int(self.model.config.num_labels)
+        self.acceptable_index = self._acceptable_index(acceptable_label)
+        self._version: str | None = None
+
+    def _load(self, source: str, *, local_files_only: bool) -> None:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_files_only)
+        self.model = AutoModelForSequenceClassification.from_pretrained(
+            source, local_files_only=local_files_only
+        )
+
+    def _load_hub(self, model_id: str, local_files_only: bool) -> None:
+        """The Hugging Face cache first (no network at all); the hub only when it answers.
+        Offline, huggingface_hub retries for most of a minute before giving up: a quick probe
+        of the endpoint makes a missing model fail at once instead."""
+        try:
+            self._load(model_id, local_files_only=True)
+            return
+        except Exception as cached_error:  # noqa: BLE001
+            if local_files_only or _hub_offline():
+                raise cached_error from None
+        reachable, why = _hub_reachable()
+        if not reachable:
+            raise OSError(f"{model_id} is not in the Hugging Face cache and the hub cannot be "
+                          f"reached ({why})")
+        self._load(model_id, local_files_only=False)
+
+    def _acceptable_index(self, acceptable_label: int | None) -> int:
+        if self.num_labels == 1:
+            return 0
+        if acceptable_label is not None:
+            if not 0 <= acceptable_label < self.num_labels:
+                raise ValueError(
+                    f"acceptable_label {acceptable_label} out of range for {self.num_labels} labels"
+                )
+            return acceptable_label
+        id2label = {int(k): str(v).strip().lower() for k, v in self.model.config.id2label.items()}
+        hits = [i for i, n in id2label.items() if n in _ACCEPTABLE_NAMES]
+        if len(hits) == 1:
+            return hits[0]
+        others = [i for i, n in id2label.items() if n in _UNACCEPTABLE_NAMES]
+        if self.num_labels == 2 and len(others) == 1:
+            return 1 - others[0]
+        return 1  # LABEL_0/LABEL_1 (textattack): 1 = acceptable
+
+    def scores(self, sentences: Sequence[str]) -> list[float]:
+        """P(acceptable) for each sentence, in input order."""
+        torch = self._torch
+        unique = list(dict.fromkeys(sentences))
+        if not unique:
+            return []
+        lengths = self.tokenizer(unique, truncation=True, max_length=self.max_length)["input_ids"]
+        order = sorted(range(len(unique)), key=lambda i: (len(lengths[i]), i))
+        probs: dict[str, float] = {}
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                texts = [unique[i] for i in order[start:start + self.batch_size]]
+                enc = self.tokenizer(
+                    texts, truncation=True, max_length=self.max_length, padding=True,
+                    return_tensors="pt",
+                ).to(self.device)
+                logits = self.model(**enc).logits.float()
+                if self.num_labels == 1:
+                    p = torch.sigmoid(logits[:, 0])
+                else:
+                    p = torch.softmax(logits, dim=-1)[:, self.acceptable_index]
+                for text, value in zip(texts, p.cpu().tolist(), strict=True):
+                    probs[text] = float(value)
+        return [probs[s] for s in sentences]
+
+    def check_many(
+        self, originals: Sequence[str], candidates: Sequence[str]
+    ) -> list[CheckResult]:
+        _check_lengths(originals, candidates)
+        results = []
+        for p in self.scores(candidates):
+            score = round(p, 6)
+            passed = p >= self.threshold
+            reason = "" if passed else f"cola: P(acceptable) {score:.3f} < {self.threshold}"
+            results.append(
+                CheckResult("cola", passed, {"score": score, "threshold": self.threshold}, reason)
+            )
+        return results
+
+    def version(self) -> str:
+        """Model name and a short fingerprint: the hub revision when loaded from the hub, else a
+        hash of the folder's config and weights files."""
+        if self._version is None:
+            rev = getattr(self.model.config, "_commit_hash", None)
+            if rev and self._folder is None:
+                tag = str(rev)[:12]
+            else:
+                tag = _fingerprint(self._folder) if self._folder else "unknown"
+            self._version = f"{self.model_name}@{tag}"
+        return self._version
+
+
+def _hub_offline() -> bool:
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    try:
+        from huggingface_hub import constants
+
+        return bool(getattr(constants, "HF_HUB_OFFLINE", False))
+    except ImportError:  # pragma: no cover
+        return False
+
+
+def _hub_reachable(timeout: float = 5.0) -> tuple[bool, str]:
+    """Whether the Hugging Face endpoint answers at all (any HTTP status counts)."""
+    import requests
+
+    try:
+        from huggingface_hub import constants
+
+        endpoint = constants.ENDPOINT
+    except ImportError:  # pragma: no cover
+        endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    try:
+        requests.head(endpoint, timeout=timeout, allow_redirects=False)
+        return True, ""
+    except requests.RequestException as e:
+        return False, f"{endpoint}: {type(e).__name__}"
+
+
+def _looks_like_path(name: str) -> bool:
+    """A hub id is 'name' or 'owner/name'; anything else is meant as a folder."""
+    return (
+        name.startswith(("/", ".", "~"))
+        or name.count("/") > 1
+        or os.sep != "/" and os.sep in name
+    )
+
+
+def _resolve_device(torch: Any, device: str) -> str:
+    device = (device or "auto").lower()
+    mps = getattr(torch.backends, "mps", None)
+    mps_ok = bool(mps and mps.is_available())
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "mps" if mps_ok else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise BackendUnavailable(
+            "acceptability backend 'cola': device cuda requested but torch sees no CUDA device "
+            f"(torch {torch.__version__}); use --device cpu or --device auto"
+        )
+    if device == "mps" and not mps_ok:
+        raise BackendUnavailable("acceptability backend 'cola': device mps is not available; "
+                                 "use --device cpu or --device auto")
+    return device
+
+
+def _fingerprint(folder: Path) -> str:
+    """sha256 over config.json and the weight files (name and content), first 12 hex digits."""
+    h = hashlib.sha256()
+    files = [folder / "config.json", *sorted(folder.glob("*.safetensors")), *sorted(folder.glob("*.bin"))]
+    for f in files:
+        if not f.is_file():
+            continue
+        h.update(f.name.encode())
+        with f.open("rb") as fh:
+            for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()[:12]
+
+
+# ------------------------------------------------------------------------------ link-grammar
+class LinkGrammarAcceptability:
+    """CMU Link Grammar: a sentence needs ``null_count`` skipped words to parse (0 = fully parsed).
+
+    relative=True (default): the candidate passes when it needs no more skipped words than its
+    original. The paper's check is absolute, but link-grammar is stricter than a CoLA model on
+    real NLI text: fragments ("A man on a bike."), transcribed speech ("uh-huh yeah i i think")
+    and captions often do not fully parse (about a fifth of WordNet's own example sentences do
+    not). In absolute mode all those hypotheses would lose every candidate, whatever the swap
+    did; relative mode rejects what the swap broke, which is the question this check answers.
+    relative=False: the paper's absolute reading, pass iff null_count == 0.
+
+    A sentence that cannot be parsed at all (empty, or the parse ran past ``parse_timeout``
+    seconds) has null_count None: it fails, except in relative mode when its original could not
+    be parsed either. Results are cached per sentence (originals repeat a lot)."""
+
+    name = "acceptability"
+    backend = "link-grammar"
+
+    def __init__(
+        self,
+        *,
+        relative: bool = True,
+        parse_timeout: int = 3,
+        language: str = "en",
+        cache_size: int = 65536,
+    ) -> None:
+        how = (
+            "apt-get install python3-link-grammar link-grammar-dictionaries-en (Debian/Ubuntu); "
+            "scripts/setup.sh then links the binding into .venv. Or switch with "
+            "--acceptability cola or --acceptability none"
+        )
+        try:
+            import linkgrammar
+            from linkgrammar import Dictionary, ParseOptions, Sentence
+        except ImportError as e:
+            raise BackendUnavailable(
+                f"acceptability backend 'link-grammar': the Python binding is missing ({e}). "
+                f"To fix: {how}"
+            ) from e
+        try:
+            self._dict = Dictionary(language)
+        except Exception as e:  # noqa: BLE001 - LG_DictionaryError and friends
+            raise BackendUnavailable(
+                f"acceptability backend 'link-grammar': dictionary {language!r} could not be "
+                f"loaded ({type(e).__name__}: {e}). To fix: {how}"
+            ) from e
+        self._lg = linkgrammar
+        self._Sentence = Sentence
+        self._opts = ParseOptions(
+            min_null_count=0,
+            max_null_count=999,
+            max_parse_time=max(1, int(parse_timeout)),
+            linkage_limit=1,  # the null count is known before linkages are extracted
+            verbosity=0,
+        )
+        self.relative = relative
+        self.parse_timeout = parse_timeout
+        self.language = language
+        self._cache: dict[str, int | None] = {}
+        self._cache_size = cache_size
+
+    def null_count(self, sentence: str) -> int | None:
+        """Words the parser must skip to parse the sentence; None when it cannot parse it."""
+        if sentence in self._cache:
+            return self._cache[sentence]
+        n = self._parse(sentence)
+        if len(self._cache) >= self._cache_size:
+            self._cache.clear()
+        self._cache[sentence] = n
+        return n
+
+    def _parse(self, sentence: str) -> int | None:
+        # The C library aborts the whole process on an empty string: never send one.
+        if not sentence.strip():
+            return None
+        try:
+            sent = self._Sentence(sentence, self._dict, self._opts)
+            linkages = sent.parse()
+            if len(linkages) == 0:
+                return None
+            return int(sent.null_count())
+        except self._lg.LG_TimerExhausted:
+            return None
+        except self._lg.LG_Error:
+            return None
+
+    def check_many(
+        self, originals: Sequence[str], candidates: Sequence[str]
+    ) -> list[CheckResult]:
+        _check_lengths(originals, candidates)
+        results = []
+        for orig, cand in zip(originals, candidates, strict=True):
+            n = self.null_count(cand)
+            details: dict[str, Any] = {"null_count": n}
+            if self.relative:
+                m = self.null_count(orig)
+                details["null_count_original"] = m
+                # No parse of the candidate passes only when the original had none either.
+                passed = (m is None) if n is None else (m is None or n <= m)
+                limit = m
+            else:
+                passed = n == 0
+                limit = 0
+            reason = ""
+            if not passed:
+                if n is None:
+                    reason = "link-grammar: no parse (empty sentence or parse timed out)"
+                else:
+                    reason = f"link-grammar: {n} word(s) left unlinked, more than {limit}"
+            results.append(CheckResult("link-grammar", passed, details, reason))
+        return results
+
+    def version(self) -> str:
+        mode = "relative" if self.relative else "absolute"
+        dict_version = ""
+        with contextlib.suppress(Exception):
+            dict_version = f", dict {self._dict.linkgrammar_get_dict_version()}"
+        return f"link-grammar {self._lg.__version__} ({self.language}{dict_version}, {mode})"
+
+
+# -------------------------------------------------------------------------------------- none
+class NoAcceptability:
+    """Acceptability checking switched off: every candidate passes."""
+
+    name = "acceptability"
+    backend = "none"
+
+    def check_many(
+        self, originals: Sequence[str], candidates: Sequence[str]
+    ) -> list[CheckResult]:
+        _check_lengths(originals, candidates)
+        return [CheckResult("none", True) for _ in candidates]
+
+    def version(self) -> str:
+        return "none"
+
+
+# ----------------------------------------------------------------------------------- factory
+def make_acceptability_check(
+    backend: str,
+    *,
+    cola_model: str | None = None,
+    cola_threshold: float = 0.5,
+    device: str = "auto",
+    batch_size: int = 32,
+    **kw: Any,
+) -> Check:
+    """Build the acceptability check named ``backend`` (one of ACCEPTABILITY_BACKENDS). The cola_*
+    / device / batch_size arguments concern the cola backend; other keyword arguments go to the
+    backend's constructor. Raises BackendUnavailable when the backend cannot run here."""
+    if backend == "cola":
+        return ColaAcceptability(
+            cola_model or DEFAULT_COLA_MODEL,
+            threshold=cola_threshold,
+            batch_size=batch_size,
+            device=device,
+            **kw,
+        )
+    if backend == "link-grammar":
+        return LinkGrammarAcceptability(**kw)
+    if backend == "none":
+        return NoAcceptability()
+    raise ValueError(
+        f"unknown acceptability backend {backend!r}; one of {', '.join(ACCEPTABILITY_BACKENDS)}"
+    )
+
+
+__all__ = [
+    "ACCEPTABILITY_BACKENDS",
+    "DEFAULT_COLA_MODEL",
+    "ColaAcceptability",
+    "LinkGrammarAcceptability",
+    "NoAcceptability",
+    "make_acceptability_check",
+]

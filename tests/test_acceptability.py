@@ -1,0 +1,190 @@
+"""Acceptability checks: CoLA classifier (tiny BERT built here), link-grammar (real), none."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import pytest
+
+from generator.checks.acceptability import (
+    ACCEPTABILITY_BACKENDS,
+    ColaAcceptability,
+    LinkGrammarAcceptability,
+    NoAcceptability,
+    make_acceptability_check,
+)
+from generator.checks.base import BackendUnavailable
+
+# ------------------------------------------------------------------------------------- cola
+
+
+def test_cola_acceptable_model(tiny_cola_model_dir):
+    check = ColaAcceptability(model=str(tiny_cola_model_dir), device="cpu")
+    assert check.backend == "cola" and check.name == "acceptability"
+    assert check.acceptable_index == 1  # LABEL_0/LABEL_1: the acceptable_label default
+    results = check.check_many(["The man is happy."] * 2, ["The man is sad.", "Sad man the is."])
+    assert all(r.passed for r in results)
+    assert results[0].details == {"score": pytest.approx(1.0, abs=1e-6), "threshold": 0.5}
+    assert results[0].to_dict()["backend"] == "cola"
+
+
+def test_cola_unacceptable_model_and_threshold(tiny_cola_model_factory):
+    folder = tiny_cola_model_factory("unacceptable", bias=(10.0, -10.0))
+    [res] = ColaAcceptability(model=str(folder)).check_many(["A."], ["The cat sat on the mat."])
+    assert not res.passed and res.details["score"] < 1e-6
+    assert "P(acceptable)" in res.reason
+
+    # P(acceptable) = softmax([0, ln 3])[1] = 0.75 for every input.
+    folder = tiny_cola_model_factory("three_quarters", bias=(0.0, math.log(3.0)))
+    lenient = make_acceptability_check("cola", cola_model=str(folder), cola_threshold=0.7)
+    strict = make_acceptability_check("cola", cola_model=str(folder), cola_threshold=0.8)
+    assert lenient.check_many(["x"], ["The dog is big."])[0].passed
+    res = strict.check_many(["x"], ["The dog is big."])[0]
+    assert not res.passed and res.details == {"score": pytest.approx(0.75, abs=1e-6),
+                                              "threshold": 0.8}
+
+
+def test_cola_label_names_decide_the_acceptable_class(tiny_cola_model_factory):
+    # Here class 0 is "acceptable" and the bias favours it: the score must be P(class 0).
+    folder = tiny_cola_model_factory(
+        "named", bias=(10.0, -10.0), id2label={0: "acceptable", 1: "unacceptable"})
+    check = ColaAcceptability(model=str(folder))
+    assert check.acceptable_index == 0
+    assert check.check_many(["x"], ["The cat is happy."])[0].passed
+    # An explicit acceptable_label wins over the names.
+    assert ColaAcceptability(model=str(folder), acceptable_label=1).acceptable_index == 1
+    with pytest.raises(ValueError):
+        ColaAcceptability(model=str(folder), acceptable_label=5)
+
+
+def test_cola_batches_sorted_but_results_in_input_order(tiny_cola_model_factory):
+    folder = tiny_cola_model_factory("random_head", bias=(0.0, 0.0), zero_classifier=False)
+    check = ColaAcceptability(model=str(folder), batch_size=2)
+    sentences = ["The old man went home.", "Cat.", "She is tall.", "The dog sat on the mat.",
+                 "A cat.", "They are young and fast and happy.", "Cat."]
+    batched = check.scores(sentences)
+    one_by_one = [check.scores([s])[0] for s in sentences]
+    assert batched == pytest.approx(one_by_one, abs=1e-5)
+    assert len(set(round(s, 4) for s in batched)) > 2  # the head really depends on the input
+    results = check.check_many(sentences, sentences)
+    assert [r.details["score"] for r in results] == pytest.approx(batched, abs=1e-5)
+    assert check.scores([]) == [] and check.check_many([], []) == []
+
+
+def test_cola_version_is_stable_and_names_the_model(tiny_cola_model_dir):
+    a = ColaAcceptability(model=str(tiny_cola_model_dir)).version()
+    b = ColaAcceptability(model=str(tiny_cola_model_dir)).version()
+    assert a == b and a.startswith(str(tiny_cola_model_dir) + "@") and len(a.split("@")[1]) == 12
+
+
+def test_cola_hub_id_that_cannot_be_loaded(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    try:
+        import huggingface_hub.constants as hf_constants
+
+        monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", True, raising=False)
+    except ImportError:  # pragma: no cover
+        pass
+    with pytest.raises(BackendUnavailable) as info:
+        make_acceptability_check("cola", cola_model="transnli-tests/no-such-cola-model")
+    msg = str(info.value)
+    assert "could not be loaded" in msg and "huggingface-cli download" in msg
+    assert "--cola-model PATH" in msg and "--acceptability link-grammar" in msg
+
+
+def test_cola_hub_id_fails_fast_when_the_hub_is_unreachable(monkeypatch):
+    from generator.checks import acceptability
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(acceptability, "_hub_offline", lambda: False)
+    probed = []
+    monkeypatch.setattr(acceptability, "_hub_reachable",
+                        lambda: probed.append(1) or (False, "https://huggingface.co: no route"))
+    with pytest.raises(BackendUnavailable, match="cannot be reached"):
+        ColaAcceptability(model="transnli-tests/no-such-cola-model")
+    assert probed == [1]
+
+
+def test_cola_missing_folder_and_bad_device(tmp_path, tiny_cola_model_dir):
+    with pytest.raises(BackendUnavailable, match="does not exist"):
+        ColaAcceptability(model=str(tmp_path / "nowhere" / "model"))
+    import torch
+
+    if not torch.cuda.is_available():
+        with pytest.raises(BackendUnavailable, match="CUDA"):
+            ColaAcceptability(model=str(tiny_cola_model_dir), device="cuda")
+    with pytest.raises(ValueError):
+        ColaAcceptability(model=str(tiny_cola_model_dir), threshold=1.5)
+
+
+# ----------------------------------------------------------------------------- link-grammar
+
+
+@pytest.fixture(scope="module")
+def link_grammar():
+    pytest.importorskip("linkgrammar")
+    return LinkGrammarAcceptability()
+
+
+def test_link_grammar_absolute(link_grammar):
+    absolute = LinkGrammarAcceptability(relative=False)
+    garbled, good = "Home the goes he quickly of.", "He went home quickly."
+    assert absolute.null_count(garbled) > 0 and absolute.null_count(good) == 0
+    bad, ok = absolute.check_many(["He goes home quickly."] * 2, [garbled, good])
+    assert not bad.passed and bad.details["null_count"] > 0 and "unlinked" in bad.reason
+    assert ok.passed and ok.details == {"null_count": 0}
+    assert "absolute" in absolute.version()
+
+
+def test_link_grammar_relative(link_grammar):
+    assert link_grammar.relative and "relative" in link_grammar.version()
+    speech = "uh-huh yeah i i think that's that's right you know"
+    m = link_grammar.null_count(speech)
+    assert m > 0
+    results = link_grammar.check_many(
+        [speech, speech, "He goes home.", "He goes home."],
+        ["uh-huh yeah i i think that's that's wrong you know",  # as broken as before: passes
+         "uh-huh yeah i i think that's that's right you know the of the of",  # worse: fails
+         "He comes home.",
+         "He go home."],  # the swap broke it: fails
+    )
+    assert [r.passed for r in results] == [True, False, True, False]
+    assert results[0].details["null_count_original"] == m
+    assert results[3].details == {"null_count": 1, "null_count_original": 0}
+    # Results in input order, originals parsed once.
+    assert link_grammar.null_count("He goes home.") == 0 and "He goes home." in link_grammar._cache
+
+
+def test_link_grammar_no_parse(link_grammar):
+    # An empty string would abort the C library: it must be refused, not parsed.
+    assert link_grammar.null_count("") is None and link_grammar.null_count("   ") is None
+    res = link_grammar.check_many(["He goes home.", ""], ["", ""])
+    assert [r.passed for r in res] == [False, True]
+    assert "no parse" in res[0].reason
+    assert not LinkGrammarAcceptability(relative=False).check_many([""], [""])[0].passed
+
+
+def test_link_grammar_missing_binding(monkeypatch):
+    monkeypatch.setitem(sys.modules, "linkgrammar", None)
+    with pytest.raises(BackendUnavailable) as info:
+        make_acceptability_check("link-grammar")
+    assert "apt-get install python3-link-grammar link-grammar-dictionaries-en" in str(info.value)
+    assert "scripts/setup.sh" in str(info.value)
+
+
+# ------------------------------------------------------------------------------ none, factory
+
+
+def test_no_acceptability_and_factory(link_grammar):
+    assert ACCEPTABILITY_BACKENDS == ("cola", "link-grammar", "none")
+    check = make_acceptability_check("none")
+    assert isinstance(check, NoAcceptability) and check.version() == "none"
+    assert [r.passed for r in check.check_many(["a", "b"], ["x", "y"])] == [True, True]
+    with pytest.raises(ValueError):
+        check.check_many(["a"], [])
+    lg = make_acceptability_check("link-grammar", relative=False, cola_model="ignored")
+    assert isinstance(lg, LinkGrammarAcceptability) and not lg.relative
+    with pytest.raises(ValueError, match="unknown acceptability backend"):
+        make_acceptability_check("gpt")
