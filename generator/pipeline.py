@@ -20,6 +20,12 @@ from generator.readers import NLIPair
 from generator.record import TripleRecord, stable_id
 from generator.tagging import TaggedSentence, Token
 
+# AntonymLookup.status -> WordChoice.status; stats count each as skipped_<status>.
+SKIP_STATUS = {
+    "no_antonym": "no_antonym",
+    "no_pos_match": "no_pos_match",
+    "skipped": "fixed_expression",  # direct mode declines words inside fixed expressions
+}
 STAGES = ("tagging", "antonyms", "ranking", "realising", "grammar", "acceptability")
 
 
@@ -60,6 +66,7 @@ class GenerationStats:
             "words_considered": c["words_considered"],
             "skipped_no_antonym": c["skipped_no_antonym"],
             "skipped_no_pos_match": c["skipped_no_pos_match"],
+            "skipped_fixed_expression": c["skipped_fixed_expression"],
             "skipped_unrealisable": c["skipped_unrealisable"],
             "candidates_built": built,
             "rejected_grammar": c["rejected_grammar"],
@@ -155,16 +162,19 @@ class WordNetPipeline:
         for pair, sent in zip(pairs, tagged, strict=True):
             for tok in select_words(sent, cfg.pos, cfg.include_aux):
                 with self.timer.stage("antonyms"):
-                    lookup = self.antonyms.candidates(tok)
+                    lookup = self.antonyms.candidates(tok, sent)
                 if lookup.status != "ok" or not lookup.antonyms:
-                    status = "no_pos_match" if lookup.status == "no_pos_match" else "no_antonym"
+                    status = SKIP_STATUS.get(lookup.status, "no_antonym")
                     out.append(WordChoice(pair, sent, tok, status, lookup))
                     continue
                 with self.timer.stage("ranking"):
                     ranked = self.ranker.rank(lookup.antonyms, context_words(sent, tok.i))
                 best = ranked[0]
+                # The antonym's own POS tells the realiser not to inflect e.g. an adjective
+                # ("unoccupied") that replaces a participle.
+                antonym_pos = lookup.pos[lookup.antonyms.index(best.antonym)]
                 with self.timer.stage("realising"):
-                    realised = self.realiser.realise(sent, tok.i, best.antonym)
+                    realised = self.realiser.realise(sent, tok.i, best.antonym, antonym_pos)
                 if realised is None or realised.text == sent.text:
                     out.append(WordChoice(pair, sent, tok, "unrealisable", lookup))
                     continue

@@ -1,6 +1,7 @@
 """`transnli generate` end to end on the bundled sample, with every real stage (default preset)."""
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -37,7 +38,12 @@ def test_writes_the_four_files_with_the_documented_fields(sample_run):
     for t in triples:
         assert TRIPLE_FIELDS <= set(t)
         assert t["pipeline"] == "wordnet" and t["dataset"] == "snli"
-        assert t["hypothesis"][: t["char_start"]] == t["modified_hypothesis"][: t["char_start"]]
+        # Only the word changes (and an "a"/"an" right before it, to agree with the new word).
+        suffix = t["hypothesis"][t["char_end"]:]
+        assert t["modified_hypothesis"].endswith(suffix)
+        new_prefix = t["modified_hypothesis"][: len(t["modified_hypothesis"]) - len(suffix)]
+        no_article = lambda text: re.sub(r"\b(an?|An?|AN?) $", "", text)  # noqa: E731
+        assert no_article(new_prefix).startswith(no_article(t["hypothesis"][: t["char_start"]]))
         assert t["hypothesis"][t["char_start"]: t["char_end"]] == t["word"]
         assert t["candidates"][0]["antonym"] == t["antonym"]
         assert set(t["checks"]) == {"grammar", "acceptability"} and all(c["passed"] for c in t["checks"].values())
@@ -50,7 +56,7 @@ def test_writes_the_four_files_with_the_documented_fields(sample_run):
 def test_stats_add_up(sample_run):
     s = json.loads((sample_run / "stats.json").read_text())
     assert s["sentences_read"] == 100 or s["sentences_read"] == sum(1 for _ in open(SAMPLE))
-    assert s["words_considered"] == (s["skipped_no_antonym"] + s["skipped_no_pos_match"]
+    assert s["words_considered"] == (s["skipped_no_antonym"] + s["skipped_no_pos_match"] + s["skipped_fixed_expression"]
                                      + s["skipped_unrealisable"] + s["candidates_built"])
     assert s["candidates_built"] == s["rejected_grammar"] + s["rejected_acceptability"] + s["triples_accepted"]
     assert s["triples_accepted"] == sum(1 for _ in read_triples(sample_run / "triples.jsonl"))
