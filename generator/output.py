@@ -76,7 +76,7 @@ class RunWriter:
         elif self.path(TRIPLES).exists() or self.path(STATS).exists():
             raise OutputError(f"{self.dir} already holds a finished run; pass --overwrite to replace it")
         for name in (TRIPLES, REJECTED):
-            self._fh[name] = open(self.path(name), "a", encoding="utf-8")
+            self._fh[name] = open(self.path(name), "a", encoding="utf-8")  # noqa: SIM115 - closed in finish()
         return self.pairs_done
 
     def write_config(self, doc: dict) -> None:

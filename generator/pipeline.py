@@ -230,7 +230,7 @@ class WordNetPipeline:
             with self.timer.stage(check.name):
                 results = check.check_many([r.hypothesis for r in alive], [r.modified_hypothesis for r in alive])
             survivors = []
-            for rec, res in zip(alive, results):
+            for rec, res in zip(alive, results, strict=True):
                 rec.checks[check.name] = res.to_dict()
                 if res.passed:
                     survivors.append(rec)

@@ -2,13 +2,14 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from transnli_resources import resource_path
 
 from evaluator.cli import main
 from generator.record import read_triples
-from transnli_resources import resource_path
 
 SAMPLE = str(resource_path("samples", "snli_sample.jsonl"))
 TRIPLE_FIELDS = {
@@ -36,7 +37,7 @@ def test_writes_the_four_files_with_the_documented_fields(sample_run):
     triples = [json.loads(line) for line in (sample_run / "triples.jsonl").read_text().splitlines()]
     assert len(triples) >= 20
     for t in triples:
-        assert TRIPLE_FIELDS <= set(t)
+        assert set(t) >= TRIPLE_FIELDS
         assert t["pipeline"] == "wordnet" and t["dataset"] == "snli"
         # Only the word changes (and an "a"/"an" right before it, to agree with the new word).
         suffix = t["hypothesis"][t["char_end"]:]
@@ -55,7 +56,7 @@ def test_writes_the_four_files_with_the_documented_fields(sample_run):
 
 def test_stats_add_up(sample_run):
     s = json.loads((sample_run / "stats.json").read_text())
-    assert s["sentences_read"] == 100 or s["sentences_read"] == sum(1 for _ in open(SAMPLE))
+    assert s["sentences_read"] == len(Path(SAMPLE).read_text().splitlines())
     assert s["words_considered"] == (s["skipped_no_antonym"] + s["skipped_no_pos_match"] + s["skipped_fixed_expression"]
                                      + s["skipped_unrealisable"] + s["candidates_built"])
     assert s["candidates_built"] == s["rejected_grammar"] + s["rejected_acceptability"] + s["triples_accepted"]
