@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from generator.build import dist_version
 
@@ -64,15 +66,18 @@ def _harper() -> ResourceStatus:
 
 
 def _languagetool() -> ResourceStatus:
-    fix = ("run a LanguageTool server and pass --languagetool-url URL, or install Java and "
-           "language_tool_python with a downloaded LanguageTool (LTP_PATH)")
+    fix = ("run a LanguageTool server and pass --languagetool-url URL, or install Java and let "
+           "language_tool_python download LanguageTool once (or point LTP_PATH at a copy)")
     version = dist_version("language-tool-python")
-    java = shutil.which("java")
     if version is None:
         return ResourceStatus("grammar: languagetool", False, None, "language_tool_python not installed", fix)
-    detail = f"language_tool_python {version}; java {'at ' + java if java else 'not found'}; a server URL always works"
-    return ResourceStatus("grammar: languagetool", False, version, detail, fix) if not java else ResourceStatus(
-        "grammar: languagetool", True, version, detail + " (local install downloads LanguageTool on first use)", fix)
+    java = shutil.which("java")
+    home = Path(os.environ.get("LTP_PATH") or Path.home() / ".cache" / "language_tool_python")
+    local = sorted(home.glob("LanguageTool*")) if home.is_dir() else []
+    if java and local:
+        return ResourceStatus("grammar: languagetool", True, local[-1].name, f"local install in {home}", fix)
+    missing = "no Java" if not java else f"no LanguageTool in {home}"
+    return ResourceStatus("grammar: languagetool", False, version, f"{missing}; a server URL still works", fix)
 
 
 def _link_grammar() -> ResourceStatus:
@@ -80,6 +85,9 @@ def _link_grammar() -> ResourceStatus:
     try:
         import linkgrammar
 
+        from generator.checks.acceptability import route_link_grammar_messages
+
+        route_link_grammar_messages(linkgrammar)
         linkgrammar.Dictionary("en")
         return ResourceStatus("acceptability: link-grammar", True, linkgrammar.__version__, "", fix)
     except Exception as e:  # noqa: BLE001

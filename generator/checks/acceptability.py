@@ -268,6 +268,21 @@ def _fingerprint(folder: Path) -> str:
 
 
 # ------------------------------------------------------------------------------ link-grammar
+def route_link_grammar_messages(linkgrammar) -> None:
+    """link-grammar's C library prints its notes (locale, dictionary) to stdout, which corrupts
+    anything a command writes there; send them to Python logging instead."""
+    import logging
+
+    log = logging.getLogger("linkgrammar")
+
+    def handler(err, _data) -> None:
+        label = str(err.severity_label)
+        level = logging.DEBUG if label in ("Debug", "Trace", "Info") else logging.WARNING
+        log.log(level, "%s", str(err.text).strip())
+
+    linkgrammar.LG_Error.set_handler(handler)
+
+
 class LinkGrammarAcceptability:
     """CMU Link Grammar: a sentence needs ``null_count`` skipped words to parse (0 = fully parsed).
 
@@ -307,6 +322,7 @@ class LinkGrammarAcceptability:
                 f"acceptability backend 'link-grammar': the Python binding is missing ({e}). "
                 f"To fix: {how}"
             ) from e
+        route_link_grammar_messages(linkgrammar)
         try:
             self._dict = Dictionary(language)
         except Exception as e:  # noqa: BLE001 - LG_DictionaryError and friends
