@@ -1,1 +1,19 @@
-"""transnli evaluator: labels triples with NLI models and measures transitive consistency."""
+"""transnli evaluator: labels triples with NLI models and measures transitive consistency.
+
+Entry point for other code: ``evaluate_triples(triple_paths, model_specs, out_dir, **options)``
+(see evaluator.evaluate); imported lazily so that ``import evaluator`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["evaluate_triples"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "evaluate_triples":
+        from .evaluate import evaluate_triples
+
+        return evaluate_triples
+    raise AttributeError(f"module 'evaluator' has no attribute {name!r}")

@@ -19,8 +19,17 @@ from .errors import EvaluatorError
 
 MODEL_HELP = (
     "Model to evaluate (repeatable): hf:ID_OR_FOLDER (a bare id or folder also means hf) or "
-    "precomputed:LABELS.jsonl (labels made elsewhere, see `transnli pairs`)."
+    "precomputed:LABELS.jsonl (labels made elsewhere, see `transnli pairs`), or "
+    "llm:openai:MODEL (an LLM judge behind an OpenAI-compatible server, see --llm-base-url)."
 )
+LLM_OPTIONS = ("llm_base_url", "llm_api_key_env", "llm_concurrency", "llm_timeout", "llm_max_retries",
+               "llm_temperature", "llm_max_tokens")
+
+
+def llm_backend_extra(options: dict) -> dict:
+    """Move the --llm-* settings out of `options` into the `backend_extra` of evaluate_triples."""
+    extra = {k: options.pop(k) for k in LLM_OPTIONS if k in options}
+    return {k: v for k, v in extra.items() if v is not None}
 
 
 class _ClickLogHandler(logging.Handler):
@@ -66,6 +75,22 @@ def evaluation_options(f):
                      help="Write PNG plots."),
         click.option("--progress/--no-progress", "show_progress", default=True, show_default=True,
                      help="Progress bar per model."),
+        click.option("--llm-base-url", default=None,
+                     help="llm: models: OpenAI-compatible base URL, e.g. http://localhost:8000/v1 "
+                          "(default: $TRANSNLI_LLM_BASE_URL, $OPENAI_BASE_URL, else api.openai.com)."),
+        click.option("--llm-api-key-env", default=None,
+                     help="llm: models: name of the environment variable with the API key "
+                          "(default OPENAI_API_KEY)."),
+        click.option("--llm-concurrency", type=click.IntRange(min=1), default=None,
+                     help="llm: models: parallel requests (default 8)."),
+        click.option("--llm-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+                     help="llm: models: seconds per request (default 60)."),
+        click.option("--llm-max-retries", type=click.IntRange(min=0), default=None,
+                     help="llm: models: retries on 429, 5xx and timeouts (default 5)."),
+        click.option("--llm-temperature", type=click.FloatRange(0, 2), default=None,
+                     help="llm: models: temperature (default 0)."),
+        click.option("--llm-max-tokens", type=click.IntRange(min=0), default=None,
+                     help="llm: models: completion token limit (default 128; 0: none)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -89,7 +114,8 @@ def evaluate(triples, out_dir, models, **options):
 
     _setup_logging()
     try:
-        result = evaluate_triples(list(triples), list(models), out_dir,
+        extra = llm_backend_extra(options)
+        result = evaluate_triples(list(triples), list(models), out_dir, backend_extra=extra,
                                   echo=lambda line: click.echo(line, err=True), **options)
     except EvaluatorError as e:
         raise click.ClickException(str(e)) from e

@@ -20,9 +20,9 @@ from .backends.base import sha256_file
 from .cache import CachedBackend, LabelCache, default_cache_dir
 from .errors import EvaluatorError
 from .labels import parse_label_map
-from .metrics import EXTRAS_NOTE, TripleLabels, dataset_metrics
+from .metrics import EXTRAS_NOTE, TripleLabels, dataset_metrics, rule_outcome
 from .report import find_generation_stats, write_outputs
-from .rules import RULES, evaluate_triple
+from .rules import RULES
 from .schedule import H2H, HH2, KINDS, PH, PH2, first_stage, pair_for, second_stage, unique_pairs
 from .triples import Triple, load_triples
 
@@ -100,15 +100,16 @@ def label_model(backend: NLIBackend, triples: Sequence[Triple], all_pairs: bool 
 def triple_labels(t: Triple, labels: dict[Pair, Prediction]) -> TripleLabels:
     ph, hh2, h2h = (labels[pair_for(t, k)].label for k in (PH, HH2, H2H))
     ph2_pred = labels.get(pair_for(t, PH2))
+    unlabelled = tuple(k for k in KINDS if (p := labels.get(pair_for(t, k))) is not None and p.label is None)
     return TripleLabels(ph, hh2, h2h, ph2_pred.label if ph2_pred else None, t.gold_label,
-                        pair=pair_for(t, PH))
+                        pair=pair_for(t, PH), unlabelled=unlabelled)
 
 
 def prediction_row(t: Triple, spec: str, labels: dict[Pair, Prediction]) -> dict[str, Any]:
     """One line of predictions.jsonl: a triple's four labels and probabilities under a model."""
     preds = {k: labels.get(pair_for(t, k)) for k in KINDS}
     row = triple_labels(t, labels)
-    outcome = evaluate_triple(row.ph, row.hh2, row.h2h, row.ph2)
+    outcome = rule_outcome(row)
     return {
         "id": t.id,
         "dataset": t.dataset,
@@ -132,6 +133,8 @@ def summarize(triples: Sequence[Triple],
             rows[t.dataset].append(triple_labels(t, labels))
         models.append({
             "model": spec,
+            # unique pairs the model gave no label for (an LLM judge's unparseable replies)
+            "unlabelled_pairs": sum(1 for p in labels.values() if p.label is None),
             "datasets": [{"dataset": d, **dataset_metrics(rows[d])} for d in datasets],
             "overall": dataset_metrics(r for d in datasets for r in rows[d]),
         })
@@ -205,8 +208,10 @@ def evaluate_triples(
                 if isinstance(runner, CachedBackend):
                     how = f"{st.from_cache} from cache, {st.computed} computed"
                 else:
-                    how = "cache not used" if backend.cacheable else "no model run"
-                echo(f"{spec}: {st.pairs} pairs labelled ({how})")
+                    how = "cache not used" if backend.cacheable else getattr(backend, "uncached_note", "no model run")
+                none = sum(1 for p in labels.values() if p.label is None)
+                echo(f"{spec}: {st.pairs} pairs labelled ({how})"
+                     + (f", {none} without a label (unparseable replies)" if none else ""))
             results.append((spec, labels))
             described.append({**backend.describe(), "pairs_labelled": len(labels)})
 

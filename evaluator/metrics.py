@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .labels import LABELS, C, E
-from .rules import RULES, contradiction_symmetry, evaluate_triple, mutual, substitution
+from .rules import RULES, RuleOutcome, contradiction_symmetry, evaluate_triple, mutual, substitution
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -39,6 +39,16 @@ class TripleLabels:
     ph2: str | None = None
     gold: str | None = None
     pair: Hashable | None = None
+    # Kinds ("p_h", "h_h2", "h2_h", "p_h2") the model was asked about but gave no label for (an
+    # LLM judge's unparseable reply): their label is None, and rules that need them skip the triple.
+    unlabelled: tuple[str, ...] = ()
+
+
+def rule_outcome(r: TripleLabels) -> RuleOutcome:
+    """`evaluate_triple`, except that a triple whose M(P,H') has no label is skipped (no rule)."""
+    if r.ph2 is None and "p_h2" in r.unlabelled:
+        return RuleOutcome(None, None)
+    return evaluate_triple(r.ph, r.hh2, r.h2h, r.ph2)
 
 
 def wilson_interval(k: int, n: int, z: float = Z95) -> list[float] | None:
@@ -70,7 +80,7 @@ def accuracy(rows: Iterable[TripleLabels]) -> tuple[float | None, int]:
     """(accuracy of M(P,H) against gold over distinct gold pairs, number of such pairs)."""
     judged: dict[Any, bool] = {}
     for i, r in enumerate(rows):
-        if r.gold is None:
+        if r.gold is None or r.ph is None:
             continue
         key = (r.pair, r.gold) if r.pair is not None else i
         judged.setdefault(key, r.ph == r.gold)
@@ -89,15 +99,17 @@ def dataset_metrics(rows: Iterable[TripleLabels]) -> dict[str, Any]:
     subst = [0, 0]  # cases, violations
     csym = [0, 0]
     label_counts: dict[str, Counter[str]] = {k: Counter() for k in ("p_h", "h_h2", "h2_h", "p_h2")}
+    unlabelled: Counter[str] = Counter()
     for r in rows:
         m = mutual(r.hh2, r.h2h)
         if m is not None:
             mutual_counts[m] += 1
-        outcome = evaluate_triple(r.ph, r.hh2, r.h2h, r.ph2)
+        unlabelled.update(r.unlabelled)
+        outcome = rule_outcome(r)
         if outcome.rule is not None:
             cases[outcome.rule] += 1
             violations[outcome.rule] += bool(outcome.violated)
-        s = substitution(r.ph, r.hh2, r.h2h, r.ph2)
+        s = None if r.ph is None or "p_h2" in r.unlabelled else substitution(r.ph, r.hh2, r.h2h, r.ph2)
         if s is not None:
             subst[0] += 1
             subst[1] += s
@@ -128,4 +140,6 @@ def dataset_metrics(rows: Iterable[TripleLabels]) -> dict[str, Any]:
         "label_counts": {
             kind: {label: counts[label] for label in LABELS} for kind, counts in label_counts.items()
         },
+        # triples per kind of pair that the model left without a label (LLM judges only)
+        "unlabelled": {kind: unlabelled[kind] for kind in label_counts},
     }

@@ -75,6 +75,7 @@ class FakeLLM:
         self.calls: Counter = Counter()
         self.bodies: list[dict] = []
         self.headers: list[dict] = []
+        self.in_flight = self.max_in_flight = 0
         self._lock = threading.Lock()
         fake = self
 
@@ -108,7 +109,13 @@ class FakeLLM:
                     fake.headers.append(dict(self.headers))
                     fake.calls[prompt] += 1
                     n = fake.calls[prompt]
-                self._behave(fake.respond(prompt), body, prompt, n)
+                    fake.in_flight += 1
+                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                try:
+                    self._behave(fake.respond(prompt), body, prompt, n)
+                finally:
+                    with fake._lock:
+                        fake.in_flight -= 1
 
             def _behave(self, behaviour, body, prompt, n):
                 if isinstance(behaviour, tuple):

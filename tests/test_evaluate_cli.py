@@ -43,6 +43,13 @@ BETA = {
 }
 
 
+
+@pytest.fixture(autouse=True)
+def _private_default_cache(tmp_path, monkeypatch):
+    """Never touch the user's ~/.cache/transnli from a test."""
+    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "default-cache"))
+
+
 def write_jsonl(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
@@ -190,6 +197,14 @@ def test_clear_errors(fixture_files, tmp_path, problem):
                 "bad_gold": "gold_label", "unknown_backend": "unknown backend",
                 "no_file": "no such file", "empty": "no triples"}[problem]
     assert expected in res.output
+
+
+def test_default_cache_folder_comes_from_the_environment(fixture_files, tmp_path):
+    tfile, lfile = fixture_files
+    res = run([tfile, "--model", f"precomputed:{lfile}", "--out", tmp_path / "o", "--no-plots"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "default-cache" / "labels.sqlite3").is_file()
+    assert "(no model run)" in res.output
 
 
 def test_usage_errors(fixture_files, tmp_path):

@@ -192,3 +192,18 @@ def test_bad_device_and_dtype(tiny_nli_model_dir):
     if not torch.cuda.is_available():
         with pytest.raises(BackendError, match="no CUDA"):
             backend(tiny_nli_model_dir, device="cuda")
+
+
+def test_dynamic_padding_either_side(tiny_nli_model_dir):
+    b = backend(tiny_nli_model_dir)
+    columns = {"input_ids": [[2, 5, 3], [2, 5, 6, 7, 3]], "attention_mask": [[1, 1, 1], [1, 1, 1, 1, 1]]}
+    right = b._pad(columns, [0, 1])
+    assert right["input_ids"].tolist() == [[2, 5, 3, 0, 0], [2, 5, 6, 7, 3]]
+    assert right["attention_mask"].tolist() == [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]
+    b.tokenizer.padding_side = "left"
+    try:
+        left = b._pad({"input_ids": columns["input_ids"]}, [1, 0])  # mask built when absent
+    finally:
+        b.tokenizer.padding_side = "right"
+    assert left["input_ids"].tolist() == [[2, 5, 6, 7, 3], [0, 0, 2, 5, 3]]
+    assert left["attention_mask"].tolist() == [[1, 1, 1, 1, 1], [0, 0, 1, 1, 1]]

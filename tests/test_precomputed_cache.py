@@ -22,6 +22,12 @@ from evaluator.errors import BackendError, MissingPairsError
 from evaluator.labels import C, E, N
 
 
+@pytest.fixture(autouse=True)
+def _private_default_cache(tmp_path, monkeypatch):
+    """Never touch the user's ~/.cache/transnli from a test."""
+    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "default-cache"))
+
+
 def write_jsonl(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path

@@ -296,8 +296,7 @@ class HFBackend(NLIBackend):
             order = sorted(range(len(chunk)), key=lambda i: (-lengths[i], i))
             for b in range(0, len(order), self.batch_size):
                 local = order[b:b + self.batch_size]
-                features = [{k: col[i] for k, col in columns.items()} for i in local]
-                yield [start + i for i in local], self._run(features)
+                yield [start + i for i in local], self._run(columns, local)
 
     def close(self) -> None:
         import gc
@@ -310,18 +309,45 @@ class HFBackend(NLIBackend):
             torch.cuda.empty_cache()
 
     # ------------------------------------------------------------------ internals
-    def _run(self, features: list[dict[str, list[int]]]) -> list[Prediction]:
+    def _pad(self, columns: dict[str, list[list[int]]], rows: list[int]) -> dict[str, Any]:
+        """Tensors for one batch, padded to its longest pair (on the tokenizer's padding side)."""
         import torch
 
-        batch = self.tokenizer.pad(features, padding="longest", return_tensors="pt")
-        batch = {k: v.to(self.device) for k, v in batch.items() if k in self._input_names}
+        width = max(len(columns["input_ids"][i]) for i in rows)
+        left = getattr(self.tokenizer, "padding_side", "right") == "left"
+        fill = {"input_ids": self.tokenizer.pad_token_id or 0, "token_type_ids": 0}
+        batch = {}
+        for name, col in columns.items():
+            t = torch.full((len(rows), width), fill.get(name, 0), dtype=torch.long)
+            for r, i in enumerate(rows):
+                seq = col[i]
+                if left:
+                    t[r, width - len(seq):] = torch.tensor(seq, dtype=torch.long)
+                else:
+                    t[r, :len(seq)] = torch.tensor(seq, dtype=torch.long)
+            batch[name] = t
+        if "attention_mask" in self._input_names and "attention_mask" not in batch:
+            mask = torch.zeros((len(rows), width), dtype=torch.long)
+            for r, i in enumerate(rows):
+                n = len(columns["input_ids"][i])
+                if left:
+                    mask[r, width - n:] = 1
+                else:
+                    mask[r, :n] = 1
+            batch["attention_mask"] = mask
+        return batch
+
+    def _run(self, columns: dict[str, list[list[int]]], rows: list[int]) -> list[Prediction]:
+        import torch
+
+        batch = {k: v.to(self.device) for k, v in self._pad(columns, rows).items()}
         oom = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
         try:
             with torch.inference_mode():
                 logits = self.model(**batch).logits.float()
         except oom as e:
             raise BackendError(
-                f"{self.name}: out of memory on a batch of {len(features)} pairs; "
+                f"{self.name}: out of memory on a batch of {len(rows)} pairs; "
                 "try a smaller --batch-size or --max-length"
             ) from e
         self.forward_calls += 1

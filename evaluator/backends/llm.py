@@ -162,6 +162,12 @@ class LLMJudgeBackend(NLIBackend):
             out.append(Prediction(label))  # type: ignore[arg-type]
         return out
 
+    @property
+    def uncached_note(self) -> str:
+        """What labelling cost this run (shown by `transnli evaluate`)."""
+        u = self.client.usage
+        return f"LLM: {u.cache_hits} replies from the reply cache, {u.prompts - u.cache_hits} asked"
+
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "backend": "llm", "llm": self.client.describe(),
                 "prompt": self.template.id, "unparseable": self.unparseable,

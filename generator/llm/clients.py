@@ -68,7 +68,7 @@ class LLMReply:
 
     def cache_dict(self) -> dict[str, Any]:
         return {"text": self.text, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "seconds": round(self.seconds, 4),
+                "completion_tokens": self.completion_tokens, "seconds": self.seconds,
                 "finish_reason": self.finish_reason}
 
 

@@ -187,8 +187,8 @@ def _match_case(new: str, old: str) -> str:
         return new.upper()
     if old[:1].isupper():
         return new[:1].upper() + new[1:]
-    if old.islower() and new[:1].isupper() and new[1:].islower():
-        return new.lower()
+    if old.islower() and (new.isupper() or (new[:1].isupper() and new[1:].islower())):
+        return new.lower()  # the model's capitals ("AWAKE", "Awake"), not a proper noun's
     return new
 
 
