@@ -135,10 +135,41 @@ def _sense_antonyms(word: str, pos: str | None) -> tuple[tuple[int, bool, bool, 
     return tuple(rows)
 
 
+_SENSE_COUNTS: dict[str, int] | None = None
+
+
+def _sense_counts() -> dict[str, int]:
+    """WordNet's sense-tagged frequencies (cntlist.rev: sense key -> count), read once.
+
+    nltk's ``lemma.count()`` binary-searches that file on disk at every call, which was most of
+    the antonym stage's time; a dict gives the same numbers (the file's first field is the sense
+    key, its last the count, as nltk reads them)."""
+    global _SENSE_COUNTS
+    if _SENSE_COUNTS is None:
+        counts: dict[str, int] = {}
+        try:
+            fh = _wn().open("cntlist.rev")
+        except Exception:  # pragma: no cover - a WordNet copy without cntlist.rev: all 0
+            fh = None
+        if fh is not None:
+            try:
+                for line in fh.read().splitlines():
+                    parts = line.split()
+                    if len(parts) >= 2:
+                        counts.setdefault(parts[0], int(parts[-1]))
+            finally:
+                fh.close()
+        _SENSE_COUNTS = counts
+    return _SENSE_COUNTS
+
+
 def _count(lemma) -> int:
+    """``lemma.count()`` from the in-memory table (0 for a sense never tagged)."""
+    if getattr(lemma, "_lang", "eng") != "eng":
+        return 0
     try:
-        return lemma.count()
-    except Exception:  # pragma: no cover - a WordNet copy without cntlist.rev
+        return _sense_counts().get(lemma.key(), 0)
+    except Exception:  # pragma: no cover - an nltk without sense keys
         return 0
 
 

@@ -77,6 +77,7 @@ def build_llm_pipeline(config: GeneratorConfig, client=None):
     checks = build_checks(config)
     if client is None:
         client = build_llm_client(config)
+    client.prepare()  # a local model that cannot be loaded fails here, before any output
     try:
         antonyms = WordNetAntonyms(config.antonyms)
         if antonyms.version() == "wordnet-missing":

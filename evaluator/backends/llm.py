@@ -126,6 +126,7 @@ class LLMJudgeBackend(NLIBackend):
                 device=options.device,
                 cache=x.get("llm_cache", True),
             )
+            client.prepare()
         except LLMError as e:
             raise BackendError(f"llm:{arg}: {e}") from e
         batch = max(int(options.batch_size), int(x.get("llm_concurrency") or 8) * 4)

@@ -143,6 +143,9 @@ class LLMClient(ABC):
         """Provenance (config.json / summary.json): no secrets, nothing that varies per run."""
         return {"backend": self.backend, "model": self.model_identity, "params": self.params()}
 
+    def prepare(self) -> None:  # noqa: B027 - optional hook
+        """Load what the client needs (a local model), so that a missing one fails at start."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
 
@@ -390,6 +393,10 @@ class _HFClient(LLMClient):
     def params(self) -> dict[str, Any]:
         return {"decoding": "greedy", "max_new_tokens": self.max_new_tokens}
 
+    def prepare(self) -> None:
+        with self._lock:
+            self._load()
+
     def _load(self):
         if self._model is not None:
             return
@@ -404,7 +411,7 @@ class _HFClient(LLMClient):
             tok = transformers.AutoTokenizer.from_pretrained(self.model)
             model = auto.from_pretrained(self.model, **kwargs)
         except (OSError, ValueError) as e:
-            raise LLMError(f"cannot load {self.model!r} with {self.auto_model}: {e}. Give a local folder "
+            raise LLMError(f"cannot load {self.model!r} with {self.auto_model}: {str(e).rstrip('.')}. Give a local folder "
                            "or a hub id that is in the Hugging Face cache.") from e
         self.device = resolve_device(self.device_name)
         self._model = model.to(self.device).eval()
@@ -601,8 +608,13 @@ class CachedClient(LLMClient):
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
 
+    def prepare(self) -> None:
+        self.inner.prepare()
+
     def complete_many(self, prompts: Sequence[str]) -> list[LLMReply]:
         t0 = time.perf_counter()
+        # Read once: a hub model's revision is only known once loaded (call prepare() first),
+        # and lookups and stores must agree within this call.
         ident, params = self.inner.model_identity, self.inner.params()
         keys = [cache_key(self.backend, ident, params, p) for p in prompts]
         hits = self.cache.get_many(keys)
@@ -615,8 +627,6 @@ class CachedClient(LLMClient):
                 misses.setdefault(k, []).append(i)
         todo = list(misses)
         if todo:
-            # identity may only be known after loading (a hub model's revision): keys use the
-            # value from before the call, so lookups and stores agree within this call.
             for j, reply in self.inner.complete_iter([prompts[misses[k][0]] for k in todo]):
                 k = todo[j]
                 if reply.ok:

@@ -61,15 +61,16 @@ class LLMGenerationStats(GenerationStats):
         c = self.counts
         # rejected_llm_answer goes beside the other rejection counts
         items = list(d.items())
-        at = [k for k, _ in items].index("rejected_grammar")
+        keys = [k for k, _ in items]
+        at = keys.index("rejected_grammar") if "rejected_grammar" in keys else len(items)
         items.insert(at, ("rejected_llm_answer", c["rejected_llm_answer"]))
         d = dict(items)
         prompted, failed = c["llm_prompted"], c[f"llm_{REQUEST_FAILED}"]
         answers = prompted - failed
         ok = c["llm_verdict_ok"]
         compared = c["llm_wordnet_same"] + c["llm_wordnet_different"]
-        no_wordnet = {s: c[f"llm_wordnet_{s}"] for s in ("no_antonym", "no_pos_match", "skipped", "unrealisable",
-                                                          "unavailable") if c[f"llm_wordnet_{s}"]}
+        no_wordnet = {k[len("llm_nowordnet_"):]: v for k, v in sorted(c.items())
+                      if k.startswith("llm_nowordnet_") and v}
         llm_built = c["llm_candidates_built"]
         d["llm"] = {
             "mode": self.mode,
@@ -119,6 +120,12 @@ class LLMGenerationStats(GenerationStats):
         s.counts, s.skipped_sentences = base.counts, base.skipped_sentences
         s.counts.update(d.get("_llm_counts", {}))
         return s
+
+
+def wordnet_status(choice: WordChoice) -> str:
+    """What WordNet made of the word: ok, no_antonym, no_pos_match, fixed_expression,
+    unrealisable (the WordNet pipeline's statuses), or unavailable (no WordNet stages)."""
+    return choice.status
 
 
 def _lemmas(word: str) -> set[str]:
@@ -185,7 +192,7 @@ class LLMPipeline(WordNetPipeline):
         jobs: list[tuple[int, WordChoice]] = []
         for choice in self._choices(pairs):
             counts["words_considered"] += 1
-            raw_status = getattr(choice.lookup, "status", choice.status)
+            raw_status = wordnet_status(choice)
             if self.mode == "wordnet+llm":
                 if choice.record is not None:
                     counts["candidates_built"] += 1
@@ -232,7 +239,7 @@ class LLMPipeline(WordNetPipeline):
             verdict, reason = Verdict("unparseable"), REQUEST_FAILED
         counts[f"llm_verdict_{reason}" if reason != REQUEST_FAILED else f"llm_{REQUEST_FAILED}"] += 1
 
-        wordnet: dict[str, Any] = {"status": choice.status}
+        wordnet: dict[str, Any] = {"status": wordnet_status(choice)}
         if choice.record is not None:
             wordnet["antonym"] = choice.record.antonym
             wordnet["modified_hypothesis"] = choice.record.modified_hypothesis
@@ -242,7 +249,7 @@ class LLMPipeline(WordNetPipeline):
                 wordnet["same"] = same
                 counts["llm_wordnet_same" if same else "llm_wordnet_different"] += 1
             else:
-                counts[f"llm_wordnet_{getattr(choice.lookup, 'status', choice.status)}"] += 1
+                counts[f"llm_nowordnet_{wordnet_status(choice)}"] += 1
 
         modified = verdict.modified or verdict.answer or ""
         info: dict[str, Any] = {
