@@ -4,10 +4,18 @@ generator's record type; the generator knows nothing of the evaluator."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from evaluator.commands import evaluate, pairs
-from generator.cli import doctor, generate
+from evaluator.commands import LLM_OPTIONS, evaluate, evaluation_options, pairs
+from generator.cli import (
+    GENERATION_SETTING_NAMES,
+    doctor,
+    generate,
+    generate_triples,
+    generation_options,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,3 +29,41 @@ main.add_command(generate)
 main.add_command(doctor)
 main.add_command(evaluate)
 main.add_command(pairs)
+
+
+@main.command("run")
+@click.argument("input_source", metavar="INPUT")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder: triples go to OUT/generate, the evaluation to OUT/evaluate.")
+# --device, --batch-size and the --llm-* transport flags come once, from the evaluation options,
+# and serve both stages (model-based checks and an LLM generator use the same device and server).
+@generation_options(llm_transport=False, exclude=("--device", "--batch-size"))
+@evaluation_options
+def run(input_source, out_dir, models, **options):
+    """Generate triples from INPUT, then evaluate them with each --model.
+
+    Takes every option of `generate` and of `evaluate`. Rerunning the same command continues an
+    unfinished generation (or reuses a finished one with the same settings) and reuses every
+    cached label.
+    """
+    from evaluator.commands import _setup_logging, llm_backend_extra
+    from evaluator.errors import EvaluatorError
+    from evaluator.evaluate import evaluate_triples
+
+    # Split the options: generation settings go to generate_triples; device and the LLM
+    # transport settings go to both stages.
+    shared = {"device", *LLM_OPTIONS}
+    gen_opts = {k: options.pop(k) for k in list(options) if k in GENERATION_SETTING_NAMES - shared}
+    gen_opts.update({k: options[k] for k in shared if k in options})
+    gen_dir, eval_dir = Path(out_dir) / "generate", Path(out_dir) / "evaluate"
+    stats = generate_triples(input_source, gen_dir, reuse_finished=True, **gen_opts)
+    if not stats["triples_accepted"]:
+        raise click.ClickException(f"no triples were generated from {input_source}; nothing to evaluate")
+    _setup_logging()
+    try:
+        extra = llm_backend_extra(options)
+        result = evaluate_triples([gen_dir / "triples.jsonl"], list(models), eval_dir, backend_extra=extra,
+                                  echo=lambda line: click.echo(line, err=True), **options)
+    except EvaluatorError as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(f"wrote {len(result.files)} files to {result.out_dir}", err=True)

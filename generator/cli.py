@@ -37,49 +37,89 @@ def _count_lines(path: Path, limit: int | None) -> int | None:
     return min(n, limit) if limit is not None else n
 
 
+# Options shared by `generate` and `run`. LLM transport settings are separate because `run`
+# takes them once, for both the LLM generator and LLM judges (see evaluator.commands).
+_SETTINGS_OPTIONS = [
+    click.option("--preset", default="default", show_default=True, help="Preset name (default, paper) or a .toml file."),
+    click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Input format; auto-detected when omitted."),
+    click.option("--limit", type=click.IntRange(min=0), default=None, help="Read at most N pairs."),
+    click.option("--seed", type=int, default=None, help="Seed for any stochastic component (recorded in config.json)."),
+    click.option("--antonyms", type=click.Choice(ANTONYM_MODES), default=None, help="WordNet candidate set."),
+    click.option("--pos", callback=_pos_list, default=None, help="Comma-separated POS to replace, e.g. VERB,ADJ."),
+    click.option("--include-aux/--no-include-aux", default=None, help="Treat auxiliaries as verbs (the paper does)."),
+    click.option("--grammar", type=click.Choice(GRAMMAR_CHOICES), default=None, help="Grammar check backend."),
+    click.option("--languagetool-url", default=None, help="URL of a LanguageTool server (e.g. http://localhost:8081)."),
+    click.option("--acceptability", type=click.Choice(ACCEPTABILITY_CHOICES), default=None, help="Acceptability backend."),
+    click.option("--cola-model", default=None, help="CoLA classifier: hub id or local folder."),
+    click.option("--cola-threshold", type=float, default=None, help="Minimum P(acceptable) for the cola backend."),
+    click.option("--vectors", default=None, help="Word vectors file (.kv gensim, .bin word2vec, or GloVe/word2vec text)."),
+    click.option("--spacy-model", default=None, help="spaCy pipeline name (default: en_core_web_sm, else its PyPI copy)."),
+    click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Skip sentences longer than this."),
+    click.option("--device", default=None, help="Device for model-based checks: auto, cpu, cuda, mps."),
+    click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Pairs per batch."),
+    click.option("--skip-bad", is_flag=True, help="Skip and count malformed input lines instead of stopping."),
+    click.option("--export", "exports", multiple=True, type=click.Choice(["parquet", "hf"]), help="Also write Parquet files and/or a Hugging Face datasets folder."),
+    click.option("--overwrite", is_flag=True, help="Replace what OUT holds instead of resuming or refusing."),
+    click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
+    click.option("--pipeline", type=click.Choice(PIPELINES), default=None, help="wordnet (default); llm: an LLM replaces each word; wordnet+llm: the LLM only where WordNet has no antonym."),
+    click.option("--llm-backend", type=click.Choice(LLM_BACKENDS), default=None, help="openai: any OpenAI-compatible server; hf-seq2seq / hf-causal: a local transformers model."),
+    click.option("--llm-model", default=None, help="Model name (openai) or hub id / local folder (hf-*)."),
+]
+LLM_TRANSPORT_OPTIONS = [
+    click.option("--llm-base-url", default=None, help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (default: $TRANSNLI_LLM_BASE_URL, $OPENAI_BASE_URL, else api.openai.com)."),
+    click.option("--llm-api-key-env", default=None, help="Name of the environment variable holding the API key (default OPENAI_API_KEY; may be unset for local servers)."),
+    click.option("--llm-concurrency", type=click.IntRange(min=1), default=None, help="Parallel requests (openai) or generation batch size (hf-*)."),
+    click.option("--llm-timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds per request before it is retried."),
+    click.option("--llm-max-retries", type=click.IntRange(min=0), default=None, help="Retries on 429, 5xx, timeouts (exponential backoff, Retry-After honoured)."),
+    click.option("--llm-temperature", type=click.FloatRange(0, 2), default=None, help="Sampling temperature (default 0)."),
+    click.option("--llm-max-tokens", type=click.IntRange(min=0), default=None, help="Completion token limit (0: none)."),
+]
+
+
+def _param(option) -> click.Parameter:
+    """The click.Parameter an option decorator declares."""
+    return option(lambda: None).__click_params__[0]
+
+
+# Keyword names of every generation setting (what `generate_triples` takes besides its arguments).
+GENERATION_SETTING_NAMES = frozenset(_param(o).name for o in _SETTINGS_OPTIONS + LLM_TRANSPORT_OPTIONS)
+
+
+def generation_options(f=None, *, llm_transport: bool = True, exclude: tuple[str, ...] = ()):
+    """Every generation setting as click options; keyword names match `generate_triples`.
+    `exclude` drops options by flag (e.g. "--device") for commands that define their own."""
+    def apply(func):
+        chosen = _SETTINGS_OPTIONS + (LLM_TRANSPORT_OPTIONS if llm_transport else [])
+        for option in reversed(chosen):
+            if not set(_param(option).opts) & set(exclude):
+                func = option(func)
+        return func
+
+    return apply(f) if f is not None else apply
+
+
 @click.command()
 @click.argument("input_source", metavar="INPUT")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder.")
-@click.option("--preset", default="default", show_default=True, help="Preset name (default, paper) or a .toml file.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Input format; auto-detected when omitted.")
-@click.option("--limit", type=click.IntRange(min=0), default=None, help="Read at most N pairs.")
-@click.option("--seed", type=int, default=None, help="Seed for any stochastic component (recorded in config.json).")
-@click.option("--antonyms", type=click.Choice(ANTONYM_MODES), default=None, help="WordNet candidate set.")
-@click.option("--pos", callback=_pos_list, default=None, help="Comma-separated POS to replace, e.g. VERB,ADJ.")
-@click.option("--include-aux/--no-include-aux", default=None, help="Treat auxiliaries as verbs (the paper does).")
-@click.option("--grammar", type=click.Choice(GRAMMAR_CHOICES), default=None, help="Grammar check backend.")
-@click.option("--languagetool-url", default=None, help="URL of a LanguageTool server (e.g. http://localhost:8081).")
-@click.option("--acceptability", type=click.Choice(ACCEPTABILITY_CHOICES), default=None, help="Acceptability backend.")
-@click.option("--cola-model", default=None, help="CoLA classifier: hub id or local folder.")
-@click.option("--cola-threshold", type=float, default=None, help="Minimum P(acceptable) for the cola backend.")
-@click.option("--vectors", default=None, help="Word vectors file (.kv gensim, .bin word2vec, or GloVe/word2vec text).")
-@click.option("--spacy-model", default=None, help="spaCy pipeline name (default: en_core_web_sm, else its PyPI copy).")
-@click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Skip sentences longer than this.")
-@click.option("--device", default=None, help="Device for model-based checks: auto, cpu, cuda, mps.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Pairs per batch.")
-@click.option("--skip-bad", is_flag=True, help="Skip and count malformed input lines instead of stopping.")
-@click.option("--export", "exports", multiple=True, type=click.Choice(["parquet", "hf"]), help="Also write Parquet files and/or a Hugging Face datasets folder.")
-@click.option("--overwrite", is_flag=True, help="Replace what OUT holds instead of resuming or refusing.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@click.option("--pipeline", type=click.Choice(PIPELINES), default=None, help="wordnet (default); llm: an LLM replaces each word; wordnet+llm: the LLM only where WordNet has no antonym.")
-@click.option("--llm-backend", type=click.Choice(LLM_BACKENDS), default=None, help="openai: any OpenAI-compatible server; hf-seq2seq / hf-causal: a local transformers model.")
-@click.option("--llm-model", default=None, help="Model name (openai) or hub id / local folder (hf-*).")
-@click.option("--llm-base-url", default=None, help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (default: $TRANSNLI_LLM_BASE_URL, $OPENAI_BASE_URL, else api.openai.com).")
-@click.option("--llm-api-key-env", default=None, help="Name of the environment variable holding the API key (default OPENAI_API_KEY; may be unset for local servers).")
-@click.option("--llm-concurrency", type=click.IntRange(min=1), default=None, help="Parallel requests (openai) or generation batch size (hf-*).")
-@click.option("--llm-timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds per request before it is retried.")
-@click.option("--llm-max-retries", type=click.IntRange(min=0), default=None, help="Retries on 429, 5xx, timeouts (exponential backoff, Retry-After honoured).")
-@click.option("--llm-temperature", type=click.FloatRange(0, 2), default=None, help="Sampling temperature (default 0).")
-@click.option("--llm-max-tokens", type=click.IntRange(min=0), default=None, help="Completion token limit (0: none).")
-def generate(input_source, out_dir, preset, fmt, limit, seed, antonyms, pos, include_aux, grammar,
-             languagetool_url, acceptability, cola_model, cola_threshold, vectors, spacy_model,
-             max_chars, device, batch_size, skip_bad, exports, overwrite, quiet, **llm_options):
+@generation_options
+def generate(input_source, out_dir, **options):
     """Build (premise, hypothesis, modified hypothesis) triples from the NLI pairs in INPUT.
 
     INPUT is a local file (JSONL, CSV, TSV, or the native files of SNLI, MultiNLI, ANLI, WANLI)
     or a Hugging Face dataset as hf:NAME:SPLIT (e.g. hf:snli:validation). An unfinished run in
     OUT is resumed when the same command is run again.
     """
+    generate_triples(input_source, out_dir, **options)
+
+
+def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_bad=False, exports=(),
+                     overwrite=False, quiet=False, seed=None, antonyms=None, pos=None, include_aux=None,
+                     grammar=None, languagetool_url=None, acceptability=None, cola_model=None,
+                     cola_threshold=None, vectors=None, spacy_model=None, max_chars=None, device=None,
+                     batch_size=None, limit=None, reuse_finished=False, **llm_options) -> dict:
+    """The work of `transnli generate`; returns the run's stats. Errors a user can fix are raised
+    as click exceptions. With `reuse_finished`, a finished run of the same settings in `out_dir`
+    is returned as it is instead of refused (`transnli run` uses this to rerun only what is new)."""
     from tqdm import tqdm
 
     from generator.build import build_pipeline, provenance
@@ -106,6 +146,11 @@ def generate(input_source, out_dir, preset, fmt, limit, seed, antonyms, pos, inc
         input_desc["bytes"] = source_path.stat().st_size
     run_fp = fingerprint({"input": input_desc, "config": config.fingerprint_dict()})
 
+    if reuse_finished:
+        finished = RunWriter(out_dir, run_fp).finished_stats()
+        if finished is not None:
+            click.echo(f"{out_dir} already holds this generation run; reusing it.", err=True)
+            return finished
     try:
         pipeline = build_pipeline(config)
     except (BackendUnavailable, RuntimeError, FileNotFoundError) as e:
@@ -164,6 +209,9 @@ def generate(input_source, out_dir, preset, fmt, limit, seed, antonyms, pos, inc
             err=True,
         )
         client.close()
+
+
+    return stats
 
 
 @click.command()

@@ -80,7 +80,19 @@ class RunWriter:
         return self.pairs_done
 
     def write_config(self, doc: dict) -> None:
-        write_json_atomic(self.path(CONFIG), doc)
+        write_json_atomic(self.path(CONFIG), {**doc, "run_fingerprint": self.fp})
+
+    def finished_stats(self) -> dict | None:
+        """The stats of a finished run of exactly these settings in this folder, else None."""
+        if self.overwrite or self.path(PROGRESS).exists() or not self.path(STATS).exists():
+            return None
+        try:
+            config = json.loads(self.path(CONFIG).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return None
+        if config.get("run_fingerprint") != self.fp:
+            return None
+        return json.loads(self.path(STATS).read_text(encoding="utf-8"))
 
     def write_batch(self, accepted: list[TripleRecord], rejected: list[TripleRecord], n_pairs: int, stats: dict) -> None:
         for name, records in ((TRIPLES, accepted), (REJECTED, rejected)):
