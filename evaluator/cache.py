@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .backends.base import NLIBackend, Pair, Prediction, sha256_file
+from .backends.base import NLIBackend, Pair, Prediction, collect_batches, sha256_file
 from .errors import EvaluatorError
 from .labels import LABELS
 
@@ -177,11 +177,7 @@ class CachedBackend(NLIBackend):
         self.inner.check_available(pairs)
 
     def predict(self, pairs: Sequence[Pair]) -> list[Prediction]:
-        out: list[Prediction | None] = [None] * len(pairs)
-        for idx, preds in self.predict_batches(pairs):
-            for i, p in zip(idx, preds, strict=True):
-                out[i] = p
-        return out  # type: ignore[return-value]
+        return collect_batches(self, pairs)
 
     def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[tuple[list[int], list[Prediction]]]:
         identity = self.identity

@@ -101,6 +101,16 @@ class NLIBackend(ABC):
         """Release memory (models are evaluated one after another)."""
 
 
+def collect_batches(backend: NLIBackend, pairs: Sequence[Pair]) -> list[Prediction]:
+    """`predict` for backends whose real work is in `predict_batches` (which may reorder pairs,
+    e.g. by length): gathers its batches back into input order."""
+    out: list[Prediction | None] = [None] * len(pairs)
+    for idx, preds in backend.predict_batches(pairs):
+        for i, p in zip(idx, preds, strict=True):
+            out[i] = p
+    return out  # type: ignore[return-value]
+
+
 def sha256_file(path: str | Path) -> str:
     """The sha256 of a file's bytes (read in 4 MiB chunks)."""
     h = hashlib.sha256()

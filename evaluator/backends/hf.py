@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import BackendError, LabelError
 from ..labels import LABELS, format_label_map, is_generic_label, normalize_label, parse_label_map
-from .base import BackendOptions, NLIBackend, Pair, Prediction, sha256_file
+from .base import BackendOptions, NLIBackend, Pair, Prediction, collect_batches, sha256_file
 
 log = logging.getLogger("transnli")
 
@@ -278,11 +278,7 @@ class HFBackend(NLIBackend):
         }
 
     def predict(self, pairs: Sequence[Pair]) -> list[Prediction]:
-        out: list[Prediction | None] = [None] * len(pairs)
-        for idx, preds in self.predict_batches(pairs):
-            for i, p in zip(idx, preds, strict=True):
-                out[i] = p
-        return out  # type: ignore[return-value]
+        return collect_batches(self, pairs)
 
     def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[tuple[list[int], list[Prediction]]]:
         for start in range(0, len(pairs), SORT_CHUNK):
