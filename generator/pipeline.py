@@ -48,6 +48,32 @@ def context_words(sentence: TaggedSentence, exclude: int) -> list[str]:
     return [t.text for t in sentence.tokens if t.i != exclude and t.is_alpha]
 
 
+def word_record(pair: NLIPair, tok: Token, modified: str, pipeline: str, antonym: str,
+                candidates: list[dict], **extra) -> TripleRecord:
+    """The triple record for replacing `tok` of the pair's hypothesis, whichever pipeline made
+    `modified`. The id depends only on the source pair, the word, the pipeline and the result."""
+    return TripleRecord(
+        id=stable_id(pair.dataset, pair.split, pair.source_id, "hypothesis", tok.i, pipeline, modified),
+        source_id=pair.source_id,
+        dataset=pair.dataset,
+        split=pair.split,
+        premise=pair.premise,
+        hypothesis=pair.hypothesis,
+        modified_hypothesis=modified,
+        gold_label=pair.gold_label,
+        word=tok.text,
+        word_index=tok.i,
+        char_start=tok.idx,
+        char_end=tok.idx + len(tok.text),
+        pos=tok.pos,
+        tag=tok.tag,
+        antonym=antonym,
+        candidates=candidates,
+        pipeline=pipeline,
+        **extra,
+    )
+
+
 @dataclass
 class GenerationStats:
     """Counts as reported in stats.json. `acceptance_rate` follows the paper's Table 9:
@@ -198,25 +224,7 @@ class WordNetPipeline:
         return out
 
     def _record(self, pair: NLIPair, tok: Token, antonym: str, ranked, modified: str) -> TripleRecord:
-        return TripleRecord(
-            id=stable_id(pair.dataset, pair.split, pair.source_id, "hypothesis", tok.i, "wordnet", modified),
-            source_id=pair.source_id,
-            dataset=pair.dataset,
-            split=pair.split,
-            premise=pair.premise,
-            hypothesis=pair.hypothesis,
-            modified_hypothesis=modified,
-            gold_label=pair.gold_label,
-            word=tok.text,
-            word_index=tok.i,
-            char_start=tok.idx,
-            char_end=tok.idx + len(tok.text),
-            pos=tok.pos,
-            tag=tok.tag,
-            antonym=antonym,
-            candidates=[r.to_dict() for r in ranked],
-            pipeline="wordnet",
-        )
+        return word_record(pair, tok, modified, "wordnet", antonym, [r.to_dict() for r in ranked])
 
     # -- checking -------------------------------------------------------------------------------
     def apply_checks(self, candidates: list[TripleRecord]) -> tuple[list[TripleRecord], list[TripleRecord]]:

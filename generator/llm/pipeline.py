@@ -26,9 +26,10 @@ from generator.pipeline import (
     WordChoice,
     WordNetPipeline,
     select_words,
+    word_record,
 )
 from generator.readers import NLIPair
-from generator.record import TripleRecord, stable_id
+from generator.record import TripleRecord
 
 from .clients import LLMClient, LLMError, LLMReply, all_unreachable
 from .prompting import PromptTemplate, replacement_prompt
@@ -267,26 +268,10 @@ class LLMPipeline(WordNetPipeline):
         check = {"backend": self.client.backend, **verdict.to_dict()}
         if reason == REQUEST_FAILED:
             check["verdict"] = REQUEST_FAILED
-        rec = TripleRecord(
-            id=stable_id(pair.dataset, pair.split, pair.source_id, "hypothesis", tok.i, "llm", modified),
-            source_id=pair.source_id,
-            dataset=pair.dataset,
-            split=pair.split,
-            premise=pair.premise,
-            hypothesis=pair.hypothesis,
-            modified_hypothesis=modified,
-            gold_label=pair.gold_label,
-            word=tok.text,
-            word_index=tok.i,
-            char_start=tok.idx,
-            char_end=tok.idx + len(tok.text),
-            pos=tok.pos,
-            tag=tok.tag,
-            antonym=verdict.new_word or "",
-            candidates=[{"antonym": verdict.new_word, "score": None}] if verdict.new_word else [],
-            pipeline="llm",
-            checks={CHECK_NAME: check},
-            llm=info,
+        rec = word_record(
+            pair, tok, modified, "llm", verdict.new_word or "",
+            [{"antonym": verdict.new_word, "score": None}] if verdict.new_word else [],
+            checks={CHECK_NAME: check}, llm=info,
         )
         if verdict.passed:
             counts["candidates_built"] += 1
