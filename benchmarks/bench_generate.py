@@ -1,72 +1,196 @@
-"""Generation speed on real English text nobody here wrote: WordNet's example sentences.
+"""Generation speed and memory on real English text nobody here wrote: WordNet's example sentences.
 
-    .venv/bin/python benchmarks/bench_generate.py --n 2000 [--preset default]
+    .venv/bin/python benchmarks/bench_generate.py [--n 5000] [--preset default] [--workers N]
+    .venv/bin/python benchmarks/bench_generate.py --repeat 3          # fresh process per run, medians
+    .venv/bin/python benchmarks/bench_generate.py --memory-check      # peak RSS at 1k vs 20k sentences
 
-Prints one JSON object: input sentences/s, triples/s, seconds per stage, peak RSS.
-Start-up (loading spaCy, vectors, WordNet, checkers) is reported apart from the timed loop.
+The examples (about 48k; the synset's definition as premise, the example as hypothesis) are
+written once to a JSONL file in the transnli cache; the timed loop then does what `transnli
+generate` does: reads that file through transnli's reader (streaming), runs the pipeline's
+batches (in this process, or on N worker processes with --workers N) and writes every batch
+through the resumable RunWriter into a temporary folder.
+
+Prints one JSON object. Keys: sentences_per_s (input sentences per second of the timed loop),
+triples_per_s, seconds, stage_seconds (seconds per stage: tagging, antonyms, ranking, realising,
+grammar, acceptability, plus writing in the parent; with several workers the pipeline stages are
+summed over the workers), peak_rss_mb (this process; with workers also peak_rss_workers_mb, the
+largest worker), startup_seconds (loading resources and starting workers, outside the timed
+loop), load_avg (the machine's 1-minute load average before and after: other work on a shared
+machine slows the figures down). Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import os
 import resource
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+WARM_UP = [
+    "The old man was happy to see the young children.",
+    "She quickly opened the heavy door and walked inside.",
+    "They found the answer easy, but the question was hard.",
+    "a long and tiring journey",
+]
 
-def wordnet_examples(n: int) -> list:
+
+def examples_file() -> Path:
+    """All WordNet example sentences as generic JSONL, in synset order (written once)."""
     from nltk.corpus import wordnet as wn
 
+    from transnli_resources.provision import cache_dir
+
+    path = cache_dir() / "bench" / f"wordnet-{wn.get_version()}" / "wordnet-examples.jsonl"
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".partial")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for synset in wn.all_synsets():
+            for k, example in enumerate(synset.examples()):
+                record = {"id": f"{synset.name()}:{k}", "premise": synset.definition(), "hypothesis": example}
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def warm_up(pipeline) -> None:
+    """Trigger the lazy loads (WordNet files, inflection tables, parser) outside the timed loop,
+    on sentences that are not in the benchmark, then reset the counters."""
     from generator.readers import NLIPair
 
-    pairs = []
-    for synset in wn.all_synsets():
-        for k, example in enumerate(synset.examples()):
-            pairs.append(NLIPair(f"{synset.name()}:{k}", synset.definition(), example, None, "wordnet-examples", "", 0))
-            if len(pairs) >= n:
-                return pairs
-    return pairs
+    pipeline.process([NLIPair(f"warm:{i}", s, s, None, "warm-up", "", 0) for i, s in enumerate(WARM_UP)])
+    pipeline.stats = type(pipeline.stats)()
+    pipeline.timer = type(pipeline.timer)()
+
+
+def load_avg() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def one_run(args) -> dict:
+    from generator.build import build_wordnet_pipeline
+    from generator.config import resolve_config
+    from generator.output import RunWriter
+    from generator.parallel import ParallelRunner, run_batches
+    from generator.readers import read_pairs
+
+    source = examples_file()
+    load_before = load_avg()
+    t0 = time.perf_counter()
+    config = resolve_config(args.preset, batch_size=args.batch_size)
+    pipeline = build_wordnet_pipeline(config)
+    warm_up(pipeline)
+    runner = None
+    if args.workers > 1:
+        runner = ParallelRunner(config, args.workers, stats=pipeline.stats, timer=pipeline.timer)
+        runner.wait_ready()
+    startup = time.perf_counter() - t0
+
+    with tempfile.TemporaryDirectory(prefix="bench-generate-") as tmp:
+        writer = RunWriter(tmp, "bench")
+        writer.open()
+        n_triples = n_sentences = 0
+        writing = 0.0
+        t0 = time.perf_counter()
+        pairs = itertools.islice(read_pairs(source), args.n)
+        for batch in run_batches(pipeline, pairs, args.workers, runner=runner):
+            tw = time.perf_counter()
+            writer.write_batch(batch.accepted, batch.rejected, batch.n_pairs, pipeline.stats.checkpoint_dict())
+            writing += time.perf_counter() - tw
+            n_triples += len(batch.accepted)
+            n_sentences += batch.n_pairs
+        elapsed = time.perf_counter() - t0
+        writer.finish(pipeline.stats.to_dict())
+    if runner is not None:
+        runner.close()
+    stages = {k: round(v, 3) for k, v in pipeline.timer.seconds.items()}
+    stages["writing"] = round(writing, 3)
+    out = {
+        "benchmark": "generate",
+        "preset": args.preset,
+        "workers": args.workers,
+        "batch_size": args.batch_size,
+        "n_sentences": n_sentences,
+        "seconds": round(elapsed, 3),
+        "startup_seconds": round(startup, 3),
+        "sentences_per_s": round(n_sentences / elapsed, 2),
+        "triples_per_s": round(n_triples / elapsed, 2),
+        "triples": n_triples,
+        "stage_seconds": stages,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "load_avg": [load_before, load_avg()],
+        "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "stats": pipeline.stats.to_dict(),
+    }
+    if args.workers > 1:
+        out["peak_rss_workers_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
+    return out
+
+
+def fresh_run(args, n: int) -> dict:
+    """One run in a new Python process (nothing cached in memory from an earlier run)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--n", str(n), "--preset", args.preset,
+           "--batch-size", str(args.batch_size), "--workers", str(args.workers)]
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout)
+
+
+def median_of(runs: list[dict]) -> dict:
+    med = {k: round(statistics.median(r[k] for r in runs), 3)
+           for k in ("sentences_per_s", "triples_per_s", "seconds", "startup_seconds", "peak_rss_mb")}
+    med["stage_seconds"] = {k: round(statistics.median(r["stage_seconds"][k] for r in runs), 3)
+                            for k in runs[0]["stage_seconds"]}
+    return med
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=2000)
+    ap.add_argument("--n", type=int, default=5000, help="input sentences (default 5000; about 48k exist)")
     ap.add_argument("--preset", default="default")
     ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--workers", type=int, default=1, help="worker processes (as transnli generate --workers)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs, each in a fresh process; prints every run and the medians")
+    ap.add_argument("--memory-check", action="store_true",
+                    help="peak RSS of fresh runs at each of --sizes; flat means within 10%%")
+    ap.add_argument("--sizes", default="1000,20000", help="input sizes for --memory-check")
     args = ap.parse_args()
 
-    from generator.build import build_wordnet_pipeline
-    from generator.config import resolve_config
-
-    pairs = wordnet_examples(args.n)
-    t0 = time.perf_counter()
-    pipeline = build_wordnet_pipeline(resolve_config(args.preset, batch_size=args.batch_size))
-    # Warm up lazy loads (WordNet is read on first lookup) outside the timed loop.
-    pipeline.process(pairs[:8])
-    startup = time.perf_counter() - t0
-    pipeline.stats = type(pipeline.stats)()
-    pipeline.timer = type(pipeline.timer)()
-
-    t0 = time.perf_counter()
-    n_triples = sum(len(b.accepted) for b in pipeline.run(pairs))
-    elapsed = time.perf_counter() - t0
-    print(json.dumps({
-        "benchmark": "generate",
-        "preset": args.preset,
-        "n_sentences": len(pairs),
-        "seconds": round(elapsed, 3),
-        "startup_seconds": round(startup, 3),
-        "sentences_per_s": round(len(pairs) / elapsed, 2),
-        "triples_per_s": round(n_triples / elapsed, 2),
-        "triples": n_triples,
-        "stage_seconds": {k: round(v, 3) for k, v in pipeline.timer.seconds.items()},
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "stats": pipeline.stats.to_dict(),
-    }, indent=2))
+    if args.memory_check:
+        sizes = [int(s) for s in args.sizes.split(",")]
+        runs = {n: fresh_run(args, n) for n in sizes}
+        key = "peak_rss_workers_mb" if args.workers > 1 else "peak_rss_mb"
+        first, last = runs[sizes[0]][key], runs[sizes[-1]][key]
+        result = {
+            "benchmark": "generate-memory",
+            "preset": args.preset,
+            "workers": args.workers,
+            "peak_rss_mb": {str(n): r["peak_rss_mb"] for n, r in runs.items()},
+            **({"peak_rss_workers_mb": {str(n): r["peak_rss_workers_mb"] for n, r in runs.items()}}
+               if args.workers > 1 else {}),
+            "growth": round(last / first - 1, 4),
+            "flat_within_10_percent": last <= first * 1.10,
+            "sentences_per_s": {str(n): r["sentences_per_s"] for n, r in runs.items()},
+            "load_avg": {str(n): r["load_avg"] for n, r in runs.items()},
+        }
+    elif args.repeat > 1:
+        runs = [fresh_run(args, args.n) for _ in range(args.repeat)]
+        result = {"benchmark": "generate", "preset": args.preset, "workers": args.workers, "n_sentences": args.n,
+                  "repeat": args.repeat, "statistic": "median of the runs", **median_of(runs),
+                  "runs": [{k: r[k] for k in ("sentences_per_s", "triples_per_s", "seconds", "startup_seconds",
+                                              "stage_seconds", "peak_rss_mb", "load_avg")} for r in runs]}
+    else:
+        result = one_run(args)
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

@@ -82,9 +82,9 @@ _Found = tuple[str, str]
 
 
 def _wn():
-    from nltk.corpus import wordnet
+    from generator.wordnet_index import load_wordnet
 
-    return wordnet
+    return load_wordnet()
 
 
 def _key(word: str) -> str:
@@ -111,6 +111,13 @@ def _base_forms(word: str, pos: str) -> frozenset[str]:
     return frozenset([word, *(f.lower() for f in forms)])
 
 
+def _index():
+    """The antonym index of the current WordNet (generator.wordnet_index), or None: use nltk."""
+    from generator.wordnet_index import antonym_index
+
+    return antonym_index(_wn())
+
+
 @lru_cache(maxsize=_CACHE_SIZE)
 def _sense_antonyms(word: str, pos: str | None) -> tuple[tuple[int, bool, bool, str, str], ...]:
     """Every antonym of every lemma of every synset of `word` (pos None: all POS).
@@ -121,7 +128,32 @@ def _sense_antonyms(word: str, pos: str | None) -> tuple[tuple[int, bool, bool, 
     word (or a base form of it), not a synonym. "Attested": the sense is the word's first, or the
     word was tagged with it in WordNet's sense-tagged corpus at least once (lemma.count() > 0).
     nltk's wn.synsets(word, "a") includes satellite synsets ("s").
+
+    Read from the antonym index when there is one (same rows, without parsing synsets), else
+    from nltk (`_sense_antonyms_nltk`).
     """
+    index = _index()
+    if index is None:
+        return _sense_antonyms_nltk(word, pos)
+    counts = _sense_counts()
+    rows = []
+    for rank, key in enumerate(index.offsets(word, pos)):
+        entry = index.entries.get(key)
+        if entry is None:  # no lemma of this synset has an antonym
+            continue
+        own_names = _base_forms(word, _fold(entry.pos))
+        attested = rank == 0 or any(
+            counts.get(sense_key, 0) > 0 for name, sense_key, _ in entry.lemmas if name.lower() in own_names
+        )
+        for name, _, antonyms in entry.lemmas:
+            own = name.lower() in own_names
+            for ant_name, ant_pos in antonyms:
+                rows.append((rank, attested, own, ant_name, ant_pos))
+    return tuple(rows)
+
+
+def _sense_antonyms_nltk(word: str, pos: str | None) -> tuple[tuple[int, bool, bool, str, str], ...]:
+    """`_sense_antonyms` straight from nltk's synsets (the reference the index must match)."""
     wn = _wn()
     rows = []
     for rank, synset in enumerate(wn.synsets(word, pos)):
@@ -177,6 +209,25 @@ def _count(lemma) -> int:
 def _indirect_adjective_antonyms(word: str) -> tuple[tuple[int, str], ...]:
     """WordNet's indirect antonyms of an adjective: for each attested satellite synset of the word
     (in sense order), the antonyms of the head synset(s) it is similar to (huge -> large -> small)."""
+    index = _index()
+    if index is None:
+        return _indirect_adjective_antonyms_nltk(word)
+    counts = _sense_counts()
+    own_names = _base_forms(word, "a")
+    rows = []
+    for rank, key in enumerate(index.offsets(word, "a")):
+        entry = index.entries.get(key)
+        if entry is None or entry.pos != "s" or not entry.head_antonyms:
+            continue
+        if rank > 0 and not any(
+            counts.get(sense_key, 0) > 0 for name, sense_key, _ in entry.lemmas if name.lower() in own_names
+        ):
+            continue
+        rows.extend((rank, name) for name in entry.head_antonyms)
+    return tuple(rows)
+
+
+def _indirect_adjective_antonyms_nltk(word: str) -> tuple[tuple[int, str], ...]:
     wn = _wn()
     own_names = _base_forms(word, "a")
     rows = []
@@ -197,7 +248,10 @@ def _indirect_adjective_antonyms(word: str) -> tuple[tuple[int, str], ...]:
 
 @lru_cache(maxsize=_CACHE_SIZE)
 def _has_synsets(word: str, pos: str) -> bool:
-    return bool(_wn().synsets(word, pos))
+    index = _index()
+    if index is None:
+        return bool(_wn().synsets(word, pos))
+    return index.has_synsets(word, pos)
 
 
 def _dedup(found: Iterable[_Found], exclude: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:

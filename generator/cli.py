@@ -57,6 +57,7 @@ _SETTINGS_OPTIONS = [
     click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Skip sentences longer than this."),
     click.option("--device", default=None, help="Device for model-based checks: auto, cpu, cuda, mps."),
     click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Pairs per batch."),
+    click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes for the wordnet pipeline (the output is identical to one worker's)."),
     click.option("--skip-bad", is_flag=True, help="Skip and count malformed input lines instead of stopping."),
     click.option("--export", "exports", multiple=True, type=click.Choice(["parquet", "hf"]), help="Also write Parquet files and/or a Hugging Face datasets folder."),
     click.option("--overwrite", is_flag=True, help="Replace what OUT holds instead of resuming or refusing."),
@@ -116,7 +117,7 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
                      overwrite=False, quiet=False, seed=None, antonyms=None, pos=None, include_aux=None,
                      grammar=None, languagetool_url=None, acceptability=None, cola_model=None,
                      cola_threshold=None, vectors=None, spacy_model=None, max_chars=None, device=None,
-                     batch_size=None, limit=None, reuse_finished=False, **llm_options) -> dict:
+                     batch_size=None, limit=None, reuse_finished=False, workers=1, **llm_options) -> dict:
     """The work of `transnli generate`; returns the run's stats. Errors a user can fix are raised
     as click exceptions. With `reuse_finished`, a finished run of the same settings in `out_dir`
     is returned as it is instead of refused (`transnli run` uses this to rerun only what is new)."""
@@ -127,6 +128,7 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
     from generator.config import resolve_config
     from generator.llm.clients import LLMError
     from generator.output import OutputError, RunWriter, export, fingerprint
+    from generator.parallel import run_batches
     from generator.readers import InputError, read_pairs
 
     try:
@@ -138,6 +140,9 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
         )
     except ConfigError as e:
         raise click.UsageError(str(e)) from e
+    if workers > 1 and config.pipeline != "wordnet":
+        raise click.UsageError(f"--workers applies to the wordnet pipeline; pipeline {config.pipeline} "
+                               "has --llm-concurrency instead")
     source_path = Path(input_source)
     if not input_source.startswith("hf:") and not source_path.exists():
         raise click.BadParameter(f"no such file: {input_source}", param_hint="INPUT")
@@ -172,7 +177,7 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
     try:
         pairs = read_pairs(input_source, format=fmt, skip_bad=skip_bad, bad_counter=bad)
         pairs = itertools.islice(pairs, done, limit)  # skip what a crashed run already wrote
-        for batch in pipeline.run(pairs):
+        for batch in run_batches(pipeline, pairs, workers):
             if bad:  # the reader recounts skipped lines from the start, so assign, not add
                 pipeline.stats.skipped_sentences["malformed"] = bad["malformed"]
             writer.write_batch(batch.accepted, batch.rejected, batch.n_pairs, pipeline.stats.checkpoint_dict())

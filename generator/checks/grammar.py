@@ -23,14 +23,24 @@ Why the rule id alone, and not span or message:
 The one case this misses is a swap that removes an error and adds another of the same rule,
 which would need the replaced word to be both inside an error and the cause of a new one.
 
-Spelling lints are kept: a spelling error on the new word is how a malformed inflection
-("unfinded") shows up, and the paper's LanguageTool also flags words it does not know. Rare
-WordNet antonyms that a checker does not know ("acaulescent") are therefore rejected, as in
-the paper; pass ``ignore_rules={"SpellCheck"}`` (harper) or ``disabled_rules`` (LanguageTool)
-to keep them, or ``extra_words`` to teach harper specific words. Spelling errors in words of
-the original cancel out by the count. Harper's style-only lint kinds (Style, Readability,
-Enhancement: e.g. "not unhappy" -> "happy") are ignored by default: they judge wording, not
-grammaticality, and the acceptability check covers naturalness.
+Spelling counts: a spelling error on the new word is how a malformed inflection ("unfinded")
+shows up, and the paper's LanguageTool also flags words it does not know. Rare WordNet antonyms
+that a checker does not know ("acaulescent") are therefore rejected, as in the paper; pass
+``ignore_rules={"SpellCheck"}`` (harper) or ``disabled_rules`` (LanguageTool) to keep them, or
+``extra_words`` to teach harper specific words. Harper's style-only lint kinds (Style,
+Readability, Enhancement: e.g. "not unhappy" -> "happy") are ignored by default: they judge
+wording, not grammaticality, and the acceptability check covers naturalness.
+
+Harper's spelling rule is word-local (a word is in its dictionary or not), and a swap can only
+change the spelling verdict of the words it changed; spelling errors elsewhere would cancel out
+by the count. So by default (``spelling="changed"``) harper runs its other rules on whole
+sentences and checks spelling only for the words the candidate changed (found by comparing it
+with its original; each word checked once, by harper's own SpellCheck rule): an unknown new
+word is an added ``SpellCheck`` error, with the word and harper's message. That is the same
+verdict for about half the cost (harper's SpellCheck builds suggestions for every unknown word of
+every sentence, such as the names and lower-case sentence starts of real text). The one
+difference: a misspelt word of the original that the swap replaced no longer cancels a misspelt
+new word. ``spelling="sentence"`` runs SpellCheck on whole sentences like the other rules.
 
 Every unique sentence is checked once: originals repeat a lot (one hypothesis gives a candidate
 per content word), so results are kept in an LRU cache keyed by the exact text.
@@ -39,6 +49,9 @@ per content word), so results are kept in an LRU cache keyed by the exact text.
 from __future__ import annotations
 
 import functools
+import os
+import re
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -57,6 +70,10 @@ HARPER_IGNORED_KINDS = frozenset({"Style", "Readability", "Enhancement"})
 LANGUAGETOOL_DISABLED_RULES = ("WHITESPACE_RULE", "EN_QUOTES")
 
 _CACHE_SIZE = 65536
+HARPER_SPELL_RULE = "SpellCheck"
+SPELLING_MODES = ("changed", "sentence")
+# A word as a spelling checker sees it: letters, with inner apostrophes ("don't", "o'clock").
+_WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _SWITCH_HINT = "use --grammar harper (offline, no Java) or --grammar none"
 
 
@@ -104,6 +121,31 @@ def added_errors(
     return added
 
 
+def changed_words(original: str, candidate: str) -> list[tuple[int, str]]:
+    """The words of `candidate` inside the span where it differs from `original`, widened to
+    whole words, as (offset in candidate, word): "The man is happy." -> "The man is unhappy."
+    gives [(11, "unhappy")]; "a happy child" -> "an unhappy child" gives both new words."""
+    n = min(len(original), len(candidate))
+    start = 0
+    while start < n and original[start] == candidate[start]:
+        start += 1
+    tail = 0
+    while tail < n - start and original[-1 - tail] == candidate[-1 - tail]:
+        tail += 1
+    end = len(candidate) - tail
+    if start >= end and len(original) == len(candidate):
+        return []
+
+    def inside_word(ch: str) -> bool:
+        return ch.isalnum() or ch in "'’"
+
+    while start > 0 and inside_word(candidate[start - 1]):
+        start -= 1
+    while end < len(candidate) and inside_word(candidate[end]):
+        end += 1
+    return [(start + m.start(), m.group()) for m in _WORD_RE.finditer(candidate[start:end])]
+
+
 class _ComparingGrammarCheck:
     """Shared batch logic: find errors of each unique sentence once, then compare."""
 
@@ -124,8 +166,14 @@ class _ComparingGrammarCheck:
             self._errors(t)
 
     def errors(self, text: str) -> list[GrammarError]:
-        """The errors this backend finds in one sentence (cached)."""
+        """The errors this backend finds in one sentence (cached). For harper with
+        spelling="changed" these exclude spelling, which is judged per changed word."""
         return list(self._errors(text))
+
+    def _changed_word_errors(self, original: str, candidate: str) -> tuple[GrammarError, ...]:
+        """Errors judged on the words the candidate changed rather than on whole sentences
+        (always added errors); none by default."""
+        return ()
 
     def check_many(
         self, originals: Sequence[str], candidates: Sequence[str]
@@ -139,6 +187,10 @@ class _ComparingGrammarCheck:
         for orig, cand in zip(originals, candidates, strict=True):
             e_orig, e_cand = self._errors(orig), self._errors(cand)
             added = added_errors(e_orig, e_cand)
+            new_word_errors = self._changed_word_errors(orig, cand)
+            if new_word_errors:
+                e_cand = (*e_cand, *new_word_errors)
+                added = sorted([*added, *new_word_errors], key=lambda e: (e.offset, e.rule))
             details: dict[str, Any] = {
                 "errors_original": len(e_orig),
                 "errors_candidate": len(e_cand),
@@ -157,7 +209,12 @@ class HarperGrammar(_ComparingGrammarCheck):
 
     ignore_rules: harper rule names to drop (e.g. {"SpellCheck"}); ignore_kinds: lint kinds to
     drop (default: the style-only kinds); extra_words: words to add to harper's dictionary;
-    dialect: "american" (default), "british", "australian", "canadian", "indian"."""
+    dialect: "american" (default), "british", "australian", "canadian", "indian";
+    spelling: "changed" (default: spelling checked on the words the candidate changed only) or
+    "sentence" (SpellCheck on whole sentences like every other rule); see the module docstring;
+    threads: sentences linted in parallel, each thread with its own Linter (harper releases the
+    GIL while it lints, and it is most of the generator's time); None: the CPUs this process may
+    use, at most 4; 1: no threads."""
 
     backend = "harper"
 
@@ -169,8 +226,12 @@ class HarperGrammar(_ComparingGrammarCheck):
         extra_words: Iterable[str] = (),
         dialect: str = "american",
         cache_size: int = _CACHE_SIZE,
+        spelling: str = "changed",
+        threads: int | None = None,
     ) -> None:
         super().__init__(cache_size)
+        if spelling not in SPELLING_MODES:
+            raise ValueError(f"unknown spelling mode {spelling!r}; one of {', '.join(SPELLING_MODES)}")
         try:
             import harper
         except ImportError as e:
@@ -183,19 +244,76 @@ class HarperGrammar(_ComparingGrammarCheck):
         except KeyError as e:
             names = ", ".join(d.name.lower() for d in harper.Dialect)
             raise ValueError(f"unknown harper dialect {dialect!r}; one of {names}") from e
+        self._harper, self._dialect_enum = harper, dialect_enum
         self._linter = harper.Linter(dialect_enum)
-        words = sorted(set(extra_words))
-        if words:
-            self._linter.import_words(words)
         self.ignore_rules = frozenset(ignore_rules)
         self.ignore_kinds = frozenset(ignore_kinds)
         self.dialect = dialect
+        self.spelling = spelling
+        # spelling="changed": SpellCheck off for whole sentences, and a second linter (cheap: the
+        # dictionary is shared) with SpellCheck alone for the changed words.
+        self._speller = None
+        config = self._linter.get_lint_config()
+        if spelling == "changed" and HARPER_SPELL_RULE not in self.ignore_rules and config.get(
+            HARPER_SPELL_RULE, True
+        ) is not False:
+            self._linter.set_lint_config({**config, HARPER_SPELL_RULE: False})
+            self._speller = harper.Linter(dialect_enum)
+            self._speller.set_lint_config({rule: rule == HARPER_SPELL_RULE for rule in config})
+        self._sentence_config = self._linter.get_lint_config()
+        self._extra_words = sorted(set(extra_words))
+        if self._extra_words:
+            for linter in (self._linter, self._speller):
+                if linter is not None:
+                    linter.import_words(self._extra_words)
+        self._word_errors: Callable[[str], tuple[tuple[str, str], ...]] = functools.lru_cache(
+            maxsize=cache_size
+        )(self._spell_word)
+        self._local = threading.local()
+        self._pool: ThreadPoolExecutor | None = None
+        self.threads = 1
+        self.set_threads(threads)
+
+    # -- threads ------------------------------------------------------------------------------
+    def set_threads(self, threads: int | None) -> None:
+        """Lint with this many threads from now on (None: the CPUs available, at most 4)."""
+        if threads is None:
+            threads = min(4, _available_cpus())
+        threads = max(1, int(threads))
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        self.threads = threads
+        if threads > 1:
+            self._pool = ThreadPoolExecutor(threads, thread_name_prefix="harper",
+                                            initializer=self._init_thread)
+
+    def _init_thread(self) -> None:
+        # A Linter is not thread-safe: one per thread, configured like the main one.
+        linter = self._harper.Linter(self._dialect_enum)
+        linter.set_lint_config(self._sentence_config)
+        if self._extra_words:
+            linter.import_words(self._extra_words)
+        self._local.linter = linter
+
+    def _prefetch(self, texts: list[str]) -> None:
+        if self._pool is None:
+            super()._prefetch(texts)
+            return
+        # Texts already cached come back at once; the rest are linted on the threads.
+        list(self._pool.map(self._errors, texts))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def _find_errors(self, text: str) -> tuple[GrammarError, ...]:
         if not text.strip():
             return ()
         found = []
-        for rule, lints in self._linter.organized_lints(text, language="plaintext").items():
+        linter = getattr(self._local, "linter", None) or self._linter
+        for rule, lints in linter.organized_lints(text, language="plaintext").items():
             if rule in self.ignore_rules:
                 continue
             for lint in lints:
@@ -205,8 +323,26 @@ class HarperGrammar(_ComparingGrammarCheck):
         found.sort(key=lambda e: (e.offset, e.rule))
         return tuple(found)
 
+    def _spell_word(self, word: str) -> tuple[tuple[str, str], ...]:
+        """(flagged text, message) of harper's SpellCheck on one word on its own (cached)."""
+        return tuple(
+            (lint.problem_text, lint.message)
+            for lint in self._speller.lint(word, language="plaintext")
+            if lint.lint_kind not in self.ignore_kinds
+        )
+
+    def _changed_word_errors(self, original: str, candidate: str) -> tuple[GrammarError, ...]:
+        if self._speller is None:
+            return ()
+        found = []
+        for offset, word in changed_words(original, candidate):
+            for text, message in self._word_errors(word):
+                found.append(GrammarError(HARPER_SPELL_RULE, message, text, offset))
+        return tuple(found)
+
     def version(self) -> str:
-        return f"harper-py {_dist_version('harper-py')} ({self.dialect})"
+        spelling = "changed words" if self.spelling == "changed" else "whole sentences"
+        return f"harper-py {_dist_version('harper-py')} ({self.dialect}, spelling: {spelling})"
 
 
 # ------------------------------------------------------------------------------ languagetool
@@ -443,6 +579,13 @@ def make_grammar_check(backend: str, *, languagetool_url: str | None = None, **k
     if backend == "none":
         return NoGrammar()
     raise ValueError(f"unknown grammar backend {backend!r}; one of {', '.join(GRAMMAR_BACKENDS)}")
+
+
+def _available_cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def _dist_version(name: str) -> str:

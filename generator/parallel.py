@@ -1,0 +1,185 @@
+"""Generation on several worker processes, with output identical to one process.
+
+`run_batches(pipeline, pairs, workers)` is what `transnli generate` iterates over. With one worker
+it is `pipeline.run(pairs)`. With N > 1 the parent cuts the stream of pairs into the same
+batches `pipeline.run` would make and sends them to N worker processes, each holding its own
+WordNet pipeline built from the same configuration; results come back in input order (an ordered
+map over batches), so the files the parent writes are byte-identical to a one-worker run (the
+pipeline's results never depend on batch boundaries or on what a process has cached). Each
+batch's statistics and stage times come back with it and are added to the parent pipeline's, so
+stats.json is identical too. The parent keeps doing what it does with one worker: it reads the
+input, owns the resumable RunWriter and writes every batch.
+
+Memory stays bounded: at most `window` batches (default 2 per worker) are in flight, so a large
+input is never read ahead of what the workers can take.
+
+Workers are started with the "spawn" method: forking a process that has loaded spaCy, torch and
+the checkers' native libraries is not safe. Each worker therefore pays the pipeline's start-up
+(a few seconds, in parallel) once. Checks that run threads of their own (harper) get the CPUs
+divided among the workers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from generator.config import GeneratorConfig
+from generator.pipeline import BatchResult, GenerationStats, StageTimer
+
+# -- worker side ----------------------------------------------------------------------------------
+_WORKER_PIPELINE: Any = None
+_WORKER_ERROR: BaseException | None = None
+_WORKER_BARRIER: Any = None
+
+
+def _worker_init(config: GeneratorConfig, barrier, check_threads: int) -> None:
+    global _WORKER_PIPELINE, _WORKER_ERROR, _WORKER_BARRIER
+    _WORKER_BARRIER = barrier
+    try:
+        from generator.build import build_wordnet_pipeline
+
+        _WORKER_PIPELINE = build_wordnet_pipeline(config)
+        for check in _WORKER_PIPELINE.checks:  # the CPUs are shared among the workers
+            if hasattr(check, "set_threads"):
+                check.set_threads(check_threads)
+    except BaseException as e:  # noqa: BLE001 - reported with the first batch, not by a respawn loop
+        _WORKER_ERROR = e
+
+
+def _worker_ready(_: int) -> bool:
+    if _WORKER_ERROR is not None:
+        _WORKER_BARRIER.abort()  # release the others at once
+        raise _WORKER_ERROR
+    # Held until every worker runs one of these at once: then all of them have built their
+    # pipelines (a worker runs its initializer before taking any task).
+    _WORKER_BARRIER.wait(timeout=600)
+    return True
+
+
+def _worker_process(batch: list) -> tuple[BatchResult, dict, dict, dict]:
+    """One batch through the worker's pipeline; returns the result and this batch's statistics
+    (counts, skipped sentences) and stage seconds."""
+    if _WORKER_ERROR is not None:
+        raise _WORKER_ERROR
+    pipeline = _WORKER_PIPELINE
+    pipeline.stats = GenerationStats()
+    pipeline.timer = StageTimer()
+    result = pipeline.process(batch)
+    return (
+        result,
+        dict(pipeline.stats.counts),
+        dict(pipeline.stats.skipped_sentences),
+        dict(pipeline.timer.seconds),
+    )
+
+
+# -- parent side ----------------------------------------------------------------------------------
+def _available_cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def batched(pairs: Iterable, size: int) -> Iterator[list]:
+    """The same batches `WordNetPipeline.run` makes: `size` pairs each, the last one shorter."""
+    batch: list = []
+    for pair in pairs:
+        batch.append(pair)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class ParallelRunner:
+    """A pool of worker processes running the WordNet pipeline of `config`.
+
+    `stats` and `timer` (the parent pipeline's, usually) receive every batch's counts and stage
+    seconds as its result is handed out. Use as a context manager, or call `close()`."""
+
+    def __init__(self, config: GeneratorConfig, workers: int, *, stats: GenerationStats | None = None,
+                 timer: StageTimer | None = None, window: int | None = None, start_method: str = "spawn"):
+        if workers < 2:
+            raise ValueError("ParallelRunner needs at least 2 workers (use pipeline.run for one)")
+        if config.pipeline != "wordnet":
+            raise ValueError(f"--workers > 1 runs the wordnet pipeline only, not {config.pipeline!r} "
+                             "(LLM pipelines have their own --llm-concurrency)")
+        self.config = config
+        self.workers = workers
+        self.stats = stats if stats is not None else GenerationStats()
+        self.timer = timer if timer is not None else StageTimer()
+        self.window = max(1, window or 2 * workers)
+        ctx = multiprocessing.get_context(start_method)
+        check_threads = max(1, _available_cpus() // workers)
+        self._pool = ctx.Pool(workers, initializer=_worker_init,
+                              initargs=(config, ctx.Barrier(workers), check_threads))
+
+    def wait_ready(self) -> None:
+        """Block until every worker has built its pipeline (raises a worker's build error)."""
+        self._pool.map(_worker_ready, range(self.workers), chunksize=1)
+
+    def run(self, pairs: Iterable, batch_size: int | None = None) -> Iterator[BatchResult]:
+        size = batch_size or self.config.batch_size
+        pending: deque = deque()
+        for batch in batched(pairs, size):
+            pending.append(self._pool.apply_async(_worker_process, (batch,)))
+            if len(pending) >= self.window:
+                yield self._collect(pending.popleft())
+        while pending:
+            yield self._collect(pending.popleft())
+
+    def _collect(self, async_result) -> BatchResult:
+        result, counts, skipped, seconds = async_result.get()
+        self.stats.counts.update(counts)
+        self.stats.skipped_sentences.update(skipped)
+        for name, s in seconds.items():
+            self.timer.seconds[name] = self.timer.seconds.get(name, 0.0) + s
+        return result
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool.join()
+            self._pool = None
+
+    def terminate(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
+
+    def __enter__(self) -> ParallelRunner:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.terminate()
+
+
+def run_batches(pipeline, pairs: Iterable, workers: int = 1, runner: ParallelRunner | None = None
+                ) -> Iterator[BatchResult]:
+    """The pipeline's batches over `pairs`, in input order: in this process when `workers` is 1,
+    else on a ParallelRunner (started here and closed at the end unless `runner` is given)
+    whose statistics and stage times go into `pipeline.stats` and `pipeline.timer`."""
+    if workers <= 1 and runner is None:
+        yield from pipeline.run(pairs)
+        return
+    own = runner is None
+    if own:
+        runner = ParallelRunner(pipeline.config, workers, stats=pipeline.stats, timer=pipeline.timer)
+    try:
+        yield from runner.run(pairs)
+    except BaseException:
+        if own:
+            runner.terminate()
+        raise
+    if own:
+        runner.close()
