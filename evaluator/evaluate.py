@@ -21,7 +21,7 @@ from .cache import CachedBackend, LabelCache, default_cache_dir
 from .errors import EvaluatorError
 from .labels import parse_label_map
 from .metrics import EXTRAS_NOTE, TripleLabels, dataset_metrics, rule_outcome
-from .report import find_generation_stats, write_outputs
+from .report import find_generation_stats, preload_in_background, write_outputs
 from .rules import RULES
 from .schedule import H2H, HH2, KINDS, PH, PH2, first_stage, pair_for, second_stage, unique_pairs
 from .triples import Triple, load_triples
@@ -180,6 +180,7 @@ def evaluate_triples(
         parse_label_map(label_map)  # fail before loading anything
 
     triples = load_triples(triple_paths)
+    preload_in_background(plots)  # the output libraries load while the models run
     cache = None if no_cache else LabelCache(cache_dir or default_cache_dir())
     hash_file = cache.hash_file if cache else sha256_file
     options = BackendOptions(batch_size=batch_size, device=device, dtype=dtype,

@@ -20,6 +20,34 @@ EXTRA_KEYS = ("substitution", "contradiction_symmetry")
 
 
 # --------------------------------------------------------------------------- formatting
+_PRELOADED: list = []
+
+
+def preload_in_background(plots: bool = True) -> None:
+    """Import what writing the outputs needs (pandas; matplotlib for plots: about a second) on a
+    background thread, so that it happens while the model works (torch releases the GIL in its
+    kernels) instead of after it. Harmless to call more than once; errors surface later, at the
+    real import."""
+    if _PRELOADED:
+        return
+    import threading
+
+    def work() -> None:
+        try:
+            import pandas  # noqa: F401
+
+            if plots:
+                import matplotlib  # noqa: F401
+                from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401
+                from matplotlib.figure import Figure  # noqa: F401
+        except Exception:  # noqa: BLE001 - the real import reports it
+            pass
+
+    thread = threading.Thread(target=work, name="transnli-preload", daemon=True)
+    _PRELOADED.append(thread)
+    thread.start()
+
+
 def pct(x: float | None, digits: int = 1) -> str:
     return DASH if x is None else f"{100 * x:.{digits}f}%"
 

@@ -135,6 +135,7 @@ def test_link_grammar_null_cap():
 
 
 # -- --workers ------------------------------------------------------------------------------------
+@pytest.mark.slow  # starts two worker processes that each load every resource (about 20 s)
 def test_workers_write_byte_identical_files(tmp_path):
     from evaluator.cli import main
 

@@ -322,7 +322,7 @@ class LinkGrammarAcceptability:
         relative: bool = True,
         parse_timeout: int = 3,
         language: str = "en",
-        cache_size: int = 65536,
+        cache_size: int = 8192,  # a few batches' sentences: see generator.checks.grammar
         max_null_count: int | None = 8,
     ) -> None:
         if max_null_count is not None and max_null_count < 0:

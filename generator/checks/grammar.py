@@ -69,7 +69,10 @@ HARPER_IGNORED_KINDS = frozenset({"Style", "Readability", "Enhancement"})
 # source sentence with odd spacing or straight quotes should not cost a request's worth of noise.
 LANGUAGETOOL_DISABLED_RULES = ("WHITESPACE_RULE", "EN_QUOTES")
 
-_CACHE_SIZE = 65536
+# Sentences repeat within a batch (one original per candidate word), rarely across batches: a few
+# batches' worth keeps every repeat and keeps memory flat however long the input is.
+_CACHE_SIZE = 8192
+_WORD_CACHE_SIZE = 65536  # changed words, for the spelling check (a vocabulary, not sentences)
 HARPER_SPELL_RULE = "SpellCheck"
 SPELLING_MODES = ("changed", "sentence")
 # A word as a spelling checker sees it: letters, with inner apostrophes ("don't", "o'clock").
@@ -267,7 +270,7 @@ class HarperGrammar(_ComparingGrammarCheck):
                 if linter is not None:
                     linter.import_words(self._extra_words)
         self._word_errors: Callable[[str], tuple[tuple[str, str], ...]] = functools.lru_cache(
-            maxsize=cache_size
+            maxsize=_WORD_CACHE_SIZE
         )(self._spell_word)
         self._local = threading.local()
         self._pool: ThreadPoolExecutor | None = None
