@@ -35,14 +35,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-WARM_UP = [
-    "The old man was happy to see the young children.",
-    "She quickly opened the heavy door and walked inside.",
-    "They found the answer easy, but the question was hard.",
-    "a long and tiring journey",
-]
-
-
 def examples_file() -> Path:
     """All WordNet example sentences as generic JSONL, in synset order (written once)."""
     from nltk.corpus import wordnet as wn
@@ -62,16 +54,6 @@ def examples_file() -> Path:
     return path
 
 
-def warm_up(pipeline) -> None:
-    """Trigger the lazy loads (WordNet files, inflection tables, parser) outside the timed loop,
-    on sentences that are not in the benchmark, then reset the counters."""
-    from generator.readers import NLIPair
-
-    pipeline.process([NLIPair(f"warm:{i}", s, s, None, "warm-up", "", 0) for i, s in enumerate(WARM_UP)])
-    pipeline.stats = type(pipeline.stats)()
-    pipeline.timer = type(pipeline.timer)()
-
-
 def load_avg() -> float:
     return round(os.getloadavg()[0], 2)
 
@@ -80,7 +62,7 @@ def one_run(args) -> dict:
     from generator.build import build_wordnet_pipeline
     from generator.config import resolve_config
     from generator.output import RunWriter
-    from generator.parallel import ParallelRunner, run_batches
+    from generator.parallel import ParallelRunner, run_batches, warm_up
     from generator.readers import read_pairs
 
     source = examples_file()

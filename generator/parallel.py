@@ -30,6 +30,25 @@ from typing import Any
 from generator.config import GeneratorConfig
 from generator.pipeline import BatchResult, GenerationStats, StageTimer
 
+WARM_UP = (
+    "The old man was happy to see the young children.",
+    "She quickly opened the heavy door and walked inside.",
+    "They found the answer easy, but the question was hard.",
+    "a long and tiring journey",
+)
+
+
+def warm_up(pipeline) -> None:
+    """Run a few made-up sentences through `pipeline` and forget them: the lazy loads (WordNet's
+    multiword lists, inflection tables, the checkers' first-use state) happen now rather than in
+    the first real batch. Results do not depend on it; counts and stage times are reset."""
+    from generator.readers import NLIPair
+
+    pipeline.process([NLIPair(f"warm-up:{i}", s, s, None, "warm-up", "", 0) for i, s in enumerate(WARM_UP)])
+    pipeline.stats = GenerationStats()
+    pipeline.timer = StageTimer()
+
+
 # -- worker side ----------------------------------------------------------------------------------
 _WORKER_PIPELINE: Any = None
 _WORKER_ERROR: BaseException | None = None
@@ -46,6 +65,7 @@ def _worker_init(config: GeneratorConfig, barrier, check_threads: int) -> None:
         for check in _WORKER_PIPELINE.checks:  # the CPUs are shared among the workers
             if hasattr(check, "set_threads"):
                 check.set_threads(check_threads)
+        warm_up(_WORKER_PIPELINE)
     except BaseException as e:  # noqa: BLE001 - reported with the first batch, not by a respawn loop
         _WORKER_ERROR = e
 
