@@ -15,18 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from generator.checks.base import BackendUnavailable, Check, CheckResult
+from generator.checks.base import BackendUnavailable, Check, CheckResult, check_lengths
 
 ACCEPTABILITY_BACKENDS = ("cola", "link-grammar", "none")
 DEFAULT_COLA_MODEL = "textattack/bert-base-uncased-CoLA"
 
 _ACCEPTABLE_NAMES = {"acceptable", "grammatical", "correct", "good"}
 _UNACCEPTABLE_NAMES = {"unacceptable", "ungrammatical", "incorrect", "bad", "not_acceptable"}
-
-
-def _check_lengths(originals: Sequence[str], candidates: Sequence[str]) -> None:
-    if len(originals) != len(candidates):
-        raise ValueError(f"check_many: {len(originals)} originals but {len(candidates)} candidates")
 
 
 # -------------------------------------------------------------------------------------- CoLA
@@ -175,7 +170,7 @@ class ColaAcceptability:
     def check_many(
         self, originals: Sequence[str], candidates: Sequence[str]
     ) -> list[CheckResult]:
-        _check_lengths(originals, candidates)
+        check_lengths(originals, candidates)
         results = []
         for p in self.scores(candidates):
             score = round(p, 6)
@@ -392,7 +387,7 @@ class LinkGrammarAcceptability:
     def check_many(
         self, originals: Sequence[str], candidates: Sequence[str]
     ) -> list[CheckResult]:
-        _check_lengths(originals, candidates)
+        check_lengths(originals, candidates)
         results = []
         for orig, cand in zip(originals, candidates, strict=True):
             n = self.null_count(cand)
@@ -436,7 +431,7 @@ class NoAcceptability:
     def check_many(
         self, originals: Sequence[str], candidates: Sequence[str]
     ) -> list[CheckResult]:
-        _check_lengths(originals, candidates)
+        check_lengths(originals, candidates)
         return [CheckResult("none", True) for _ in candidates]
 
     def version(self) -> str:

@@ -30,6 +30,12 @@ class CheckResult:
         return {"backend": self.backend, "passed": self.passed, **self.details}
 
 
+def check_lengths(originals: Sequence[str], candidates: Sequence[str]) -> None:
+    """check_many's inputs pair up one to one."""
+    if len(originals) != len(candidates):
+        raise ValueError(f"check_many: {len(originals)} originals but {len(candidates)} candidates")
+
+
 class Check(Protocol):
     name: str  # "grammar" or "acceptability"
     backend: str  # "harper", "languagetool", "cola", "link-grammar", "none"

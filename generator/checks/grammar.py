@@ -59,7 +59,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from generator.checks.base import BackendUnavailable, Check, CheckResult
+from generator.checks.base import BackendUnavailable, Check, CheckResult, check_lengths
 
 GRAMMAR_BACKENDS = ("harper", "languagetool", "none")
 
@@ -181,10 +181,7 @@ class _ComparingGrammarCheck:
     def check_many(
         self, originals: Sequence[str], candidates: Sequence[str]
     ) -> list[CheckResult]:
-        if len(originals) != len(candidates):
-            raise ValueError(
-                f"check_many: {len(originals)} originals but {len(candidates)} candidates"
-            )
+        check_lengths(originals, candidates)
         self._prefetch(list(dict.fromkeys([*originals, *candidates])))
         results = []
         for orig, cand in zip(originals, candidates, strict=True):
@@ -561,10 +558,7 @@ class NoGrammar:
     def check_many(
         self, originals: Sequence[str], candidates: Sequence[str]
     ) -> list[CheckResult]:
-        if len(originals) != len(candidates):
-            raise ValueError(
-                f"check_many: {len(originals)} originals but {len(candidates)} candidates"
-            )
+        check_lengths(originals, candidates)
         return [CheckResult("none", True) for _ in candidates]
 
     def version(self) -> str:
