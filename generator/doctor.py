@@ -81,15 +81,14 @@ def _languagetool() -> ResourceStatus:
 
 
 def _link_grammar() -> ResourceStatus:
-    fix = "apt-get install python3-link-grammar link-grammar-dictionaries-en; then bash scripts/setup.sh"
+    fix = "apt-get install liblink-grammar5 link-grammar-dictionaries-en (scripts/setup.sh does it)"
     try:
-        import linkgrammar
+        from generator.checks.linkgrammar_c import NullCountParser
 
-        from generator.checks.acceptability import route_link_grammar_messages
-
-        route_link_grammar_messages(linkgrammar)
-        linkgrammar.Dictionary("en")
-        return ResourceStatus("acceptability: link-grammar", True, linkgrammar.__version__, "", fix)
+        parser = NullCountParser("en")
+        version = parser.library_version()
+        parser.close()
+        return ResourceStatus("acceptability: link-grammar", True, version, "", fix)
     except Exception as e:  # noqa: BLE001
         return ResourceStatus("acceptability: link-grammar", False, None, str(e), fix)
 

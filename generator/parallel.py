@@ -22,13 +22,13 @@ divided among the workers.
 from __future__ import annotations
 
 import multiprocessing
-import os
 from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from generator.checks.base import available_cpus
 from generator.config import GeneratorConfig
-from generator.pipeline import BatchResult, GenerationStats, StageTimer
+from generator.pipeline import BatchResult, GenerationStats, StageTimer, batched
 
 WARM_UP = (
     "The old man was happy to see the young children.",
@@ -98,25 +98,6 @@ def _worker_process(batch: list) -> tuple[BatchResult, dict, dict, dict]:
 
 
 # -- parent side ----------------------------------------------------------------------------------
-def _available_cpus() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def batched(pairs: Iterable, size: int) -> Iterator[list]:
-    """The same batches `WordNetPipeline.run` makes: `size` pairs each, the last one shorter."""
-    batch: list = []
-    for pair in pairs:
-        batch.append(pair)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 class ParallelRunner:
     """A pool of worker processes running the WordNet pipeline of `config`.
 
@@ -136,7 +117,7 @@ class ParallelRunner:
         self.timer = timer if timer is not None else StageTimer()
         self.window = max(1, window or 2 * workers)
         ctx = multiprocessing.get_context(start_method)
-        check_threads = max(1, _available_cpus() // workers)
+        check_threads = max(1, available_cpus() // workers)
         self._pool = ctx.Pool(workers, initializer=_worker_init,
                               initargs=(config, ctx.Barrier(workers), check_threads))
 

@@ -4,6 +4,12 @@ Pairs stream in; for each batch the hypotheses are tagged together, every select
 becomes at most one candidate sentence (its best-ranked antonym, realised in place), and the
 candidates of the whole batch go through each check in one call. Output order is input order, and
 nothing depends on batch boundaries, so a resumed or multi-worker run writes the same bytes.
+
+`run` overlaps the two halves of consecutive batches: while one thread checks batch k (harper and
+link-grammar spend that time in native code, on threads of their own, without the GIL), the
+calling thread tags and builds batch k+1 (spaCy and Python). Each batch counts into statistics
+of its own, added to the pipeline's as the batch is handed out, so the statistics saved with a
+checkpoint always describe exactly the batches written so far.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -120,12 +127,28 @@ class GenerationStats:
         d["_acceptability_checked"] = self.counts["acceptability_checked"]
         return d
 
+    def add(self, other: GenerationStats) -> None:
+        """Add another (a batch's) counts to these."""
+        self.counts.update(other.counts)
+        self.skipped_sentences.update(other.skipped_sentences)
+
 
 @dataclass
 class BatchResult:
     n_pairs: int  # input pairs consumed by this batch (including skipped ones)
     accepted: list[TripleRecord]
     rejected: list[TripleRecord]
+
+
+@dataclass
+class BuiltBatch:
+    """A batch between its two halves: candidates built, not checked yet. `stats` and `timer`
+    are the batch's own (see the module docstring)."""
+
+    n_pairs: int
+    candidates: list[TripleRecord]
+    stats: GenerationStats
+    timer: StageTimer
 
 
 @dataclass
@@ -147,6 +170,10 @@ class StageTimer:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = dict.fromkeys(STAGES, 0.0)
 
+    def add(self, other: StageTimer) -> None:
+        for name, seconds in other.seconds.items():
+            self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+
     @contextmanager
     def stage(self, name: str):
         t0 = time.perf_counter()
@@ -157,7 +184,10 @@ class StageTimer:
 
 
 class WordNetPipeline:
-    """Builds and checks candidate sentences; stages are injected so tests can swap any of them."""
+    """Builds and checks candidate sentences; stages are injected so tests can swap any of them.
+    overlap: let `run` check one batch while it builds the next (see the module docstring)."""
+
+    overlap = True
 
     def __init__(self, config: GeneratorConfig, tagger, antonyms, ranker, realiser, checks: Sequence[Check]):
         self.config = config
@@ -170,36 +200,39 @@ class WordNetPipeline:
         self.timer = StageTimer()
 
     # -- building -------------------------------------------------------------------------------
-    def _usable(self, pair: NLIPair) -> bool:
+    def _usable(self, pair: NLIPair, stats: GenerationStats | None = None) -> bool:
+        stats = stats or self.stats
         text = pair.hypothesis
         if not text.strip():
-            self.stats.skipped_sentences["empty"] += 1
+            stats.skipped_sentences["empty"] += 1
             return False
         if len(text) > self.config.max_chars:
-            self.stats.skipped_sentences["too_long"] += 1
+            stats.skipped_sentences["too_long"] += 1
             return False
         return True
 
-    def choose_words(self, pairs: Sequence[NLIPair], tagged: Sequence[TaggedSentence]) -> list[WordChoice]:
+    def choose_words(self, pairs: Sequence[NLIPair], tagged: Sequence[TaggedSentence],
+                     timer: StageTimer | None = None) -> list[WordChoice]:
         """The WordNet choice for every selected word of every pair, in order (nothing counted).
         The LLM pipeline calls this too, so both pipelines see the same words and WordNet choices."""
         cfg = self.config
+        timer = timer or self.timer
         out: list[WordChoice] = []
         for pair, sent in zip(pairs, tagged, strict=True):
             for tok in select_words(sent, cfg.pos, cfg.include_aux):
-                with self.timer.stage("antonyms"):
+                with timer.stage("antonyms"):
                     lookup = self.antonyms.candidates(tok, sent)
                 if lookup.status != "ok" or not lookup.antonyms:
                     status = SKIP_STATUS.get(lookup.status, "no_antonym")
                     out.append(WordChoice(pair, sent, tok, status, lookup))
                     continue
-                with self.timer.stage("ranking"):
+                with timer.stage("ranking"):
                     ranked = self.ranker.rank(lookup.antonyms, context_words(sent, tok.i))
                 best = ranked[0]
                 # The antonym's own POS tells the realiser not to inflect e.g. an adjective
                 # ("unoccupied") that replaces a participle.
                 antonym_pos = lookup.pos[lookup.antonyms.index(best.antonym)]
-                with self.timer.stage("realising"):
+                with timer.stage("realising"):
                     realised = self.realiser.realise(sent, tok.i, best.antonym, antonym_pos)
                 if realised is None or realised.text == sent.text:
                     out.append(WordChoice(pair, sent, tok, "unrealisable", lookup))
@@ -208,13 +241,15 @@ class WordNetPipeline:
                 out.append(WordChoice(pair, sent, tok, "ok", lookup, record, realised))
         return out
 
-    def build_candidates(self, pairs: Sequence[NLIPair]) -> list[TripleRecord]:
+    def build_candidates(self, pairs: Sequence[NLIPair], stats: GenerationStats | None = None,
+                         timer: StageTimer | None = None) -> list[TripleRecord]:
         """One candidate record per selected word that has a POS-matching antonym."""
-        counts = self.stats.counts
-        with self.timer.stage("tagging"):
+        counts = (stats or self.stats).counts
+        timer = timer or self.timer
+        with timer.stage("tagging"):
             tagged = self.tagger.tag([p.hypothesis for p in pairs])
         out: list[TripleRecord] = []
-        for choice in self.choose_words(pairs, tagged):
+        for choice in self.choose_words(pairs, tagged, timer):
             counts["words_considered"] += 1
             if choice.record is None:
                 counts[f"skipped_{choice.status}"] += 1
@@ -227,15 +262,18 @@ class WordNetPipeline:
         return word_record(pair, tok, modified, "wordnet", antonym, [r.to_dict() for r in ranked])
 
     # -- checking -------------------------------------------------------------------------------
-    def apply_checks(self, candidates: list[TripleRecord]) -> tuple[list[TripleRecord], list[TripleRecord]]:
+    def apply_checks(self, candidates: list[TripleRecord], stats: GenerationStats | None = None,
+                     timer: StageTimer | None = None) -> tuple[list[TripleRecord], list[TripleRecord]]:
         """Run each check over the survivors of the previous one, in one batch per check."""
+        stats = stats or self.stats
+        timer = timer or self.timer
         alive, rejected = list(candidates), []
         for check in self.checks:
             if not alive:
                 break
             if check.name == "acceptability":
-                self.stats.counts["acceptability_checked"] += len(alive)
-            with self.timer.stage(check.name):
+                stats.counts["acceptability_checked"] += len(alive)
+            with timer.stage(check.name):
                 results = check.check_many([r.hypothesis for r in alive], [r.modified_hypothesis for r in alive])
             survivors = []
             for rec, res in zip(alive, results, strict=True):
@@ -245,29 +283,67 @@ class WordNetPipeline:
                 else:
                     rec.rejected_by = check.name
                     rec.reason = res.reason or f"{check.backend} check failed"
-                    self.stats.counts[f"rejected_{check.name}"] += 1
+                    stats.counts[f"rejected_{check.name}"] += 1
                     rejected.append(rec)
             alive = survivors
-        self.stats.counts["triples_accepted"] += len(alive)
+        stats.counts["triples_accepted"] += len(alive)
         # Keep input order for the rejected file too (checks reject in stage order otherwise).
         order = {id(r): i for i, r in enumerate(candidates)}
         rejected.sort(key=lambda r: order[id(r)])
         return alive, rejected
 
     # -- driving --------------------------------------------------------------------------------
+    def build_batch(self, pairs: Sequence[NLIPair]) -> BuiltBatch:
+        """The first half of a batch: tagging and building, counted into the batch's own stats."""
+        built = BuiltBatch(len(pairs), [], GenerationStats(), StageTimer())
+        built.stats.counts["sentences_read"] += len(pairs)
+        usable = [p for p in pairs if self._usable(p, built.stats)]
+        built.candidates = self.build_candidates(usable, built.stats, built.timer)
+        return built
+
+    def check_batch(self, built: BuiltBatch) -> BatchResult:
+        """The second half: the checks, counted into the batch's stats too."""
+        accepted, rejected = self.apply_checks(built.candidates, built.stats, built.timer)
+        return BatchResult(built.n_pairs, accepted, rejected)
+
+    def _hand_out(self, built: BuiltBatch, result: BatchResult) -> BatchResult:
+        self.stats.add(built.stats)
+        self.timer.add(built.timer)
+        return result
+
     def process(self, pairs: Sequence[NLIPair]) -> BatchResult:
-        self.stats.counts["sentences_read"] += len(pairs)
-        usable = [p for p in pairs if self._usable(p)]
-        accepted, rejected = self.apply_checks(self.build_candidates(usable))
-        return BatchResult(len(pairs), accepted, rejected)
+        built = self.build_batch(pairs)
+        return self._hand_out(built, self.check_batch(built))
 
     def run(self, pairs: Iterable[NLIPair], batch_size: int | None = None) -> Iterator[BatchResult]:
         size = batch_size or self.config.batch_size
-        batch: list[NLIPair] = []
-        for pair in pairs:
-            batch.append(pair)
-            if len(batch) >= size:
+        if not self.overlap:
+            for batch in batched(pairs, size):
                 yield self.process(batch)
-                batch = []
-        if batch:
-            yield self.process(batch)
+            return
+        # At most two batches in flight: the one being checked and the one being built.
+        with ThreadPoolExecutor(1, thread_name_prefix="checks") as checking:
+            pending: tuple[BuiltBatch, Future] | None = None
+            try:
+                for batch in batched(pairs, size):
+                    built = self.build_batch(batch)
+                    if pending is not None:
+                        yield self._hand_out(pending[0], pending[1].result())
+                    pending = (built, checking.submit(self.check_batch, built))
+                if pending is not None:
+                    yield self._hand_out(pending[0], pending[1].result())
+            finally:
+                if pending is not None:
+                    pending[1].cancel()
+
+
+def batched(pairs: Iterable[NLIPair], size: int) -> Iterator[list[NLIPair]]:
+    """`size` pairs a batch, the last one shorter (the batches of `WordNetPipeline.run`)."""
+    batch: list[NLIPair] = []
+    for pair in pairs:
+        batch.append(pair)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -8,11 +8,13 @@ ROOT=$PWD
 VENV="$ROOT/.venv"
 say() { printf '[setup] %s\n' "$*"; }
 
-# 1. Debian packages: WordNet 3.0 database and link-grammar (Python binding for /usr/bin/python3).
+# 1. Debian packages: WordNet 3.0 database, the link-grammar C library and its English dictionary
+#    (transnli calls the library through ctypes, so no Python binding is needed).
 APT_PKGS=()
 [ -f /usr/share/wordnet/data.noun ] || APT_PKGS+=(wordnet-base)
 [ -f /usr/share/wordnet/index.sense ] || APT_PKGS+=(wordnet-sense-index)
-[ -d /usr/lib/python3/dist-packages/linkgrammar ] || APT_PKGS+=(python3-link-grammar)
+compgen -G '/usr/lib/*/liblink-grammar.so.5' >/dev/null || compgen -G '/usr/lib/liblink-grammar.so.5' >/dev/null \
+  || APT_PKGS+=(liblink-grammar5)
 [ -d /usr/share/link-grammar/en ] || APT_PKGS+=(link-grammar-dictionaries-en)
 if [ ${#APT_PKGS[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null; then
@@ -25,7 +27,7 @@ if [ ${#APT_PKGS[@]} -gt 0 ]; then
   fi
 fi
 
-# 2. The virtual environment. Python 3.11 matches Debian's link-grammar binding and the local torch wheel.
+# 2. The virtual environment (Python 3.11: the local torch wheel is built for it).
 if [ ! -x "$VENV/bin/python" ]; then
   PY="${TRANSNLI_PYTHON:-}"
   if [ -z "$PY" ]; then
@@ -52,19 +54,11 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
   echo "$WANT" > "$STAMP"
 fi
 
-# 5. link-grammar: expose Debian's binding to the venv when the Python versions match.
+# 5. Earlier versions linked Debian's link-grammar Python binding into the venv; it is not used any
+#    more (ctypes instead), so drop that link where it is left.
 SITE="$("$VPY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-LG_SRC=/usr/lib/python3/dist-packages/linkgrammar
-if [ -d "$LG_SRC" ] && [ ! -f "$SITE/transnli_linkgrammar.pth" ]; then
-  if ls "$LG_SRC"/_clinkgrammar*"$("$VPY" -c 'import sys; print(f"{sys.version_info[0]}{sys.version_info[1]}")')"*.so >/dev/null 2>&1; then
-    mkdir -p "$VENV/linkgrammar-shim"
-    ln -sfn "$LG_SRC" "$VENV/linkgrammar-shim/linkgrammar"
-    echo "$VENV/linkgrammar-shim" > "$SITE/transnli_linkgrammar.pth"
-    say "linked Debian's link-grammar binding into the venv"
-  else
-    say "warning: Debian's link-grammar binding does not match the venv's Python; link-grammar backend unavailable"
-  fi
-fi
+rm -f "$SITE/transnli_linkgrammar.pth"
+rm -rf "$VENV/linkgrammar-shim"
 
 # 6. Offline resources (WordNet for nltk, vectors in gensim format). Each step is a no-op when done.
 "$VPY" -m transnli_resources.provision

@@ -254,3 +254,14 @@ def tiny_nli_entailing_model_dir(tiny_nli_model_factory):
     """roberta-large-mnli convention, forced to index 2 (ENTAILMENT) for every pair."""
     return tiny_nli_model_factory("roberta_style_entailing", id2label=ROBERTA_MNLI_LABELS, force=2)
 # ==== end of evaluator fixtures =================================================================
+
+
+@_checks_pytest.fixture(scope="session")
+def link_grammar_available():
+    """Skip when the link-grammar C library is not installed (scripts/setup.sh installs it)."""
+    from generator.checks.linkgrammar_c import LinkGrammarUnavailable, load_library
+
+    try:
+        load_library()
+    except LinkGrammarUnavailable as e:
+        _checks_pytest.skip(str(e))

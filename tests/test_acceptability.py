@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 
 import pytest
 
@@ -123,8 +122,7 @@ def test_cola_missing_folder_and_bad_device(tmp_path, tiny_cola_model_dir):
 
 
 @pytest.fixture(scope="module")
-def link_grammar():
-    pytest.importorskip("linkgrammar")
+def link_grammar(link_grammar_available):
     return LinkGrammarAcceptability()
 
 
@@ -153,8 +151,46 @@ def test_link_grammar_relative(link_grammar):
     assert [r.passed for r in results] == [True, False, True, False]
     assert results[0].details["null_count_original"] == m
     assert results[3].details == {"null_count": 1, "null_count_original": 0}
-    # Results in input order, originals parsed once.
+    # A candidate that parses fully passes without its original being parsed.
+    assert results[2].details == {"null_count": 0}
     assert link_grammar.null_count("He goes home.") == 0 and "He goes home." in link_grammar._cache
+
+
+def test_link_grammar_parses_originals_only_when_needed(link_grammar_available):
+    check = LinkGrammarAcceptability(threads=1)
+    parsed = []
+    real = check._parser.null_count
+    check._parser.null_count = lambda text: parsed.append(text) or real(text)
+    results = check.check_many(["She is happy.", "He goes home.", "He goes home."],
+                               ["She is unhappy.", "He go home.", "He comes home."])
+    assert [r.passed for r in results] == [True, False, True]
+    # Each candidate once; of the originals only the one whose candidate skips a word.
+    assert parsed == ["She is unhappy.", "He go home.", "He comes home.", "He goes home."]
+
+
+def test_link_grammar_threads_give_the_same_results(link_grammar_available):
+    sentences = ["He goes home.", "He go home.", "Home the goes he quickly of.", "",
+                 "uh-huh yeah i i think that's that's right you know", "The cat sat on the mat."] * 4
+    one = LinkGrammarAcceptability(threads=1, relative=False)
+    two = LinkGrammarAcceptability(threads=2, relative=False)
+    assert two.threads == 2
+    serial = [one.null_count(s) for s in sentences]
+    assert [r.details for r in two.check_many(sentences, sentences)] == [
+        {"null_count": n} for n in serial]
+    assert serial[:4] == [0, 1, serial[2], None] and serial[2] > 0
+    two.close()
+
+
+def test_link_grammar_messages_stay_off_stdout(link_grammar_available, capfd, caplog):
+    import logging
+
+    from generator.checks.linkgrammar_c import NullCountParser
+
+    with caplog.at_level(logging.DEBUG, logger="linkgrammar"):
+        parser = NullCountParser("en")
+        assert parser.null_count("He goes home.") == 0
+    assert capfd.readouterr().out == ""
+    assert parser.library_version().startswith("5.") and parser.dictionary_version()
 
 
 def test_link_grammar_no_parse(link_grammar):
@@ -166,12 +202,24 @@ def test_link_grammar_no_parse(link_grammar):
     assert not LinkGrammarAcceptability(relative=False).check_many([""], [""])[0].passed
 
 
-def test_link_grammar_missing_binding(monkeypatch):
-    monkeypatch.setitem(sys.modules, "linkgrammar", None)
+def test_link_grammar_missing_library(monkeypatch):
+    import ctypes.util
+
+    from generator.checks import linkgrammar_c
+
+    monkeypatch.setattr(linkgrammar_c, "_lib", None)
+    monkeypatch.setattr(linkgrammar_c, "_SONAMES", ("liblink-grammar-missing.so.0",))
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
     with pytest.raises(BackendUnavailable) as info:
         make_acceptability_check("link-grammar")
-    assert "apt-get install python3-link-grammar link-grammar-dictionaries-en" in str(info.value)
+    assert "C library is not installed" in str(info.value)
+    assert "apt-get install liblink-grammar5 link-grammar-dictionaries-en" in str(info.value)
     assert "scripts/setup.sh" in str(info.value)
+
+
+def test_link_grammar_missing_dictionary(link_grammar_available):
+    with pytest.raises(BackendUnavailable, match="dictionary 'xx-none' could not be loaded"):
+        LinkGrammarAcceptability(language="xx-none")
 
 
 # ------------------------------------------------------------------------------ none, factory

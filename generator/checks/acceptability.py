@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from generator.checks.base import BackendUnavailable, Check, CheckResult, check_lengths
+from generator.checks.base import BackendUnavailable, Check, CheckResult, ThreadPool, check_lengths
 
 ACCEPTABILITY_BACKENDS = ("cola", "link-grammar", "none")
 DEFAULT_COLA_MODEL = "textattack/bert-base-uncased-CoLA"
@@ -263,19 +263,10 @@ def _fingerprint(folder: Path) -> str:
 
 
 # ------------------------------------------------------------------------------ link-grammar
-def route_link_grammar_messages(linkgrammar) -> None:
-    """link-grammar's C library prints its notes (locale, dictionary) to stdout, which corrupts
-    anything a command writes there; send them to Python logging instead."""
-    import logging
-
-    log = logging.getLogger("linkgrammar")
-
-    def handler(err, _data) -> None:
-        label = str(err.severity_label)
-        level = logging.DEBUG if label in ("Debug", "Trace", "Info") else logging.WARNING
-        log.log(level, "%s", str(err.text).strip())
-
-    linkgrammar.LG_Error.set_handler(handler)
+_LINK_GRAMMAR_FIX = (
+    "apt-get install liblink-grammar5 link-grammar-dictionaries-en (Debian/Ubuntu; "
+    "scripts/setup.sh does it). Or switch with --acceptability cola or --acceptability none"
+)
 
 
 class LinkGrammarAcceptability:
@@ -294,6 +285,11 @@ class LinkGrammarAcceptability:
     in relative mode when its original could not be parsed either. Results are cached per
     sentence (originals repeat a lot).
 
+    The original is parsed only when the verdict needs it: a candidate that parses with no
+    skipped word passes whatever its original needs, so its details carry ``null_count`` alone;
+    otherwise they carry ``null_count_original`` too. (About two thirds of candidates parse fully,
+    so this saves most parses of originals.)
+
     max_null_count (default 8): the parser looks for a parse with 0, 1, 2, ... skipped words, and
     each further step costs more; on long sentences it barely understands (WordNet's examples
     about quoted words: "`and' in `John and Mary' or ...", 26 words, 11 to 19 skipped) one parse
@@ -306,7 +302,10 @@ class LinkGrammarAcceptability:
     less time. The cap also bounds the time a parse can take, so results depend less on the
     machine's speed than the wall-clock ``parse_timeout`` alone makes them. In absolute mode
     (pass iff null_count == 0) the cap changes no verdict. ``max_null_count=None`` searches as
-    far as the parser goes (the behaviour before the cap)."""
+    far as the parser goes (the behaviour before the cap).
+
+    threads: sentences parsed in parallel (the C library is called through ctypes, which lets go
+    of the GIL, so parsing runs beside harper and spaCy); None: the CPUs available, at most 4."""
 
     name = "acceptability"
     backend = "link-grammar"
@@ -319,88 +318,81 @@ class LinkGrammarAcceptability:
         language: str = "en",
         cache_size: int = 8192,  # a few batches' sentences: see generator.checks.grammar
         max_null_count: int | None = 8,
+        threads: int | None = None,
     ) -> None:
         if max_null_count is not None and max_null_count < 0:
             raise ValueError(f"max_null_count must be >= 0 or None, got {max_null_count}")
-        how = (
-            "apt-get install python3-link-grammar link-grammar-dictionaries-en (Debian/Ubuntu); "
-            "scripts/setup.sh then links the binding into .venv. Or switch with "
-            "--acceptability cola or --acceptability none"
+        from generator.checks.linkgrammar_c import (
+            LinkGrammarUnavailable,
+            NullCountParser,
+            ParseSettings,
         )
-        try:
-            import linkgrammar
-            from linkgrammar import Dictionary, ParseOptions, Sentence
-        except ImportError as e:
-            raise BackendUnavailable(
-                f"acceptability backend 'link-grammar': the Python binding is missing ({e}). "
-                f"To fix: {how}"
-            ) from e
-        route_link_grammar_messages(linkgrammar)
-        try:
-            self._dict = Dictionary(language)
-        except Exception as e:  # noqa: BLE001 - LG_DictionaryError and friends
-            raise BackendUnavailable(
-                f"acceptability backend 'link-grammar': dictionary {language!r} could not be "
-                f"loaded ({type(e).__name__}: {e}). To fix: {how}"
-            ) from e
-        self._lg = linkgrammar
-        self._Sentence = Sentence
-        self.max_null_count = max_null_count
-        self._opts = ParseOptions(
-            min_null_count=0,
+
+        settings = ParseSettings(
             max_null_count=999 if max_null_count is None else max_null_count,
             max_parse_time=max(1, int(parse_timeout)),
-            linkage_limit=1,  # the null count is known before linkages are extracted
-            verbosity=0,
         )
+        try:
+            self._parser = NullCountParser(language, settings)
+        except LinkGrammarUnavailable as e:
+            raise BackendUnavailable(
+                f"acceptability backend 'link-grammar': {e}. To fix: {_LINK_GRAMMAR_FIX}"
+            ) from e
+        self.max_null_count = max_null_count
         self.relative = relative
         self.parse_timeout = parse_timeout
         self.language = language
         self._cache: dict[str, int | None] = {}
         self._cache_size = cache_size
+        self._pool = ThreadPool(threads, "link-grammar")
+
+    @property
+    def threads(self) -> int:
+        return self._pool.threads
+
+    def set_threads(self, threads: int | None) -> None:
+        self._pool.resize(threads)
 
     def null_count(self, sentence: str) -> int | None:
         """Words the parser must skip to parse the sentence; None when it cannot parse it."""
-        if sentence in self._cache:
-            return self._cache[sentence]
-        n = self._parse(sentence)
-        if len(self._cache) >= self._cache_size:
-            self._cache.clear()
-        self._cache[sentence] = n
-        return n
+        self._parse_all([sentence])
+        return self._cache[sentence]
 
-    def _parse(self, sentence: str) -> int | None:
-        # The C library aborts the whole process on an empty string: never send one.
-        if not sentence.strip():
-            return None
-        try:
-            sent = self._Sentence(sentence, self._dict, self._opts)
-            linkages = sent.parse()
-            if len(linkages) == 0:
-                return None
-            return int(sent.null_count())
-        except self._lg.LG_TimerExhausted:
-            return None
-        except self._lg.LG_Error:
-            return None
+    def _parse_all(self, sentences: Sequence[str]) -> None:
+        """Parse those of `sentences` not cached yet (in parallel) and cache the results."""
+        todo = [s for s in dict.fromkeys(sentences) if s not in self._cache]
+        if not todo:
+            return
+        if len(self._cache) + len(todo) > self._cache_size:
+            # Keep what this call is about to use; drop the rest (memory stays flat).
+            keep = set(sentences)
+            self._cache = {s: n for s, n in self._cache.items() if s in keep}
+        for sentence, n in zip(todo, self._pool.map(self._parser.null_count, todo), strict=True):
+            self._cache[sentence] = n
 
     def check_many(
         self, originals: Sequence[str], candidates: Sequence[str]
     ) -> list[CheckResult]:
         check_lengths(originals, candidates)
+        self._parse_all(candidates)
+        counts = {c: self._cache[c] for c in candidates}
+        if self.relative:
+            # The originals whose candidates do not parse fully; a full parse passes anyway.
+            self._parse_all([o for o, c in zip(originals, candidates, strict=True) if counts[c] != 0])
         results = []
         for orig, cand in zip(originals, candidates, strict=True):
-            n = self.null_count(cand)
+            n = counts[cand]
             details: dict[str, Any] = {"null_count": n}
-            if self.relative:
-                m = self.null_count(orig)
+            if not self.relative:
+                passed, limit = n == 0, 0
+            elif n == 0:
+                passed, limit = True, 0
+            else:
+                m = self._cache[orig]
                 details["null_count_original"] = m
                 # No parse of the candidate passes only when the original had none either.
                 passed = (m is None) if n is None else (m is None or n <= m)
                 limit = m
-            else:
-                passed = n == 0
-                limit = 0
             reason = ""
             if not passed:
                 if n is None:
@@ -417,8 +409,11 @@ class LinkGrammarAcceptability:
             mode += f", at most {self.max_null_count} unlinked"
         dict_version = ""
         with contextlib.suppress(Exception):
-            dict_version = f", dict {self._dict.linkgrammar_get_dict_version()}"
-        return f"link-grammar {self._lg.__version__} ({self.language}{dict_version}, {mode})"
+            dict_version = f", dict {self._parser.dictionary_version()}"
+        return f"link-grammar {self._parser.library_version()} ({self.language}{dict_version}, {mode})"
+
+    def close(self) -> None:
+        self._pool.close()
 
 
 # -------------------------------------------------------------------------------------- none

@@ -6,9 +6,14 @@ sentence it was made from (errors *added*), because source sentences often carry
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class BackendUnavailable(RuntimeError):
@@ -49,3 +54,47 @@ class Check(Protocol):
     def version(self) -> str:
         """Version string of the backend and its model/data, for provenance."""
         ...
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class ThreadPool:
+    """Threads for a backend whose native code lets go of the GIL while it works (harper's Rust,
+    link-grammar's C through ctypes), so one process keeps every core busy.
+
+    threads: None means the CPUs available, at most 4; 1 means no threads (calls run inline).
+    initializer runs once on each new thread (e.g. to give it its own non-thread-safe linter).
+    map keeps input order, so results never depend on which thread finished first."""
+
+    def __init__(self, threads: int | None, name: str, initializer: Callable[[], None] | None = None) -> None:
+        self.name = name
+        self._initializer = initializer
+        self._executor: ThreadPoolExecutor | None = None
+        self.threads = 1
+        self.resize(threads)
+
+    def resize(self, threads: int | None) -> None:
+        if threads is None:
+            threads = min(4, available_cpus())
+        self.close()
+        self.threads = max(1, int(threads))
+        if self.threads > 1:
+            self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix=self.name,
+                                                initializer=self._initializer)
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        items = list(items)
+        if self._executor is None or len(items) < 2:
+            return [fn(x) for x in items]
+        return list(self._executor.map(fn, items))
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None

@@ -49,7 +49,6 @@ per content word), so results are kept in an LRU cache keyed by the exact text.
 from __future__ import annotations
 
 import functools
-import os
 import re
 import threading
 import time
@@ -59,7 +58,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from generator.checks.base import BackendUnavailable, Check, CheckResult, check_lengths
+from generator.checks.base import (
+    BackendUnavailable,
+    Check,
+    CheckResult,
+    ThreadPool,
+    check_lengths,
+)
 
 GRAMMAR_BACKENDS = ("harper", "languagetool", "none")
 
@@ -178,24 +183,36 @@ class _ComparingGrammarCheck:
         (always added errors); none by default."""
         return ()
 
+    def _prefetch_changed_words(self, originals: Sequence[str], candidates: Sequence[str]) -> None:
+        """Fill the cache behind _changed_word_errors for these pairs; none by default."""
+
     def check_many(
         self, originals: Sequence[str], candidates: Sequence[str]
     ) -> list[CheckResult]:
         check_lengths(originals, candidates)
-        self._prefetch(list(dict.fromkeys([*originals, *candidates])))
+        self._prefetch(list(dict.fromkeys(candidates)))
+        self._prefetch_changed_words(originals, candidates)
+        cand_errors = {c: self._errors(c) for c in candidates}
+        # A candidate without errors adds none, whatever its original has: the original is
+        # checked only for the candidates that have errors to compare.
+        self._prefetch(list(dict.fromkeys(
+            o for o, c in zip(originals, candidates, strict=True) if cand_errors[c]
+        )))
         results = []
         for orig, cand in zip(originals, candidates, strict=True):
-            e_orig, e_cand = self._errors(orig), self._errors(cand)
-            added = added_errors(e_orig, e_cand)
+            e_cand = cand_errors[cand]
+            details: dict[str, Any] = {}
+            added: list[GrammarError] = []
+            if e_cand:
+                e_orig = self._errors(orig)
+                details["errors_original"] = len(e_orig)
+                added = added_errors(e_orig, e_cand)
             new_word_errors = self._changed_word_errors(orig, cand)
             if new_word_errors:
                 e_cand = (*e_cand, *new_word_errors)
                 added = sorted([*added, *new_word_errors], key=lambda e: (e.offset, e.rule))
-            details: dict[str, Any] = {
-                "errors_original": len(e_orig),
-                "errors_candidate": len(e_cand),
-                "added": [e.describe() for e in added],
-            }
+            details["errors_candidate"] = len(e_cand)
+            details["added"] = [e.describe() for e in added]
             reason = ""
             if added:
                 reason = f"{self.backend}: {len(added)} new error(s): {added[0].describe()}"
@@ -270,43 +287,36 @@ class HarperGrammar(_ComparingGrammarCheck):
             maxsize=_WORD_CACHE_SIZE
         )(self._spell_word)
         self._local = threading.local()
-        self._pool: ThreadPoolExecutor | None = None
-        self.threads = 1
-        self.set_threads(threads)
+        self._pool = ThreadPool(threads, "harper", initializer=self._init_thread)
 
     # -- threads ------------------------------------------------------------------------------
+    @property
+    def threads(self) -> int:
+        return self._pool.threads
+
     def set_threads(self, threads: int | None) -> None:
         """Lint with this many threads from now on (None: the CPUs available, at most 4)."""
-        if threads is None:
-            threads = min(4, _available_cpus())
-        threads = max(1, int(threads))
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
-        self.threads = threads
-        if threads > 1:
-            self._pool = ThreadPoolExecutor(threads, thread_name_prefix="harper",
-                                            initializer=self._init_thread)
+        self._pool.resize(threads)
 
     def _init_thread(self) -> None:
-        # A Linter is not thread-safe: one per thread, configured like the main one.
-        linter = self._harper.Linter(self._dialect_enum)
-        linter.set_lint_config(self._sentence_config)
+        # A Linter is not thread-safe: each thread gets its own, configured like the main ones.
+        self._local.linter = self._harper.Linter(self._dialect_enum)
+        self._local.linter.set_lint_config(self._sentence_config)
+        linters = [self._local.linter]
+        if self._speller is not None:
+            self._local.speller = self._harper.Linter(self._dialect_enum)
+            self._local.speller.set_lint_config(self._speller.get_lint_config())
+            linters.append(self._local.speller)
         if self._extra_words:
-            linter.import_words(self._extra_words)
-        self._local.linter = linter
+            for linter in linters:
+                linter.import_words(self._extra_words)
 
     def _prefetch(self, texts: list[str]) -> None:
-        if self._pool is None:
-            super()._prefetch(texts)
-            return
         # Texts already cached come back at once; the rest are linted on the threads.
-        list(self._pool.map(self._errors, texts))
+        self._pool.map(self._errors, texts)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        self._pool.close()
 
     def _find_errors(self, text: str) -> tuple[GrammarError, ...]:
         if not text.strip():
@@ -327,9 +337,17 @@ class HarperGrammar(_ComparingGrammarCheck):
         """(flagged text, message) of harper's SpellCheck on one word on its own (cached)."""
         return tuple(
             (lint.problem_text, lint.message)
-            for lint in self._speller.lint(word, language="plaintext")
+            for lint in (getattr(self._local, "speller", None) or self._speller).lint(word, language="plaintext")
             if lint.lint_kind not in self.ignore_kinds
         )
+
+    def _prefetch_changed_words(self, originals: Sequence[str], candidates: Sequence[str]) -> None:
+        if self._speller is None:
+            return
+        words = dict.fromkeys(
+            word for o, c in zip(originals, candidates, strict=True) for _, word in changed_words(o, c)
+        )
+        self._pool.map(self._word_errors, words)  # on the threads; cached words come back at once
 
     def _changed_word_errors(self, original: str, candidate: str) -> tuple[GrammarError, ...]:
         if self._speller is None:
@@ -576,13 +594,6 @@ def make_grammar_check(backend: str, *, languagetool_url: str | None = None, **k
     if backend == "none":
         return NoGrammar()
     raise ValueError(f"unknown grammar backend {backend!r}; one of {', '.join(GRAMMAR_BACKENDS)}")
-
-
-def _available_cpus() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _dist_version(name: str) -> str:

@@ -1,0 +1,215 @@
+"""A minimal ctypes binding to the link-grammar C library: how many words must a parse skip?
+
+Why not the SWIG binding Debian ships (python3-link-grammar): its calls hold the GIL for the whole
+parse, so parsing could never share the CPU with anything else in the process, and it is built
+for one Python version only. A ctypes call releases the GIL while the C function runs, and the
+library is thread-safe (a dictionary is shared read-only; each thread keeps its own parse options,
+which hold the parse timer, and its own error handler, which the library keeps per thread). So
+the acceptability check parses on several threads while harper or spaCy use the other cores.
+
+Only the handful of functions the check needs are declared. The parse options are the ones
+Debian's Python binding sets by default (plus ours), so null counts are the same as through it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import logging
+import threading
+from dataclasses import dataclass
+
+_SONAMES = ("liblink-grammar.so.5", "liblink-grammar.so")
+_log = logging.getLogger("linkgrammar")
+
+
+class LinkGrammarUnavailable(RuntimeError):
+    """The C library or the dictionary cannot be loaded."""
+
+
+class _ErrInfo(ctypes.Structure):
+    # lg_errinfo in link-includes.h
+    _fields_ = [("severity", ctypes.c_int), ("severity_label", ctypes.c_char_p), ("text", ctypes.c_char_p)]
+
+
+_HANDLER_TYPE = ctypes.CFUNCTYPE(None, ctypes.POINTER(_ErrInfo), ctypes.c_void_p)
+_QUIET_SEVERITIES = (4, 5, 6)  # lg_Info, lg_Debug, lg_Trace
+
+
+@_HANDLER_TYPE
+def _route_message(info, _data) -> None:
+    """The library prints its notes (locale, dictionary) to stdout by default, which would corrupt
+    a command's output: send them to Python logging instead."""
+    err = info.contents
+    level = logging.DEBUG if err.severity in _QUIET_SEVERITIES else logging.WARNING
+    _log.log(level, "%s", (err.text or b"").decode("utf-8", "replace").strip())
+
+
+_lib_lock = threading.Lock()
+_lib: ctypes.CDLL | None = None
+
+
+def load_library() -> ctypes.CDLL:
+    """liblink-grammar, with the signatures of the functions used here (loaded once)."""
+    global _lib
+    with _lib_lock:
+        if _lib is not None:
+            return _lib
+        names = list(_SONAMES)
+        found = ctypes.util.find_library("link-grammar")
+        if found:
+            names.insert(0, found)
+        errors = []
+        lib = None
+        for name in names:
+            try:
+                lib = ctypes.CDLL(name)
+                break
+            except OSError as e:
+                errors.append(str(e))
+        if lib is None:
+            raise LinkGrammarUnavailable("the link-grammar C library is not installed (" + "; ".join(errors) + ")")
+        p, i, s = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
+        for name, restype, argtypes in (
+            ("linkgrammar_get_version", s, []),
+            ("linkgrammar_get_dict_version", s, [p]),
+            ("lg_error_set_handler", p, [_HANDLER_TYPE, p]),
+            ("dictionary_create_lang", p, [s]),
+            ("dictionary_delete", None, [p]),
+            ("parse_options_create", p, []),
+            ("parse_options_delete", i, [p]),
+            ("parse_options_timer_expired", i, [p]),
+            ("sentence_create", p, [s, p]),
+            ("sentence_delete", None, [p]),
+            ("sentence_parse", i, [p, p]),
+            ("sentence_num_valid_linkages", i, [p]),
+            ("sentence_null_count", i, [p]),
+        ):
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = restype, argtypes
+        for name in _OPTION_SETTERS:
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = None, [p, i]
+        _lib = lib
+        return lib
+
+
+def route_messages(lib: ctypes.CDLL) -> None:
+    """Route the calling thread's link-grammar messages to logging (the handler is per thread)."""
+    lib.lg_error_set_handler(_route_message, None)
+
+
+# Each setter takes (Parse_Options, int). The values mirror Debian's Python binding's defaults
+# (verbosity 0, islands not allowed, short_length 16, no spell guessing, classic parser,
+# repeatable random sampling), so that results match what that binding gave.
+_OPTION_SETTERS = (
+    "parse_options_set_verbosity",
+    "parse_options_set_linkage_limit",
+    "parse_options_set_min_null_count",
+    "parse_options_set_max_null_count",
+    "parse_options_set_islands_ok",
+    "parse_options_set_short_length",
+    "parse_options_set_all_short_connectors",
+    "parse_options_set_display_morphology",
+    "parse_options_set_spell_guess",
+    "parse_options_set_use_sat_parser",
+    "parse_options_set_max_parse_time",
+    "parse_options_set_repeatable_rand",
+)
+
+
+@dataclass(frozen=True)
+class ParseSettings:
+    max_null_count: int = 999
+    max_parse_time: int = 3  # seconds
+    # The null count is known before linkages are extracted: one is enough.
+    linkage_limit: int = 1
+
+    def values(self) -> dict[str, int]:
+        return {
+            "parse_options_set_verbosity": 0,
+            "parse_options_set_linkage_limit": self.linkage_limit,
+            "parse_options_set_min_null_count": 0,
+            "parse_options_set_max_null_count": self.max_null_count,
+            "parse_options_set_islands_ok": 0,
+            "parse_options_set_short_length": 16,
+            "parse_options_set_all_short_connectors": 0,
+            "parse_options_set_display_morphology": 1,
+            "parse_options_set_spell_guess": 0,
+            "parse_options_set_use_sat_parser": 0,
+            "parse_options_set_max_parse_time": self.max_parse_time,
+            "parse_options_set_repeatable_rand": 1,
+        }
+
+
+class NullCountParser:
+    """Parses sentences with one shared dictionary; safe to call from several threads at once.
+
+    null_count(text): the fewest words the parser must skip to parse `text` (0 = fully parsed),
+    or None when it finds no parse within the settings (empty text, timed out, or more than
+    max_null_count skipped words)."""
+
+    def __init__(self, language: str = "en", settings: ParseSettings | None = None) -> None:
+        self._lib = load_library()
+        route_messages(self._lib)
+        self.settings = settings or ParseSettings()
+        self.language = language
+        self._dict = self._lib.dictionary_create_lang(language.encode())
+        if not self._dict:
+            raise LinkGrammarUnavailable(f"link-grammar dictionary {language!r} could not be loaded")
+        self._local = threading.local()
+        self._all_options: list[int] = []
+        self._options_lock = threading.Lock()
+
+    def _options(self) -> int:
+        opts = getattr(self._local, "opts", None)
+        if opts is None:
+            # First use on this thread: its own options (they carry the parse timer) and handler.
+            route_messages(self._lib)
+            opts = self._lib.parse_options_create()
+            for setter, value in self.settings.values().items():
+                getattr(self._lib, setter)(opts, value)
+            self._local.opts = opts
+            with self._options_lock:
+                self._all_options.append(opts)
+        return opts
+
+    def null_count(self, text: str) -> int | None:
+        # The library aborts the process on an empty string: never send one.
+        if not text.strip():
+            return None
+        lib, opts = self._lib, self._options()
+        sent = lib.sentence_create(text.encode("utf-8"), self._dict)
+        if not sent:
+            return None
+        try:
+            rc = lib.sentence_parse(sent, opts)
+            if rc < 0 or lib.parse_options_timer_expired(opts):
+                return None
+            if lib.sentence_num_valid_linkages(sent) == 0:
+                return None
+            return int(lib.sentence_null_count(sent))
+        finally:
+            lib.sentence_delete(sent)
+
+    def library_version(self) -> str:
+        return (self._lib.linkgrammar_get_version() or b"").decode().removeprefix("link-grammar-")
+
+    def dictionary_version(self) -> str:
+        return (self._lib.linkgrammar_get_dict_version(self._dict) or b"").decode()
+
+    def close(self) -> None:
+        """Free the dictionary and the parse options (call when no thread parses any more)."""
+        with self._options_lock:
+            for opts in self._all_options:
+                self._lib.parse_options_delete(opts)
+            self._all_options.clear()
+        self._local = threading.local()
+        if self._dict:
+            self._lib.dictionary_delete(self._dict)
+            self._dict = None
+
+    def __del__(self) -> None:  # pragma: no cover - best effort at interpreter exit
+        with contextlib.suppress(Exception):
+            self.close()
