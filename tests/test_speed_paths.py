@@ -78,6 +78,24 @@ def test_unknown_new_word_fails_with_its_reason(harper_check):
     assert "[acaulescent]" in res.reason
 
 
+def test_words_harper_does_not_take_for_english_are_what_spellcheck_flags(harper_check):
+    import harper
+
+    speller = harper.Linter(harper.Dialect.AMERICAN)
+    speller.set_lint_config({rule: rule == "SpellCheck" for rule in speller.get_lint_config()})
+    unknown = ["blorfy", "acaulescent", "unmaked", "unfinded", "xqzt", "unsleeped", "misbegan"]
+    for word in unknown:
+        # The shortcut's premise, checked against harper itself: rejected => flagged.
+        assert not speller.is_likely_english(word) and speller.lint(word, language="plaintext"), word
+        [res] = harper_check.check_many([f"the plant is {word[:2]}"], [f"the plant is {word}"])
+        assert not res.passed and f"`{word}` is not in harper's dictionary" in res.reason
+    # Words the detector takes for English still go through SpellCheck, whose verdict counts:
+    # "Defence" is British, flagged under the American dialect with harper's own message.
+    [res] = harper_check.check_many(["The defense is strong."], ["The Defence is strong."])
+    assert not res.passed and "Did you mean" in res.reason
+    assert harper_check.check_many(["He is sad."], ["He is happy."])[0].passed
+
+
 def test_misspellings_elsewhere_do_not_count(harper_check):
     # "blorfy" is unknown in both sentences; only the changed word's spelling is checked.
     [res] = harper_check.check_many(["the blorfy man is happy."], ["the blorfy man is unhappy."])
