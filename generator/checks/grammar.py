@@ -78,6 +78,7 @@ LANGUAGETOOL_DISABLED_RULES = ("WHITESPACE_RULE", "EN_QUOTES")
 # batches' worth keeps every repeat and keeps memory flat however long the input is.
 _CACHE_SIZE = 8192
 _WORD_CACHE_SIZE = 65536  # changed words, for the spelling check (a vocabulary, not sentences)
+_LINTER_USES = 512  # sentences a harper Linter lints before it is replaced (see _sentence_linter)
 HARPER_SPELL_RULE = "SpellCheck"
 SPELLING_MODES = ("changed", "sentence")
 # A word as a spelling checker sees it: letters, with inner apostrophes ("don't", "o'clock").
@@ -286,8 +287,9 @@ class HarperGrammar(_ComparingGrammarCheck):
         self._word_errors: Callable[[str], tuple[tuple[str, str], ...]] = functools.lru_cache(
             maxsize=_WORD_CACHE_SIZE
         )(self._spell_word)
+        self._speller_config = self._speller.get_lint_config() if self._speller is not None else None
         self._local = threading.local()
-        self._pool = ThreadPool(threads, "harper", initializer=self._init_thread)
+        self._pool = ThreadPool(threads, "harper")
 
     # -- threads ------------------------------------------------------------------------------
     @property
@@ -298,18 +300,33 @@ class HarperGrammar(_ComparingGrammarCheck):
         """Lint with this many threads from now on (None: the CPUs available, at most 4)."""
         self._pool.resize(threads)
 
-    def _init_thread(self) -> None:
-        # A Linter is not thread-safe: each thread gets its own, configured like the main ones.
-        self._local.linter = self._harper.Linter(self._dialect_enum)
-        self._local.linter.set_lint_config(self._sentence_config)
-        linters = [self._local.linter]
-        if self._speller is not None:
-            self._local.speller = self._harper.Linter(self._dialect_enum)
-            self._local.speller.set_lint_config(self._speller.get_lint_config())
-            linters.append(self._local.speller)
+    def _new_linter(self, config: dict) -> Any:
+        linter = self._harper.Linter(self._dialect_enum)
+        linter.set_lint_config(config)
         if self._extra_words:
-            for linter in linters:
-                linter.import_words(self._extra_words)
+            linter.import_words(self._extra_words)
+        return linter
+
+    def _sentence_linter(self) -> Any:
+        """This thread's linter for whole sentences (a Linter is not thread-safe).
+
+        Each Linter keeps the results of the documents it linted in a cache of its own, which
+        grows to some 85 MB over the first few thousand sentences and is of no use here
+        (sentences are cached above, by text). A thread's linter is therefore replaced every
+        _LINTER_USES sentences: memory stays flat for any input length, at the cost of building
+        a linter (7 ms; the dictionary is shared) every few hundred sentences."""
+        local = self._local
+        if getattr(local, "linter", None) is None or local.uses >= _LINTER_USES:
+            local.linter, local.uses = self._new_linter(self._sentence_config), 0
+        local.uses += 1
+        return local.linter
+
+    def _word_speller(self) -> Any:
+        """This thread's SpellCheck-only linter (single words: its cache stays small)."""
+        speller = getattr(self._local, "speller", None)
+        if speller is None:
+            speller = self._local.speller = self._new_linter(self._speller_config)
+        return speller
 
     def _prefetch(self, texts: list[str]) -> None:
         # Texts already cached come back at once; the rest are linted on the threads.
@@ -322,8 +339,7 @@ class HarperGrammar(_ComparingGrammarCheck):
         if not text.strip():
             return ()
         found = []
-        linter = getattr(self._local, "linter", None) or self._linter
-        for rule, lints in linter.organized_lints(text, language="plaintext").items():
+        for rule, lints in self._sentence_linter().organized_lints(text, language="plaintext").items():
             if rule in self.ignore_rules:
                 continue
             for lint in lints:
@@ -346,7 +362,7 @@ class HarperGrammar(_ComparingGrammarCheck):
         it names the word instead of harper's suggestion."""
         if "Spelling" in self.ignore_kinds:  # SpellCheck's lints are all of this kind
             return ()
-        speller = getattr(self._local, "speller", None) or self._speller
+        speller = self._word_speller()
         if not speller.is_likely_english(word):
             return ((word, f"`{word}` is not in harper's dictionary."),)
         return tuple(
