@@ -77,8 +77,8 @@ LANGUAGETOOL_DISABLED_RULES = ("WHITESPACE_RULE", "EN_QUOTES")
 # Sentences repeat within a batch (one original per candidate word), rarely across batches: a few
 # batches' worth keeps every repeat and keeps memory flat however long the input is.
 _CACHE_SIZE = 8192
-_WORD_CACHE_SIZE = 65536  # changed words, for the spelling check (a vocabulary, not sentences)
-_LINTER_USES = 512  # sentences a harper Linter lints before it is replaced (see _sentence_linter)
+_WORD_CACHE_SIZE = 16384  # changed words, for the spelling check (a vocabulary, not sentences)
+_LINTER_USES = 64  # sentences a harper Linter lints before it is replaced (see _sentence_linter)
 HARPER_SPELL_RULE = "SpellCheck"
 SPELLING_MODES = ("changed", "sentence")
 # A word as a spelling checker sees it: letters, with inner apostrophes ("don't", "o'clock").
@@ -310,11 +310,12 @@ class HarperGrammar(_ComparingGrammarCheck):
     def _sentence_linter(self) -> Any:
         """This thread's linter for whole sentences (a Linter is not thread-safe).
 
-        Each Linter keeps the results of the documents it linted in a cache of its own, which
-        grows to some 85 MB over the first few thousand sentences and is of no use here
-        (sentences are cached above, by text). A thread's linter is therefore replaced every
-        _LINTER_USES sentences: memory stays flat for any input length, at the cost of building
-        a linter (7 ms; the dictionary is shared) every few hundred sentences."""
+        Each Linter keeps what it computed for the documents it linted in a cache of its own,
+        about 100 kB a sentence, which grows to some 85 MB per linter over the first few thousand
+        sentences and is of no use here (sentences are cached above, by text). A thread's linter
+        is therefore replaced every _LINTER_USES sentences: memory stays flat for any input
+        length, at the cost of building a linter (7 ms; the dictionary is shared), about 1% of
+        the linting time (no difference in speed measured on 5,000 WordNet examples)."""
         local = self._local
         if getattr(local, "linter", None) is None or local.uses >= _LINTER_USES:
             local.linter, local.uses = self._new_linter(self._sentence_config), 0
