@@ -78,24 +78,13 @@ def test_same_input_and_config_give_identical_bytes(sample_run, tmp_path):
         assert (tmp_path / name).read_bytes() == (sample_run / name).read_bytes(), name
 
 
-def test_overlapped_batches_write_what_one_batch_at_a_time_writes(sample_run, tmp_path, monkeypatch):
-    from generator.pipeline import WordNetPipeline
-
-    # Checking batch k while batch k+1 is built must change nothing, statistics included.
-    monkeypatch.setattr(WordNetPipeline, "overlap", False)
-    generate(tmp_path, "--batch-size", "16")
-    for name in ("triples.jsonl", "rejected.jsonl", "stats.json"):
-        assert (tmp_path / name).read_bytes() == (sample_run / name).read_bytes(), name
-
-
 def test_crash_mid_run_resumes_to_the_same_bytes(sample_run, tmp_path, monkeypatch):
     from generator.pipeline import WordNetPipeline
 
     real_check, calls = WordNetPipeline.check_batch, []
 
     def crash_on_third_batch(self, built):
-        # Runs on the checking thread while the next batch is built: the crash must still stop
-        # the run with what the first two batches wrote kept.
+        # A crash in the checks of the third batch: what the first two wrote must be kept.
         calls.append(built.n_pairs)
         if len(calls) == 3:
             raise RuntimeError("simulated crash")
@@ -105,8 +94,8 @@ def test_crash_mid_run_resumes_to_the_same_bytes(sample_run, tmp_path, monkeypat
     crashed = CliRunner().invoke(main, ["generate", SAMPLE, "--out", str(tmp_path), "-q", "--batch-size", "16"])
     assert crashed.exit_code != 0 and isinstance(crashed.exception, RuntimeError)
     progress = json.loads((tmp_path / "progress.json").read_text())
-    # Two batches written, and the checkpoint's counts are theirs alone (not the batch being
-    # built when the crash came).
+    # Two batches written, and the checkpoint's counts are theirs alone (not those of the
+    # batch that was built when the crash came).
     assert progress["stats"]["sentences_read"] == 32, progress
     monkeypatch.undo()
     resumed = generate(tmp_path, "--batch-size", "16")

@@ -158,10 +158,6 @@ class LLMPipeline(WordNetPipeline):
     WordNet has no antonym). `antonyms`, `ranker` and `realiser` may be None in "llm" mode: the
     answers are then not compared with WordNet."""
 
-    # Batches run one after the other: the LLM client has its own concurrency, and its counts go
-    # straight into self.stats.
-    overlap = False
-
     def __init__(self, config: GeneratorConfig, tagger, antonyms, ranker, realiser, checks,
                  client: LLMClient, template: PromptTemplate, mode: str | None = None):
         super().__init__(config, tagger, antonyms, ranker, realiser, checks)
