@@ -123,7 +123,7 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
     is returned as it is instead of refused (`transnli run` uses this to rerun only what is new)."""
     from tqdm import tqdm
 
-    from generator.build import build_pipeline, provenance
+    from generator.build import build_pipeline, dist_version, provenance
     from generator.checks.base import BackendUnavailable
     from generator.config import resolve_config
     from generator.llm.clients import LLMError
@@ -149,7 +149,10 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
     input_desc = {"source": input_source, "format": fmt}
     if source_path.is_file():
         input_desc["bytes"] = source_path.stat().st_size
-    run_fp = fingerprint({"input": input_desc, "config": config.fingerprint_dict()})
+    # The tool's version too: another version may judge or word records differently, and a run
+    # must not mix the two (resuming across an upgrade is refused; --overwrite starts again).
+    run_fp = fingerprint({"input": input_desc, "config": config.fingerprint_dict(),
+                          "transnli": dist_version("transnli")})
 
     if reuse_finished:
         finished = RunWriter(out_dir, run_fp).finished_stats()

@@ -65,7 +65,8 @@ class RunWriter:
             state = json.loads(progress.read_text(encoding="utf-8"))
             if state.get("fingerprint") != self.fp:
                 raise OutputError(
-                    f"{self.dir} holds an unfinished run with a different input or configuration; "
+                    f"{self.dir} holds an unfinished run with a different input or configuration "
+                    "(or made by another transnli version); "
                     "rerun with the same settings to resume it, or pass --overwrite to start again"
                 )
             for name, size in state["offsets"].items():

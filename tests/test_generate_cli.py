@@ -105,6 +105,28 @@ def test_crash_mid_run_resumes_to_the_same_bytes(sample_run, tmp_path, monkeypat
         assert (tmp_path / name).read_bytes() == (sample_run / name).read_bytes(), name
 
 
+def test_an_unfinished_run_is_not_resumed_by_another_transnli_version(tmp_path, monkeypatch):
+    from generator import build
+    from generator.pipeline import WordNetPipeline
+
+    real_check, calls = WordNetPipeline.check_batch, []
+
+    def crash_on_second_batch(self, built):
+        calls.append(built)
+        if len(calls) == 2:
+            raise RuntimeError("simulated crash")
+        return real_check(self, built)
+
+    with monkeypatch.context() as m:
+        m.setattr(WordNetPipeline, "check_batch", crash_on_second_batch)
+        CliRunner().invoke(main, ["generate", SAMPLE, "--out", str(tmp_path), "-q", "--batch-size", "16"])
+    assert (tmp_path / "progress.json").exists()
+    real_version = build.dist_version
+    monkeypatch.setattr(build, "dist_version", lambda name: "99.0" if name == "transnli" else real_version(name))
+    upgraded = CliRunner().invoke(main, ["generate", SAMPLE, "--out", str(tmp_path), "-q", "--batch-size", "16"])
+    assert upgraded.exit_code != 0 and "another transnli version" in upgraded.output
+
+
 def test_limit_and_existing_run(tmp_path):
     generate(tmp_path, "--limit", "5")
     assert json.loads((tmp_path / "stats.json").read_text())["sentences_read"] == 5
