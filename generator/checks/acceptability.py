@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -264,7 +263,6 @@ def _fingerprint(folder: Path) -> str:
 
 
 # ------------------------------------------------------------------------------ link-grammar
-_LONG_SENTENCE_WORDS = 20  # see LinkGrammarAcceptability._parse
 _LINK_GRAMMAR_FIX = (
     "apt-get install liblink-grammar5 link-grammar-dictionaries-en (Debian/Ubuntu; "
     "scripts/setup.sh does it). Or switch with --acceptability cola or --acceptability none"
@@ -347,7 +345,6 @@ class LinkGrammarAcceptability:
         self._cache: dict[str, int | None] = {}
         self._cache_size = cache_size
         self._pool = ThreadPool(threads, "link-grammar")
-        self._long_parse = threading.Lock()
 
     @property
     def threads(self) -> int:
@@ -370,17 +367,8 @@ class LinkGrammarAcceptability:
             # Keep what this call is about to use; drop the rest (memory stays flat).
             keep = set(sentences)
             self._cache = {s: n for s, n in self._cache.items() if s in keep}
-        for sentence, n in zip(todo, self._pool.map(self._parse, todo), strict=True):
+        for sentence, n in zip(todo, self._pool.map(self._parser.null_count, todo), strict=True):
             self._cache[sentence] = n
-
-    def _parse(self, sentence: str) -> int | None:
-        # A long sentence the parser cannot link takes tens of megabytes for a moment (parse
-        # tables grow with the cube of its length), and its candidates come together: long ones
-        # are parsed one at a time, so that the threads never add up their worst moments.
-        if len(sentence.split()) < _LONG_SENTENCE_WORDS:
-            return self._parser.null_count(sentence)
-        with self._long_parse:
-            return self._parser.null_count(sentence)
 
     def check_many(
         self, originals: Sequence[str], candidates: Sequence[str]
