@@ -191,6 +191,9 @@ def test_link_grammar_messages_stay_off_stdout(link_grammar_available, capfd, ca
         assert parser.null_count("He goes home.") == 0
     assert capfd.readouterr().out == ""
     assert parser.library_version().startswith("5.") and parser.dictionary_version()
+    parser.close()
+    with pytest.raises(RuntimeError, match="after close"):
+        parser.null_count("He goes home.")  # not a crash of the C library
 
 
 def test_link_grammar_no_parse(link_grammar):

@@ -179,6 +179,8 @@ class NullCountParser:
         # The library aborts the process on an empty string: never send one.
         if not text.strip():
             return None
+        if not self._dict:
+            raise RuntimeError("NullCountParser used after close()")
         lib, opts = self._lib, self._options()
         sent = lib.sentence_create(text.encode("utf-8"), self._dict)
         if not sent:
