@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from generator.checks.base import BackendUnavailable, Check, CheckResult, ThreadPool, check_lengths
+from generator.checks.base import (
+    BackendUnavailable,
+    Check,
+    CheckResult,
+    ThreadedCheck,
+    ThreadPool,
+    check_lengths,
+)
 
 ACCEPTABILITY_BACKENDS = ("cola", "link-grammar", "none")
 DEFAULT_COLA_MODEL = "textattack/bert-base-uncased-CoLA"
@@ -269,7 +276,7 @@ _LINK_GRAMMAR_FIX = (
 )
 
 
-class LinkGrammarAcceptability:
+class LinkGrammarAcceptability(ThreadedCheck):
     """CMU Link Grammar: a sentence needs ``null_count`` skipped words to parse (0 = fully parsed).
 
     relative=True (default): the candidate passes when it needs no more skipped words than its
@@ -346,13 +353,6 @@ class LinkGrammarAcceptability:
         self._cache_size = cache_size
         self._pool = ThreadPool(threads, "link-grammar")
 
-    @property
-    def threads(self) -> int:
-        return self._pool.threads
-
-    def set_threads(self, threads: int | None) -> None:
-        self._pool.resize(threads)
-
     def null_count(self, sentence: str) -> int | None:
         """Words the parser must skip to parse the sentence; None when it cannot parse it."""
         self._parse_all([sentence])
@@ -411,9 +411,6 @@ class LinkGrammarAcceptability:
         with contextlib.suppress(Exception):
             dict_version = f", dict {self._parser.dictionary_version()}"
         return f"link-grammar {self._parser.library_version()} ({self.language}{dict_version}, {mode})"
-
-    def close(self) -> None:
-        self._pool.close()
 
 
 # -------------------------------------------------------------------------------------- none

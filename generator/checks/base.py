@@ -69,12 +69,10 @@ class ThreadPool:
     link-grammar's C through ctypes), so one process keeps every core busy.
 
     threads: None means the CPUs available, at most 4; 1 means no threads (calls run inline).
-    initializer runs once on each new thread (e.g. to give it its own non-thread-safe linter).
     map keeps input order, so results never depend on which thread finished first."""
 
-    def __init__(self, threads: int | None, name: str, initializer: Callable[[], None] | None = None) -> None:
+    def __init__(self, threads: int | None, name: str) -> None:
         self.name = name
-        self._initializer = initializer
         self._executor: ThreadPoolExecutor | None = None
         self.threads = 1
         self.resize(threads)
@@ -85,8 +83,7 @@ class ThreadPool:
         self.close()
         self.threads = max(1, int(threads))
         if self.threads > 1:
-            self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix=self.name,
-                                                initializer=self._initializer)
+            self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix=self.name)
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
         items = list(items)
@@ -98,3 +95,21 @@ class ThreadPool:
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
+
+
+class ThreadedCheck:
+    """What a check whose backend runs on a ThreadPool (`self._pool`) offers: its thread count,
+    `set_threads` (worker processes divide the CPUs among themselves) and `close`."""
+
+    _pool: ThreadPool
+
+    @property
+    def threads(self) -> int:
+        return self._pool.threads
+
+    def set_threads(self, threads: int | None) -> None:
+        """Run on this many threads from now on (None: the CPUs available, at most 4)."""
+        self._pool.resize(threads)
+
+    def close(self) -> None:
+        self._pool.close()

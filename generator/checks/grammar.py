@@ -66,6 +66,7 @@ from generator.checks.base import (
     BackendUnavailable,
     Check,
     CheckResult,
+    ThreadedCheck,
     ThreadPool,
     check_lengths,
 )
@@ -226,7 +227,7 @@ class _ComparingGrammarCheck:
 
 
 # ------------------------------------------------------------------------------------ harper
-class HarperGrammar(_ComparingGrammarCheck):
+class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
     """harper-py: ``Linter().organized_lints(text, language="plaintext")`` (lints keyed by rule).
 
     ignore_rules: harper rule names to drop (e.g. {"SpellCheck"}); ignore_kinds: lint kinds to
@@ -267,43 +268,29 @@ class HarperGrammar(_ComparingGrammarCheck):
             names = ", ".join(d.name.lower() for d in harper.Dialect)
             raise ValueError(f"unknown harper dialect {dialect!r}; one of {names}") from e
         self._harper, self._dialect_enum = harper, dialect_enum
-        self._linter = harper.Linter(dialect_enum)
         self.ignore_rules = frozenset(ignore_rules)
         self.ignore_kinds = frozenset(ignore_kinds)
         self.dialect = dialect
         self.spelling = spelling
+        # Linters are made per thread (see _sentence_linter); here only their configurations.
         # spelling="changed": SpellCheck off for whole sentences, and a second linter (cheap: the
         # dictionary is shared) with SpellCheck alone for the changed words.
-        self._speller = None
-        config = self._linter.get_lint_config()
+        config = harper.Linter(dialect_enum).get_lint_config()
+        self._sentence_config = config
+        self._speller_config: dict | None = None
         if spelling == "changed" and HARPER_SPELL_RULE not in self.ignore_rules and config.get(
             HARPER_SPELL_RULE, True
         ) is not False:
-            self._linter.set_lint_config({**config, HARPER_SPELL_RULE: False})
-            self._speller = harper.Linter(dialect_enum)
-            self._speller.set_lint_config({rule: rule == HARPER_SPELL_RULE for rule in config})
-        self._sentence_config = self._linter.get_lint_config()
+            self._sentence_config = {**config, HARPER_SPELL_RULE: False}
+            self._speller_config = {rule: rule == HARPER_SPELL_RULE for rule in config}
         self._extra_words = sorted(set(extra_words))
-        if self._extra_words:
-            for linter in (self._linter, self._speller):
-                if linter is not None:
-                    linter.import_words(self._extra_words)
         self._word_errors: Callable[[str], tuple[tuple[str, str], ...]] = functools.lru_cache(
             maxsize=_WORD_CACHE_SIZE
         )(self._spell_word)
-        self._speller_config = self._speller.get_lint_config() if self._speller is not None else None
         self._local = threading.local()
         self._pool = ThreadPool(threads, "harper")
 
-    # -- threads ------------------------------------------------------------------------------
-    @property
-    def threads(self) -> int:
-        return self._pool.threads
-
-    def set_threads(self, threads: int | None) -> None:
-        """Lint with this many threads from now on (None: the CPUs available, at most 4)."""
-        self._pool.resize(threads)
-
+    # -- linters, one set per thread ------------------------------------------------------------
     def _new_linter(self, config: dict) -> Any:
         linter = self._harper.Linter(self._dialect_enum)
         linter.set_lint_config(config)
@@ -336,9 +323,6 @@ class HarperGrammar(_ComparingGrammarCheck):
     def _prefetch(self, texts: list[str]) -> None:
         # Texts already cached come back at once; the rest are linted on the threads.
         self._pool.map(self._errors, texts)
-
-    def close(self) -> None:
-        self._pool.close()
 
     def _find_errors(self, text: str) -> tuple[GrammarError, ...]:
         if not text.strip():
@@ -377,7 +361,7 @@ class HarperGrammar(_ComparingGrammarCheck):
         )
 
     def _prefetch_changed_words(self, originals: Sequence[str], candidates: Sequence[str]) -> None:
-        if self._speller is None:
+        if self._speller_config is None:
             return
         words = dict.fromkeys(
             word for o, c in zip(originals, candidates, strict=True) for _, word in changed_words(o, c)
@@ -385,7 +369,7 @@ class HarperGrammar(_ComparingGrammarCheck):
         self._pool.map(self._word_errors, words)  # on the threads; cached words come back at once
 
     def _changed_word_errors(self, original: str, candidate: str) -> tuple[GrammarError, ...]:
-        if self._speller is None:
+        if self._speller_config is None:
             return ()
         found = []
         for offset, word in changed_words(original, candidate):
