@@ -114,6 +114,22 @@ def test_harper_batch_preserves_order_and_lints_each_needed_sentence_once(harper
     assert len(calls) == len({*candidates, "He goes home."})  # cached across calls too
 
 
+def test_harper_lints_an_original_for_its_candidates_rules_only():
+    check = HarperGrammar(threads=1)
+    text = "i has a apple , and he go home."
+    full = check.errors(text)
+    rules = {e.rule for e in full}
+    assert len(rules) >= 3  # several rules fire, one of them twice
+    # A linter with some rules switched off finds the same errors of the rules left on.
+    for subset in [frozenset({rule}) for rule in rules] + [frozenset(rules)]:
+        assert check._errors_of_rules(text, subset) == tuple(e for e in full if e.rule in subset)
+
+    # The original has an agreement error its candidate lacks: only the comma rule counts.
+    [res] = check.check_many(["He go home , now."], ["He goes home , now."])
+    assert res.passed and res.details == {"errors_original": 1, "errors_candidate": 1, "added": []}
+    assert check._local.rules == frozenset({"CommaFixes"})
+
+
 def test_harper_linters_are_replaced_to_keep_memory_flat(monkeypatch):
     from generator.checks import grammar
 

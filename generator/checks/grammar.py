@@ -47,7 +47,11 @@ per content word), so results are kept in an LRU cache keyed by the exact text. 
 checked only when one of its candidates has errors of its own: a candidate without any adds none,
 whatever the original has (its details then lack ``errors_original``). On WordNet's examples,
 where lower-case sentence starts give many candidates an error, that still saves two thirds of the
-originals' checks; on capitalised NLI text it saves nearly all of them.
+originals' checks; on capitalised NLI text it saves nearly all of them. And only the rules of the
+candidate's errors matter in the original (the comparison counts those rules alone), so
+``errors_original`` counts the original's errors of those rules, and harper lints an original
+with only the rules its candidates' errors came from: 0.4 ms instead of 1.8 ms a sentence, and
+the same errors of those rules as a full lint (compared on 2,467 sentences with errors).
 """
 
 from __future__ import annotations
@@ -192,6 +196,15 @@ class _ComparingGrammarCheck:
     def _prefetch_changed_words(self, originals: Sequence[str], candidates: Sequence[str]) -> None:
         """Fill the cache behind _changed_word_errors for these pairs; none by default."""
 
+    def _errors_of_rules(self, text: str, rules: frozenset[str]) -> tuple[GrammarError, ...]:
+        """The errors of `text` whose rule is one of `rules`. By default its full errors, filtered;
+        a backend that can run a subset of its rules overrides this (and keeps its own cache)."""
+        return tuple(e for e in self._errors(text) if e.rule in rules)
+
+    def _prefetch_of_rules(self, wanted: Sequence[tuple[str, frozenset[str]]]) -> None:
+        """Make _errors_of_rules cheap for these (text, rules) pairs."""
+        self._prefetch(list(dict.fromkeys(text for text, _ in wanted)))
+
     def check_many(
         self, originals: Sequence[str], candidates: Sequence[str]
     ) -> list[CheckResult]:
@@ -200,17 +213,23 @@ class _ComparingGrammarCheck:
         self._prefetch_changed_words(originals, candidates)
         cand_errors = {c: self._errors(c) for c in candidates}
         # A candidate without errors adds none, whatever its original has: the original is
-        # checked only for the candidates that have errors to compare.
-        self._prefetch(list(dict.fromkeys(
-            o for o, c in zip(originals, candidates, strict=True) if cand_errors[c]
-        )))
+        # checked only for the candidates that have errors to compare, and only for the rules
+        # of those errors (the union over its candidates here; each candidate then looks at
+        # its own rules, so no result depends on what else is in the batch).
+        rules_of_original: dict[str, set[str]] = {}
+        for orig, cand in zip(originals, candidates, strict=True):
+            if cand_errors[cand]:
+                rules_of_original.setdefault(orig, set()).update(e.rule for e in cand_errors[cand])
+        wanted = {orig: frozenset(rules) for orig, rules in rules_of_original.items()}
+        self._prefetch_of_rules(list(wanted.items()))
         results = []
         for orig, cand in zip(originals, candidates, strict=True):
             e_cand = cand_errors[cand]
             details: dict[str, Any] = {}
             added: list[GrammarError] = []
             if e_cand:
-                e_orig = self._errors(orig)
+                rules = {e.rule for e in e_cand}
+                e_orig = [e for e in self._errors_of_rules(orig, wanted[orig]) if e.rule in rules]
                 details["errors_original"] = len(e_orig)
                 added = added_errors(e_orig, e_cand)
             new_word_errors = self._changed_word_errors(orig, cand)
@@ -287,6 +306,9 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
         self._word_errors: Callable[[str], tuple[tuple[str, str], ...]] = functools.lru_cache(
             maxsize=_WORD_CACHE_SIZE
         )(self._spell_word)
+        self._errors_of_rules_cached: Callable[[str, frozenset[str]], tuple[GrammarError, ...]] = (
+            functools.lru_cache(maxsize=cache_size)(self._lint_with_rules)
+        )
         self._local = threading.local()
         self._pool = ThreadPool(threads, "harper")
 
@@ -313,6 +335,24 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
         local.uses += 1
         return local.linter
 
+    def _rules_linter(self, rules: frozenset[str]) -> Any:
+        """This thread's linter with only `rules` enabled, for originals (see _errors_of_rules).
+        Reconfiguring a linter costs 0.4 ms, so originals are linted grouped by their rules;
+        it is replaced every _LINTER_USES sentences like the sentence linter."""
+        local = self._local
+        linter = getattr(local, "rules_linter", None)
+        if linter is None or local.rules_uses >= _LINTER_USES:
+            linter = local.rules_linter = self._new_linter(self._rules_config(rules))
+            local.rules, local.rules_uses = rules, 0
+        elif local.rules != rules:
+            linter.set_lint_config(self._rules_config(rules))
+            local.rules = rules
+        local.rules_uses += 1
+        return linter
+
+    def _rules_config(self, rules: frozenset[str]) -> dict[str, bool]:
+        return {rule: rule in rules for rule in self._sentence_config}
+
     def _word_speller(self) -> Any:
         """This thread's SpellCheck-only linter (single words: its cache stays small)."""
         speller = getattr(self._local, "speller", None)
@@ -327,16 +367,32 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
     def _find_errors(self, text: str) -> tuple[GrammarError, ...]:
         if not text.strip():
             return ()
-        found = []
-        for rule, lints in self._sentence_linter().organized_lints(text, language="plaintext").items():
-            if rule in self.ignore_rules:
-                continue
-            for lint in lints:
-                if lint.lint_kind in self.ignore_kinds:
-                    continue
-                found.append(GrammarError(rule, lint.message, lint.problem_text, lint.span.start))
+        return self._collect(self._sentence_linter().organized_lints(text, language="plaintext"))
+
+    def _lint_with_rules(self, text: str, rules: frozenset[str]) -> tuple[GrammarError, ...]:
+        if not text.strip():
+            return ()
+        return self._collect(self._rules_linter(rules).organized_lints(text, language="plaintext"))
+
+    def _collect(self, organized: dict[str, list]) -> tuple[GrammarError, ...]:
+        """The errors in organized_lints' answer (one entry per rule, nearly all empty: the
+        emptiness test comes first, this loop runs under the GIL for every sentence)."""
+        ignore_rules, ignore_kinds = self.ignore_rules, self.ignore_kinds
+        found = [
+            GrammarError(rule, lint.message, lint.problem_text, lint.span.start)
+            for rule, lints in organized.items() if lints and rule not in ignore_rules
+            for lint in lints if lint.lint_kind not in ignore_kinds
+        ]
         found.sort(key=lambda e: (e.offset, e.rule))
         return tuple(found)
+
+    def _errors_of_rules(self, text: str, rules: frozenset[str]) -> tuple[GrammarError, ...]:
+        return self._errors_of_rules_cached(text, rules)
+
+    def _prefetch_of_rules(self, wanted: Sequence[tuple[str, frozenset[str]]]) -> None:
+        # Grouped by rules, so that a thread's linter is rarely reconfigured.
+        ordered = sorted(wanted, key=lambda item: (sorted(item[1]), item[0]))
+        self._pool.map(lambda item: self._errors_of_rules_cached(*item), ordered)
 
     def _spell_word(self, word: str) -> tuple[tuple[str, str], ...]:
         """(flagged text, message) of harper's SpellCheck on one word on its own (cached).
