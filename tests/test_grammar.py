@@ -114,6 +114,14 @@ def test_harper_batch_preserves_order_and_lints_each_needed_sentence_once(harper
     assert len(calls) == len({*candidates, "He goes home."})  # cached across calls too
 
 
+def test_harper_errors_of_a_rule_do_not_depend_on_other_rules(harper_check):
+    # harper's dedup would let the ignored style lint over "not unclear" hide the lower-case start.
+    text = "not unclear about what is expected of us"
+    assert [e.rule for e in harper_check.errors(text)] == ["SentenceCapitalization"]
+    assert harper_check._errors_of_rules(text, frozenset({"SentenceCapitalization"})) == tuple(
+        harper_check.errors(text))
+
+
 def test_harper_lints_an_original_for_its_candidates_rules_only():
     check = HarperGrammar(threads=1)
     text = "i has a apple , and he go home."

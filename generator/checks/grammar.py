@@ -247,7 +247,12 @@ class _ComparingGrammarCheck:
 
 # ------------------------------------------------------------------------------------ harper
 class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
-    """harper-py: ``Linter().organized_lints(text, language="plaintext")`` (lints keyed by rule).
+    """harper-py: ``Linter().organized_lints(text, language="plaintext", dedup=False)`` (lints keyed
+    by rule). Without harper's dedup, which drops a lint that overlaps another rule's, even an
+    ignored style lint's ("not unclear about ..." lost its lower-case start error to the style lint
+    over "not unclear"): each rule reports what it finds whichever other rules are on, which is
+    what the rule-by-rule comparison means, and what linting an original with only its
+    candidates' rules relies on.
 
     ignore_rules: harper rule names to drop (e.g. {"SpellCheck"}); ignore_kinds: lint kinds to
     drop (default: the style-only kinds); extra_words: words to add to harper's dictionary;
@@ -367,12 +372,12 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
     def _find_errors(self, text: str) -> tuple[GrammarError, ...]:
         if not text.strip():
             return ()
-        return self._collect(self._sentence_linter().organized_lints(text, language="plaintext"))
+        return self._collect(self._sentence_linter().organized_lints(text, language="plaintext", dedup=False))
 
     def _lint_with_rules(self, text: str, rules: frozenset[str]) -> tuple[GrammarError, ...]:
         if not text.strip():
             return ()
-        return self._collect(self._rules_linter(rules).organized_lints(text, language="plaintext"))
+        return self._collect(self._rules_linter(rules).organized_lints(text, language="plaintext", dedup=False))
 
     def _collect(self, organized: dict[str, list]) -> tuple[GrammarError, ...]:
         """The errors in organized_lints' answer (one entry per rule, nearly all empty: the
