@@ -135,7 +135,7 @@ def test_harper_lints_an_original_for_its_candidates_rules_only():
     # The original has an agreement error its candidate lacks: only the comma rule counts.
     [res] = check.check_many(["He go home , now."], ["He goes home , now."])
     assert res.passed and res.details == {"errors_original": 1, "errors_candidate": 1, "added": []}
-    assert check._local.rules == frozenset({"CommaFixes"})
+    assert check._local.linters["rules"].rules == frozenset({"CommaFixes"})
 
 
 def test_harper_linters_are_replaced_to_keep_memory_flat(monkeypatch):

@@ -87,7 +87,7 @@ LANGUAGETOOL_DISABLED_RULES = ("WHITESPACE_RULE", "EN_QUOTES")
 # batches' worth keeps every repeat and keeps memory flat however long the input is.
 _CACHE_SIZE = 8192
 _WORD_CACHE_SIZE = 16384  # changed words, for the spelling check (a vocabulary, not sentences)
-_LINTER_USES = 64  # sentences a harper Linter lints before it is replaced (see _sentence_linter)
+_LINTER_USES = 64  # sentences a harper Linter lints before it is replaced (see _thread_linter)
 HARPER_SPELL_RULE = "SpellCheck"
 SPELLING_MODES = ("changed", "sentence")
 # A word as a spelling checker sees it: letters, with inner apostrophes ("don't", "o'clock").
@@ -246,6 +246,16 @@ class _ComparingGrammarCheck:
 
 
 # ------------------------------------------------------------------------------------ harper
+@dataclass
+class _ThreadLinter:
+    """One of a thread's harper linters, the rules it has on (None: the sentence configuration),
+    and how many sentences it has linted."""
+
+    linter: Any
+    rules: frozenset[str] | None
+    uses: int = 0
+
+
 class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
     """harper-py: ``Linter().organized_lints(text, language="plaintext", dedup=False)`` (lints keyed
     by rule). Without harper's dedup, which drops a lint that overlaps another rule's, even an
@@ -296,7 +306,7 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
         self.ignore_kinds = frozenset(ignore_kinds)
         self.dialect = dialect
         self.spelling = spelling
-        # Linters are made per thread (see _sentence_linter); here only their configurations.
+        # Linters are made per thread (see _thread_linter); here only their configurations.
         # spelling="changed": SpellCheck off for whole sentences, and a second linter (cheap: the
         # dictionary is shared) with SpellCheck alone for the changed words.
         config = harper.Linter(dialect_enum).get_lint_config()
@@ -325,8 +335,11 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
             linter.import_words(self._extra_words)
         return linter
 
-    def _sentence_linter(self) -> Any:
-        """This thread's linter for whole sentences (a Linter is not thread-safe).
+    def _thread_linter(self, slot: str, rules: frozenset[str] | None = None) -> Any:
+        """This thread's linter for `slot` (a Linter is not thread-safe): "sentence" for whole
+        sentences (rules None: every rule of the sentence configuration), "rules" for originals
+        with only `rules` enabled (see _errors_of_rules; reconfiguring costs 0.4 ms, so originals
+        are linted grouped by their rules).
 
         Each Linter keeps what it computed for the documents it linted in a cache of its own,
         about 100 kB a sentence, which grows to some 85 MB per linter over the first few thousand
@@ -334,28 +347,19 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
         is therefore replaced every _LINTER_USES sentences: memory stays flat for any input
         length, at the cost of building a linter (7 ms; the dictionary is shared), about 1% of
         the linting time (no difference in speed measured on 5,000 WordNet examples)."""
-        local = self._local
-        if getattr(local, "linter", None) is None or local.uses >= _LINTER_USES:
-            local.linter, local.uses = self._new_linter(self._sentence_config), 0
-        local.uses += 1
-        return local.linter
+        linters: dict[str, _ThreadLinter] = self._local.__dict__.setdefault("linters", {})
+        entry = linters.get(slot)
+        if entry is None or entry.uses >= _LINTER_USES:
+            entry = linters[slot] = _ThreadLinter(self._new_linter(self._config_for(rules)), rules)
+        elif entry.rules != rules:
+            entry.linter.set_lint_config(self._config_for(rules))
+            entry.rules = rules
+        entry.uses += 1
+        return entry.linter
 
-    def _rules_linter(self, rules: frozenset[str]) -> Any:
-        """This thread's linter with only `rules` enabled, for originals (see _errors_of_rules).
-        Reconfiguring a linter costs 0.4 ms, so originals are linted grouped by their rules;
-        it is replaced every _LINTER_USES sentences like the sentence linter."""
-        local = self._local
-        linter = getattr(local, "rules_linter", None)
-        if linter is None or local.rules_uses >= _LINTER_USES:
-            linter = local.rules_linter = self._new_linter(self._rules_config(rules))
-            local.rules, local.rules_uses = rules, 0
-        elif local.rules != rules:
-            linter.set_lint_config(self._rules_config(rules))
-            local.rules = rules
-        local.rules_uses += 1
-        return linter
-
-    def _rules_config(self, rules: frozenset[str]) -> dict[str, bool]:
+    def _config_for(self, rules: frozenset[str] | None) -> dict:
+        if rules is None:
+            return self._sentence_config
         return {rule: rule in rules for rule in self._sentence_config}
 
     def _word_speller(self) -> Any:
@@ -372,12 +376,12 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
     def _find_errors(self, text: str) -> tuple[GrammarError, ...]:
         if not text.strip():
             return ()
-        return self._collect(self._sentence_linter().organized_lints(text, language="plaintext", dedup=False))
+        return self._collect(self._thread_linter("sentence").organized_lints(text, language="plaintext", dedup=False))
 
     def _lint_with_rules(self, text: str, rules: frozenset[str]) -> tuple[GrammarError, ...]:
         if not text.strip():
             return ()
-        return self._collect(self._rules_linter(rules).organized_lints(text, language="plaintext", dedup=False))
+        return self._collect(self._thread_linter("rules", rules).organized_lints(text, language="plaintext", dedup=False))
 
     def _collect(self, organized: dict[str, list]) -> tuple[GrammarError, ...]:
         """The errors in organized_lints' answer (one entry per rule, nearly all empty: the
