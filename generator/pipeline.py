@@ -271,6 +271,9 @@ class WordNetPipeline:
                 break
             if check.name == "acceptability":
                 stats.counts["acceptability_checked"] += len(alive)
+            # A check's peak (link-grammar's tables on a hard sentence) should not sit on top
+            # of what the stages before it freed but glibc still holds.
+            release_free_memory()
             with timer.stage(check.name):
                 results = check.check_many([r.hypothesis for r in alive], [r.modified_hypothesis for r in alive])
             survivors = []

@@ -181,6 +181,31 @@ def test_link_grammar_threads_give_the_same_results(link_grammar_available):
     two.close()
 
 
+def test_link_grammar_parses_on_threads_that_end_with_each_batch(link_grammar_available):
+    # link-grammar keeps a thread's largest count table until the thread ends: each batch is
+    # parsed on threads of its own (with threads=1 too). Parse options are made beforehand, one
+    # per thread, and lent to one parse at a time.
+    import threading
+
+    for threads in (1, 2):
+        check = LinkGrammarAcceptability(threads=threads, relative=False)
+        seen = set()
+        real = check._parser.null_count
+        check._parser.null_count = lambda text, real=real, seen=seen: (
+            seen.add(threading.current_thread()) or real(text))
+        for batch, passed in ((["He goes home.", "He go home.", "The cat sat."], [True, False, True]),
+                              (["She is unhappy.", "It is late."], [True, True])):
+            before = threading.active_count()
+            assert [r.passed for r in check.check_many(batch, batch)] == passed
+            assert threading.active_count() == before  # the batch's threads have ended
+            parser = check._parser
+            assert len(parser._free_options) == len(parser._all_options) == threads
+        check.set_threads(3)
+        assert len(check._parser._all_options) == 3
+        assert threading.main_thread() not in seen and 2 <= len(seen) <= 2 * threads
+        check.close()
+
+
 def test_link_grammar_messages_stay_off_stdout(link_grammar_available, capfd, caplog):
     import logging
 

@@ -351,7 +351,14 @@ class LinkGrammarAcceptability(ThreadedCheck):
         self.language = language
         self._cache: dict[str, int | None] = {}
         self._cache_size = cache_size
-        self._pool = ThreadPool(threads, "link-grammar")
+        # Fresh threads for every batch: link-grammar keeps each parsing thread's largest count
+        # table (tens of MB after one hard sentence) until the thread ends.
+        self._pool = ThreadPool(threads, "link-grammar", fresh_threads=True)
+        self._parser.reserve(self._pool.threads)
+
+    def set_threads(self, threads: int | None) -> None:
+        super().set_threads(threads)
+        self._parser.reserve(self._pool.threads)  # before any parse (see NullCountParser)
 
     def null_count(self, sentence: str) -> int | None:
         """Words the parser must skip to parse the sentence; None when it cannot parse it."""

@@ -148,7 +148,15 @@ class NullCountParser:
 
     null_count(text): the fewest words the parser must skip to parse `text` (0 = fully parsed),
     or None when it finds no parse within the settings (empty text, timed out, or more than
-    max_null_count skipped words)."""
+    max_null_count skipped words).
+
+    A parse needs parse options of its own (they carry its timer). They are lent from a free list
+    for one parse at a time rather than kept per thread, because threads come and go: the library
+    keeps a count table per thread, as large as the largest the thread has needed (tens of MB
+    after one hard sentence), until the thread ends, so callers parse on threads that end now and
+    then (ThreadPool's fresh_threads). Creating options sets the library's process-wide verbosity
+    to 1 for a moment, which makes a parse running then on another thread log "No complete
+    linkages found.": `reserve(n)` creates them beforehand, while nothing parses."""
 
     def __init__(self, language: str = "en", settings: ParseSettings | None = None) -> None:
         self._lib = load_library()
@@ -158,22 +166,32 @@ class NullCountParser:
         self._dict = self._lib.dictionary_create_lang(language.encode())
         if not self._dict:
             raise LinkGrammarUnavailable(f"link-grammar dictionary {language!r} could not be loaded")
-        self._local = threading.local()
-        self._all_options: list[int] = []
+        self._routed = threading.local()  # the error handler is per thread
         self._options_lock = threading.Lock()
+        self._all_options: list[int] = []
+        self._free_options: list[int] = []
+        self.reserve(1)
 
-    def _options(self) -> int:
-        opts = getattr(self._local, "opts", None)
-        if opts is None:
-            # First use on this thread: its own options (they carry the parse timer) and handler.
-            route_messages(self._lib)
-            opts = self._lib.parse_options_create()
-            for setter, value in self.settings.values().items():
-                getattr(self._lib, setter)(opts, value)
-            self._local.opts = opts
-            with self._options_lock:
-                self._all_options.append(opts)
+    def _new_options(self) -> int:
+        opts = self._lib.parse_options_create()
+        for setter, value in self.settings.values().items():
+            getattr(self._lib, setter)(opts, value)
+        self._all_options.append(opts)
         return opts
+
+    def reserve(self, n: int) -> None:
+        """Have options for `n` parses at once (call while no thread parses)."""
+        with self._options_lock:
+            while len(self._all_options) < n:
+                self._free_options.append(self._new_options())
+
+    def _borrow_options(self) -> int:
+        with self._options_lock:
+            return self._free_options.pop() if self._free_options else self._new_options()
+
+    def _return_options(self, opts: int) -> None:
+        with self._options_lock:
+            self._free_options.append(opts)
 
     def null_count(self, text: str) -> int | None:
         # The library aborts the process on an empty string: never send one.
@@ -181,10 +199,14 @@ class NullCountParser:
             return None
         if not self._dict:
             raise RuntimeError("NullCountParser used after close()")
-        lib, opts = self._lib, self._options()
+        lib = self._lib
+        if not getattr(self._routed, "done", False):
+            route_messages(lib)
+            self._routed.done = True
         sent = lib.sentence_create(text.encode("utf-8"), self._dict)
         if not sent:
             return None
+        opts = self._borrow_options()
         try:
             rc = lib.sentence_parse(sent, opts)
             if rc < 0 or lib.parse_options_timer_expired(opts):
@@ -194,6 +216,7 @@ class NullCountParser:
             return int(lib.sentence_null_count(sent))
         finally:
             lib.sentence_delete(sent)
+            self._return_options(opts)
 
     def library_version(self) -> str:
         return (self._lib.linkgrammar_get_version() or b"").decode().removeprefix("link-grammar-")
@@ -207,7 +230,7 @@ class NullCountParser:
             for opts in self._all_options:
                 self._lib.parse_options_delete(opts)
             self._all_options.clear()
-        self._local = threading.local()
+            self._free_options.clear()
         if self._dict:
             self._lib.dictionary_delete(self._dict)
             self._dict = None
