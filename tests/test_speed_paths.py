@@ -178,3 +178,32 @@ def test_workers_refused_for_llm_pipelines(tmp_path):
     result = CliRunner().invoke(main, ["generate", sample, "--out", str(tmp_path / "o"), "-q", "--workers", "2",
                                        "--pipeline", "llm", "--llm-model", "m"])
     assert result.exit_code != 0 and "--workers" in result.output
+
+
+# -- spaCy without torch -----------------------------------------------------------------------------
+_TAG_SCRIPT = """
+import json, sys
+if sys.argv[1] == "torch-first":
+    import torch  # noqa: F401
+from generator.tagging import SpacyTagger
+tagged = SpacyTagger().tag(["The old man was happy to see the young children.",
+                            "She quickly opened the heavy door and walked inside."])
+print(json.dumps({"torch": sys.modules.get("torch") is not None,
+                  "tags": [[(t.pos, t.tag, t.dep, t.head, t.lemma) for t in s.tokens] for s in tagged]}))
+import torch  # still importable afterwards
+"""
+
+
+def test_the_small_spacy_pipeline_loads_without_torch_and_tags_the_same():
+    import json
+    import subprocess
+    import sys
+
+    def run(mode):
+        done = subprocess.run([sys.executable, "-c", _TAG_SCRIPT, mode], capture_output=True, text=True,
+                              check=True)
+        return json.loads(done.stdout)
+
+    hidden, loaded = run("plain"), run("torch-first")
+    assert hidden["torch"] is False and loaded["torch"] is True
+    assert hidden["tags"] == loaded["tags"]
