@@ -3,9 +3,10 @@
 Why not the SWIG binding Debian ships (python3-link-grammar): its calls hold the GIL for the whole
 parse, so parsing could never share the CPU with anything else in the process, and it is built
 for one Python version only. A ctypes call releases the GIL while the C function runs, and the
-library is thread-safe (a dictionary is shared read-only; each thread keeps its own parse options,
-which hold the parse timer, and its own error handler, which the library keeps per thread). So
-the acceptability check parses on several threads while harper or spaCy use the other cores.
+library is thread-safe as used here (a dictionary is shared read-only; each parse runs with parse
+options of its own, which hold the parse timer, and each thread has its own error handler, which
+the library keeps per thread). So the acceptability check parses on several threads while harper
+or spaCy use the other cores.
 
 Only the handful of functions the check needs are declared. The parse options are the ones
 Debian's Python binding sets by default (plus ours), so null counts are the same as through it.
