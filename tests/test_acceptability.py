@@ -131,7 +131,9 @@ def test_link_grammar_absolute(link_grammar):
     garbled, good = "Home the goes he quickly of.", "He went home quickly."
     assert absolute.null_count(garbled) > 0 and absolute.null_count(good) == 0
     bad, ok = absolute.check_many(["He goes home quickly."] * 2, [garbled, good])
-    assert not bad.passed and bad.details["null_count"] > 0 and "unlinked" in bad.reason
+    # Absolute mode needs only the parse without skipped words.
+    assert not bad.passed and bad.details == {"null_count": None, "null_count_above": 0}
+    assert "unlinked" in bad.reason
     assert ok.passed and ok.details == {"null_count": 0}
     assert "absolute" in absolute.version()
 
@@ -149,23 +151,64 @@ def test_link_grammar_relative(link_grammar):
          "He go home."],  # the swap broke it: fails
     )
     assert [r.passed for r in results] == [True, False, True, False]
-    assert results[0].details["null_count_original"] == m
-    assert results[3].details == {"null_count": 1, "null_count_original": 0}
+    assert results[0].details["null_count_original"] == m and 0 < results[0].details["null_count"] <= m
+    # Searched only as far as the original's count: how much worse does not change the verdict.
+    assert results[1].details == {"null_count": None, "null_count_above": m, "null_count_original": m}
+    assert f"more than {m} word(s) left unlinked" in results[1].reason
+    assert results[3].details == {"null_count": None, "null_count_above": 0, "null_count_original": 0}
+    assert "the original parses with none" in results[3].reason
     # A candidate that parses fully passes without its original being parsed.
     assert results[2].details == {"null_count": 0}
-    assert link_grammar.null_count("He goes home.") == 0 and "He goes home." in link_grammar._cache
+    assert link_grammar.null_count("He goes home.") == 0 and ("He goes home.", 0, 8) in link_grammar._cache
 
 
-def test_link_grammar_parses_originals_only_when_needed(link_grammar_available):
+def test_link_grammar_parses_only_as_far_as_the_verdict_needs(link_grammar_available):
     check = LinkGrammarAcceptability(threads=1)
     parsed = []
-    real = check._parser.null_count
-    check._parser.null_count = lambda text: parsed.append(text) or real(text)
-    results = check.check_many(["She is happy.", "He goes home.", "He goes home."],
-                               ["She is unhappy.", "He go home.", "He comes home."])
-    assert [r.passed for r in results] == [True, False, True]
-    # Each candidate once; of the originals only the one whose candidate skips a word.
-    assert parsed == ["She is unhappy.", "He go home.", "He comes home.", "He goes home."]
+    real = check._parser.parse
+    check._parser.parse = lambda *search: parsed.append(search) or real(*search)
+    speech = "uh-huh yeah i i think that's that's right you know"
+    m = check.null_count(speech)
+    parsed.clear()
+    results = check.check_many(
+        ["She is happy.", "He goes home.", "He goes home.", speech, speech],
+        ["She is unhappy.", "He go home.", "He comes home.",
+         "uh-huh yeah i i think that's that's wrong you know", "uh-huh yeah the of the of i i think"])
+    assert [r.passed for r in results] == [True, False, True, True, False]
+    # Every candidate without skipped words first; the originals only of those that do not parse
+    # so (up to the cap; the speech one is cached); then those candidates up to their
+    # original's count (none when the original parses fully).
+    wrong, worse = "uh-huh yeah i i think that's that's wrong you know", "uh-huh yeah the of the of i i think"
+    assert parsed == [("She is unhappy.", 0, 0), ("He go home.", 0, 0), ("He comes home.", 0, 0),
+                      (wrong, 0, 0), (worse, 0, 0), ("He goes home.", 0, 8), (wrong, 0, m), (worse, 0, m)]
+    parsed.clear()
+    assert [r.passed for r in check.check_many([speech], [worse])] == [False]
+    assert parsed == []  # cached per (sentence, range)
+
+
+def test_link_grammar_original_without_parse_passes_every_candidate(link_grammar_available):
+    # An original beyond the cap says nothing about the swap: its candidates pass unparsed
+    # beyond the first step.
+    check = LinkGrammarAcceptability(threads=1, max_null_count=1)
+    speech = "uh-huh yeah i i think that's that's right you know"
+    assert check.null_count(speech) is None
+    result = check.check_many([speech], ["uh-huh yeah i i think that's that's wrong you know"])[0]
+    assert result.passed
+    assert result.details == {"null_count": None, "null_count_above": 0, "null_count_original": None}
+
+
+def test_null_count_range_search(link_grammar_available):
+    from generator.checks.linkgrammar_c import NullCount, NullCountParser
+
+    parser = NullCountParser("en")
+    speech = "uh-huh yeah i i think that's that's right you know"
+    m = parser.null_count(speech)
+    assert parser.parse(speech, 0, m) == NullCount(m) and parser.parse(speech) == NullCount(m)
+    assert parser.parse(speech, 0, m - 1) == NullCount(None)  # not within the range, not timed out
+    assert parser.parse("He goes home.", 0, 0) == NullCount(0)
+    with pytest.raises(ValueError, match="empty"):
+        parser.parse(speech, 2, 1)
+    parser.close()
 
 
 def test_link_grammar_threads_give_the_same_results(link_grammar_available):
@@ -176,8 +219,13 @@ def test_link_grammar_threads_give_the_same_results(link_grammar_available):
     assert two.threads == 2
     serial = [one.null_count(s) for s in sentences]
     assert [r.details for r in two.check_many(sentences, sentences)] == [
-        {"null_count": n} for n in serial]
+        {"null_count": 0} if n == 0 else {"null_count": None, "null_count_above": 0} for n in serial]
     assert serial[:4] == [0, 1, serial[2], None] and serial[2] > 0
+    relative_one = LinkGrammarAcceptability(threads=1)
+    relative_two = LinkGrammarAcceptability(threads=2)
+    originals = ["He goes home.", "uh-huh yeah i i think that's that's right you know"] * 12
+    assert [r.details for r in relative_two.check_many(originals, sentences)] == [
+        r.details for r in relative_one.check_many(originals, sentences)]
     two.close()
 
 
@@ -190,9 +238,9 @@ def test_link_grammar_parses_on_threads_that_end_with_each_batch(link_grammar_av
     for threads in (1, 2):
         check = LinkGrammarAcceptability(threads=threads, relative=False)
         seen = set()
-        real = check._parser.null_count
-        check._parser.null_count = lambda text, real=real, seen=seen: (
-            seen.add(threading.current_thread()) or real(text))
+        real = check._parser.parse
+        check._parser.parse = lambda *search, real=real, seen=seen: (
+            seen.add(threading.current_thread()) or real(*search))
         for batch, passed in ((["He goes home.", "He go home.", "The cat sat."], [True, False, True]),
                               (["She is unhappy.", "It is late."], [True, True])):
             before = threading.active_count()

@@ -24,6 +24,7 @@ from generator.checks.base import (
     ThreadPool,
     check_lengths,
 )
+from generator.checks.linkgrammar_c import NullCount
 from generator.memory import release_free_memory
 
 ACCEPTABILITY_BACKENDS = ("cola", "link-grammar", "none")
@@ -295,36 +296,45 @@ class LinkGrammarAcceptability(ThreadedCheck):
 
     A sentence that cannot be parsed at all (empty, the parse ran past ``parse_timeout`` seconds,
     or it needs more than ``max_null_count`` skipped words) has null_count None: it fails, except
-    in relative mode when its original could not be parsed either. Results are cached per
-    sentence (originals repeat a lot).
+    in relative mode when its original could not be parsed either.
 
-    The original is parsed only when the verdict needs it: a candidate that parses with no
-    skipped word passes whatever its original needs, so its details carry ``null_count`` alone;
-    otherwise they carry ``null_count_original`` too. (About two thirds of candidates parse fully,
-    so this saves most parses of originals.)
+    Each sentence is parsed only as far as the verdict needs (the parser tries 0, 1, 2, ...
+    skipped words, and each further step costs more time and memory):
+    1. every candidate with 0 skipped words: one that parses passes (details: ``null_count`` 0),
+       whatever its original needs; in absolute mode one that does not fails;
+    2. in relative mode, the originals of the others, up to ``max_null_count`` skipped words
+       (details: ``null_count_original``);
+    3. their candidates with up to as many skipped words as the original needs (m): one that
+       parses within that passes, with its ``null_count``; one that does not fails with
+       ``null_count`` None and ``null_count_above`` m (it needs more than m; how many more does
+       not change the verdict). When the original needs none (m = 0) or has no parse (then every
+       candidate passes), step 3 is not needed: ``null_count_above`` 0 records what step 1 found.
+       The search starts at 0 again, not at 1: link-grammar 5.12 prunes differently when told
+       that at least one word is skipped, and then finds no parse for some sentences that parse
+       with 2 skipped words when searched from 0.
+    Verdicts are those of parsing every sentence up to the cap (same verdicts and same known
+    counts on 20,000 WordNet examples), for less: a long candidate that the swap made worse used
+    to be searched up to the cap (2 s and 96 MB for one of 29 words in WordNet's examples whose
+    original needs 2 skipped words; now 0.1 s and 41 MB). On 5,000 examples the check takes 20%
+    less time.
+    Results are cached per (sentence, range searched): originals repeat a lot. A result never
+    depends on what else is in the cache, so batches and worker processes give the same results.
 
-    max_null_count (default 8): the parser looks for a parse with 0, 1, 2, ... skipped words, and
-    each further step costs more; on long sentences it barely understands (WordNet's examples
+    max_null_count (default 8): on long sentences it barely understands (WordNet's examples
     about quoted words: "`and' in `John and Mary' or ...", 26 words, 11 to 19 skipped) one parse
-    took 2 s, and each of their candidates as long again: 40 such sentences were two thirds of
-    the check's time on 5,000 WordNet examples. Beyond 8 skipped words a parse says little about
-    the swap, so such a sentence counts as unparseable: in relative mode its candidates pass
-    when the original needs more than 8 too, and fail when the original parses with at most 8
-    but the candidate does not (as before: it needs more than the original). On those 5,000
-    examples 6 of 4,152 originals need more than 8, no verdict changes, and the check takes 40%
-    less time. The cap also bounds the time a parse can take, so results depend less on the
-    machine's speed than the wall-clock ``parse_timeout`` alone makes them. In absolute mode
-    (pass iff null_count == 0) the cap changes no verdict. ``max_null_count=None`` searches as
-    far as the parser goes (the behaviour before the cap).
+    took 2 s. Beyond 8 skipped words a parse says little about the swap, so such an original
+    counts as unparseable and its candidates pass (as do those of an original that could not be
+    parsed in time). On 5,000 WordNet examples 6 of 4,152 originals need more than 8; the cap
+    changed no verdict and bounds the time a parse can take, so results depend less on the
+    machine's speed than the wall-clock ``parse_timeout`` alone makes them. ``max_null_count=None``
+    searches as far as the parser goes.
 
     threads: sentences parsed in parallel (the C library is called through ctypes, which lets go
     of the GIL, so parsing runs beside harper and spaCy); None: the CPUs available, at most 4.
     After a slow parse (20 ms or more) the memory it freed goes back to the OS at once, not after
-    the batch: only slow parses build large tables (on 20,000 WordNet examples, 55 sentences took
-    that long, up to 62 MB for one sentence of 26 words; every other parse stayed under 17 MB), and
-    the next one may run on the other thread, whose allocator would not reuse what the first
-    freed. (Parsing long sentences one at a time would bound the peak further, but made the check
-    15-25% slower.) Only memory depends on the timing, never a result."""
+    the batch: only slow parses build large tables (tens of MB for a long sentence), and the next
+    one may run on the other thread, whose allocator would not reuse what the first freed. Only
+    memory depends on the timing, never a result."""
 
     name = "acceptability"
     backend = "link-grammar"
@@ -358,10 +368,11 @@ class LinkGrammarAcceptability(ThreadedCheck):
                 f"acceptability backend 'link-grammar': {e}. To fix: {_LINK_GRAMMAR_FIX}"
             ) from e
         self.max_null_count = max_null_count
+        self._highest = settings.max_null_count
         self.relative = relative
         self.parse_timeout = parse_timeout
         self.language = language
-        self._cache: dict[str, int | None] = {}
+        self._cache: dict[tuple[str, int, int], NullCount] = {}
         self._cache_size = cache_size
         # Fresh threads for every batch: link-grammar keeps each parsing thread's largest count
         # table (tens of MB after one hard sentence) until the thread ends.
@@ -373,62 +384,81 @@ class LinkGrammarAcceptability(ThreadedCheck):
         self._parser.reserve(self._pool.threads)  # before any parse (see NullCountParser)
 
     def null_count(self, sentence: str) -> int | None:
-        """Words the parser must skip to parse the sentence; None when it cannot parse it."""
-        self._parse_all([sentence])
-        return self._cache[sentence]
+        """Words the parser must skip to parse the sentence; None when it cannot parse it (within
+        max_null_count skipped words and the time limit)."""
+        key = (sentence, 0, self._highest)
+        return self._search([key])[key].value
 
-    def _parse_all(self, sentences: Sequence[str]) -> None:
-        """Parse those of `sentences` not cached yet (in parallel) and cache the results."""
-        todo = [s for s in dict.fromkeys(sentences) if s not in self._cache]
-        if not todo:
-            return
-        if len(self._cache) + len(todo) > self._cache_size:
-            # Keep what this call is about to use; drop the rest (memory stays flat).
-            keep = set(sentences)
-            self._cache = {s: n for s, n in self._cache.items() if s in keep}
-        counts = self._pool.map(self._parse, todo)
-        for sentence, n in zip(todo, counts, strict=True):
-            self._cache[sentence] = n
+    def _search(self, searches: Sequence[tuple[str, int, int]]) -> dict[tuple[str, int, int], NullCount]:
+        """(sentence, lowest, highest) -> what the parser found in that range of skipped words;
+        the uncached ones are parsed in parallel."""
+        todo = [k for k in dict.fromkeys(searches) if k not in self._cache]
+        if todo:
+            if len(self._cache) + len(todo) > self._cache_size:
+                # Keep what this call is about to use; drop the rest (memory stays flat).
+                keep = set(searches)
+                self._cache = {k: v for k, v in self._cache.items() if k in keep}
+            for key, found in zip(todo, self._pool.map(self._parse, todo), strict=True):
+                self._cache[key] = found
+        return {k: self._cache[k] for k in searches}
 
-    def _parse(self, sentence: str) -> int | None:
+    def _parse(self, search: tuple[str, int, int]) -> NullCount:
         started = time.perf_counter()
-        n = self._parser.null_count(sentence)
+        found = self._parser.parse(*search)
         if time.perf_counter() - started >= _SLOW_PARSE_SECONDS:
             release_free_memory()  # see the class docstring
-        return n
+        return found
 
     def check_many(
         self, originals: Sequence[str], candidates: Sequence[str]
     ) -> list[CheckResult]:
         check_lengths(originals, candidates)
-        self._parse_all(candidates)
-        counts = {c: self._cache[c] for c in candidates}
+        full = self._search([(c, 0, 0) for c in candidates])  # step 1
+        originals_found: dict[tuple[str, int, int], NullCount] = {}
+        more: dict[tuple[str, int, int], NullCount] = {}
         if self.relative:
-            # The originals whose candidates do not parse fully; a full parse passes anyway.
-            self._parse_all([o for o, c in zip(originals, candidates, strict=True) if counts[c] != 0])
+            unparsed = [(o, c) for o, c in zip(originals, candidates, strict=True) if full[(c, 0, 0)].value != 0]
+            originals_found = self._search([(o, 0, self._highest) for o, _ in unparsed])  # step 2
+            more = self._search([  # step 3
+                (c, 0, m) for o, c in unparsed
+                if not full[(c, 0, 0)].timed_out and (m := originals_found[(o, 0, self._highest)].value)
+            ])
         results = []
         for orig, cand in zip(originals, candidates, strict=True):
-            n = counts[cand]
-            details: dict[str, Any] = {"null_count": n}
-            if not self.relative:
-                passed, limit = n == 0, 0
-            elif n == 0:
-                passed, limit = True, 0
+            first = full[(cand, 0, 0)]
+            if first.value == 0:
+                results.append(CheckResult("link-grammar", True, {"null_count": 0}))
+                continue
+            m = originals_found[(orig, 0, self._highest)].value if self.relative else None
+            if m:  # step 3 searched 0..m
+                results.append(self._verdict(cand, more.get((cand, 0, m), first), m, m))
             else:
-                m = self._cache[orig]
-                details["null_count_original"] = m
-                # No parse of the candidate passes only when the original had none either.
-                passed = (m is None) if n is None else (m is None or n <= m)
-                limit = m
-            reason = ""
-            if not passed:
-                if n is None:
-                    beyond = "" if self.max_null_count is None else f", or more than {self.max_null_count} words unlinked"
-                    reason = f"link-grammar: no parse (empty sentence, parse timed out{beyond})"
-                else:
-                    reason = f"link-grammar: {n} word(s) left unlinked, more than {limit}"
-            results.append(CheckResult("link-grammar", passed, details, reason))
+                results.append(self._verdict(cand, first, 0, m))
         return results
+
+    def _verdict(self, candidate: str, found: NullCount, searched_to: int, m: int | None) -> CheckResult:
+        """The result for a candidate that does not parse fully: `found` is its parse with up to
+        `searched_to` skipped words; `m` the original's null count (absolute mode: None, and
+        nothing passes)."""
+        details: dict[str, Any] = {"null_count": found.value}
+        if found.value is None and not found.timed_out:
+            details["null_count_above"] = searched_to
+        if self.relative:
+            details["null_count_original"] = m
+            # No parse of the candidate passes only when the original had none either.
+            if m is None or found.value is not None:
+                return CheckResult("link-grammar", True, details)
+        if not candidate.strip():
+            reason = "link-grammar: no parse (empty sentence)"
+        elif found.timed_out:
+            reason = "link-grammar: no parse (the parse timed out)"
+        elif not self.relative:
+            reason = "link-grammar: does not parse without leaving words unlinked"
+        elif m == 0:
+            reason = "link-grammar: word(s) left unlinked; the original parses with none"
+        else:
+            reason = f"link-grammar: more than {m} word(s) left unlinked, the original needs {m}"
+        return CheckResult("link-grammar", False, details, reason)
 
     def version(self) -> str:
         mode = "relative" if self.relative else "absolute"

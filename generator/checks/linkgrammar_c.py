@@ -20,6 +20,7 @@ import ctypes.util
 import logging
 import threading
 from dataclasses import dataclass
+from typing import NamedTuple
 
 _SONAMES = ("liblink-grammar.so.5", "liblink-grammar.so")
 _log = logging.getLogger("linkgrammar")
@@ -144,12 +145,23 @@ class ParseSettings:
         }
 
 
+class NullCount(NamedTuple):
+    """What one parse found: `value`, the fewest words the parser had to skip (None: no parse
+    within the searched range of skipped words, or none in time); `timed_out`, the parse ran
+    past the time limit (then value is None)."""
+
+    value: int | None
+    timed_out: bool = False
+
+
 class NullCountParser:
     """Parses sentences with one shared dictionary; safe to call from several threads at once.
 
     null_count(text): the fewest words the parser must skip to parse `text` (0 = fully parsed),
     or None when it finds no parse within the settings (empty text, timed out, or more than
-    max_null_count skipped words).
+    max_null_count skipped words). parse(text, lowest, highest) searches only that range of
+    skipped words (the library tries lowest, lowest + 1, ... and stops at the first that parses)
+    and says whether it timed out.
 
     A parse needs parse options of its own (they carry its timer). They are lent from a free list
     for one parse at a time rather than kept per thread, because threads come and go: the library
@@ -195,9 +207,18 @@ class NullCountParser:
             self._free_options.append(opts)
 
     def null_count(self, text: str) -> int | None:
+        return self.parse(text).value
+
+    def parse(self, text: str, lowest: int = 0, highest: int | None = None) -> NullCount:
+        """Parse `text` allowing from `lowest` to `highest` skipped words (None: the settings'
+        max_null_count)."""
+        if highest is None:
+            highest = self.settings.max_null_count
+        if not 0 <= lowest <= highest:
+            raise ValueError(f"null count range {lowest}..{highest} is empty")
         # The library aborts the process on an empty string: never send one.
         if not text.strip():
-            return None
+            return NullCount(None)
         if not self._dict:
             raise RuntimeError("NullCountParser used after close()")
         lib = self._lib
@@ -206,15 +227,18 @@ class NullCountParser:
             self._routed.done = True
         sent = lib.sentence_create(text.encode("utf-8"), self._dict)
         if not sent:
-            return None
+            return NullCount(None)
         opts = self._borrow_options()
         try:
+            # The options are this parse's alone until returned.
+            lib.parse_options_set_min_null_count(opts, lowest)
+            lib.parse_options_set_max_null_count(opts, highest)
             rc = lib.sentence_parse(sent, opts)
-            if rc < 0 or lib.parse_options_timer_expired(opts):
-                return None
-            if lib.sentence_num_valid_linkages(sent) == 0:
-                return None
-            return int(lib.sentence_null_count(sent))
+            if lib.parse_options_timer_expired(opts):
+                return NullCount(None, timed_out=True)
+            if rc < 0 or lib.sentence_num_valid_linkages(sent) == 0:
+                return NullCount(None)
+            return NullCount(int(lib.sentence_null_count(sent)))
         finally:
             lib.sentence_delete(sent)
             self._return_options(opts)
