@@ -7,6 +7,7 @@ sentence it was made from (errors *added*), because source sentences often carry
 from __future__ import annotations
 
 import os
+import queue
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -92,11 +93,19 @@ class ThreadPool:
         if self.threads > 1 and not self.fresh_threads:
             self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix=self.name)
 
-    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    def map(self, fn: Callable[[T], R], items: Iterable[T], *,
+            one_at_a_time: Callable[[T], bool] | None = None) -> list[R]:
+        """fn over items, results in input order. one_at_a_time (fresh_threads only): items for
+        which it is true never run beside each other: one thread takes them in turn while the
+        others take the rest, and then it helps with the rest too. For memory-hungry items (a
+        long sentence's parse), so the peak is one of them, not one per thread."""
         items = list(items)
         if self.fresh_threads and items:
-            with ThreadPoolExecutor(min(self.threads, len(items)), thread_name_prefix=self.name) as ex:
-                return list(ex.map(fn, items))
+            workers = min(self.threads, len(items))
+            with ThreadPoolExecutor(workers, thread_name_prefix=self.name) as ex:
+                if one_at_a_time is None or workers == 1:
+                    return list(ex.map(fn, items))
+                return _map_with_lane(ex, workers, fn, items, one_at_a_time)
         if self._executor is None or len(items) < 2:
             return [fn(x) for x in items]
         return list(self._executor.map(fn, items))
@@ -105,6 +114,34 @@ class ThreadPool:
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
+
+
+def _map_with_lane(ex: ThreadPoolExecutor, workers: int, fn: Callable[[T], R], items: list[T],
+                   one_at_a_time: Callable[[T], bool]) -> list[R]:
+    """ThreadPool.map's one_at_a_time: a lane for the marked items on the first thread, the
+    others in a shared queue that every thread drains."""
+    lane = [i for i, x in enumerate(items) if one_at_a_time(x)]
+    in_lane = set(lane)
+    shared: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for i in range(len(items)):
+        if i not in in_lane:
+            shared.put(i)
+    results: list[Any] = [None] * len(items)
+
+    def run(own: list[int]) -> None:
+        for i in own:
+            results[i] = fn(items[i])
+        while True:
+            try:
+                i = shared.get_nowait()
+            except queue.Empty:
+                return
+            results[i] = fn(items[i])
+
+    futures = [ex.submit(run, lane)] + [ex.submit(run, []) for _ in range(workers - 1)]
+    for future in futures:
+        future.result()  # raises what a thread raised
+    return results
 
 
 class ThreadedCheck:
