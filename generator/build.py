@@ -20,7 +20,9 @@ def build_checks(config: GeneratorConfig) -> list:
     raises BackendUnavailable at once when its backend cannot run here."""
     from generator.checks.acceptability import make_acceptability_check
     from generator.checks.grammar import make_grammar_check
+    from generator.memory import tune_allocator
 
+    tune_allocator()  # before the checkers' threads make their arenas
     return [
         make_grammar_check(config.grammar, languagetool_url=config.languagetool_url),
         make_acceptability_check(

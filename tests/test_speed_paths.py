@@ -208,3 +208,45 @@ def test_the_small_spacy_pipeline_loads_without_torch_and_tags_the_same():
     hidden, loaded = run("plain"), run("torch-first")
     assert hidden["torch"] is False and loaded["torch"] is True
     assert hidden["tags"] == loaded["tags"]
+
+
+# -- memory: glibc's thresholds ---------------------------------------------------------------------
+_MALLOC_PROBE = """
+import ctypes, sys
+from generator.memory import tune_allocator
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(k, ctypes.c_size_t) for k in
+                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = MallInfo2
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+tuned = tune_allocator()
+before = libc.mallinfo2().hblkhd
+block = libc.malloc(20 << 20)  # 20 MB: mapped on its own by default, from an arena once tuned
+mapped = libc.mallinfo2().hblkhd - before >= 20 << 20
+libc.free(block)
+print(tuned, mapped)
+"""
+
+
+def test_allocator_thresholds_are_fixed_unless_the_user_set_them():
+    import ctypes.util
+    import os
+    import subprocess
+    import sys
+
+    if ctypes.util.find_library("c") is None or not hasattr(ctypes.CDLL(ctypes.util.find_library("c")), "mallinfo2"):
+        pytest.skip("not glibc 2.33+")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+
+    def probe(extra_env):
+        done = subprocess.run([sys.executable, "-c", _MALLOC_PROBE], env={**env, **extra_env},
+                              capture_output=True, text=True, check=True)
+        return done.stdout.split()
+
+    assert probe({}) == ["True", "False"]
+    # The user's own setting wins: nothing is changed, and glibc's default maps the block.
+    assert probe({"MALLOC_TRIM_THRESHOLD_": "131072"}) == ["False", "True"]
