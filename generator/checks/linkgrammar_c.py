@@ -161,7 +161,9 @@ class NullCountParser:
     or None when it finds no parse within the settings (empty text, timed out, or more than
     max_null_count skipped words). parse(text, lowest, highest) searches only that range of
     skipped words (the library tries lowest, lowest + 1, ... and stops at the first that parses)
-    and says whether it timed out.
+    and says whether it timed out. Beware lowest > 0: link-grammar 5.12 then prunes differently
+    and finds no parse for some sentences that a search from 0 parses (one of WordNet's examples
+    parses with 2 skipped words from 0, with none from 1 or 2), so the check always starts at 0.
 
     A parse needs parse options of its own (they carry its timer). They are lent from a free list
     for one parse at a time rather than kept per thread, because threads come and go: the library
