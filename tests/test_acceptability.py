@@ -159,7 +159,7 @@ def test_link_grammar_relative(link_grammar):
     assert "the original parses with none" in results[3].reason
     # A candidate that parses fully passes without its original being parsed.
     assert results[2].details == {"null_count": 0}
-    assert link_grammar.null_count("He goes home.") == 0 and ("He goes home.", 0, 8) in link_grammar._cache
+    assert link_grammar.null_count("He goes home.") == 0 and ("He goes home.", 8) in link_grammar._cache
 
 
 def test_link_grammar_parses_only_as_far_as_the_verdict_needs(link_grammar_available):
@@ -179,11 +179,11 @@ def test_link_grammar_parses_only_as_far_as_the_verdict_needs(link_grammar_avail
     # so (up to the cap; the speech one is cached); then those candidates up to their
     # original's count (none when the original parses fully).
     wrong, worse = "uh-huh yeah i i think that's that's wrong you know", "uh-huh yeah the of the of i i think"
-    assert parsed == [("She is unhappy.", 0, 0), ("He go home.", 0, 0), ("He comes home.", 0, 0),
-                      (wrong, 0, 0), (worse, 0, 0), ("He goes home.", 0, 8), (wrong, 0, m), (worse, 0, m)]
+    assert parsed == [("She is unhappy.", 0), ("He go home.", 0), ("He comes home.", 0),
+                      (wrong, 0), (worse, 0), ("He goes home.", 8), (wrong, m), (worse, m)]
     parsed.clear()
     assert [r.passed for r in check.check_many([speech], [worse])] == [False]
-    assert parsed == []  # cached per (sentence, range)
+    assert parsed == []  # cached per (sentence, highest)
 
 
 def test_link_grammar_original_without_parse_passes_every_candidate(link_grammar_available):
@@ -203,11 +203,11 @@ def test_null_count_range_search(link_grammar_available):
     parser = NullCountParser("en")
     speech = "uh-huh yeah i i think that's that's right you know"
     m = parser.null_count(speech)
-    assert parser.parse(speech, 0, m) == NullCount(m) and parser.parse(speech) == NullCount(m)
-    assert parser.parse(speech, 0, m - 1) == NullCount(None)  # not within the range, not timed out
-    assert parser.parse("He goes home.", 0, 0) == NullCount(0)
-    with pytest.raises(ValueError, match="empty"):
-        parser.parse(speech, 2, 1)
+    assert parser.parse(speech, m) == NullCount(m) and parser.parse(speech) == NullCount(m)
+    assert parser.parse(speech, m - 1) == NullCount(None)  # not within the range, not timed out
+    assert parser.parse("He goes home.", 0) == NullCount(0)
+    with pytest.raises(ValueError, match=">= 0"):
+        parser.parse(speech, -1)
     parser.close()
 
 

@@ -285,7 +285,7 @@ _SLOW_PARSE_SECONDS = 0.02
 _LONG_SENTENCE_WORDS = 20
 
 
-def _long_sentence(search: tuple[str, int, int]) -> bool:
+def _long_sentence(search: tuple[str, int]) -> bool:
     return len(search[0].split()) >= _LONG_SENTENCE_WORDS
 
 
@@ -317,13 +317,13 @@ class LinkGrammarAcceptability(ThreadedCheck):
        candidate passes), step 3 is not needed: ``null_count_above`` 0 records what step 1 found.
        The search starts at 0 again, not at 1: link-grammar 5.12 prunes differently when told
        that at least one word is skipped, and then finds no parse for some sentences that parse
-       with 2 skipped words when searched from 0.
+       with 2 skipped words when searched from 0 (see NullCountParser).
     Verdicts are those of parsing every sentence up to the cap (same verdicts and same known
     counts on 20,000 WordNet examples), for less: a long candidate that the swap made worse used
     to be searched up to the cap (2 s and 96 MB for one of 29 words in WordNet's examples whose
     original needs 2 skipped words; now 0.1 s and 41 MB). On 5,000 examples the check takes 20%
     less time.
-    Results are cached per (sentence, range searched): originals repeat a lot. A result never
+    Results are cached per (sentence, skipped words searched up to): originals repeat a lot. A result never
     depends on what else is in the cache, so batches and worker processes give the same results.
 
     max_null_count (default 8): on long sentences it barely understands (WordNet's examples
@@ -382,7 +382,7 @@ class LinkGrammarAcceptability(ThreadedCheck):
         self.relative = relative
         self.parse_timeout = parse_timeout
         self.language = language
-        self._cache: dict[tuple[str, int, int], NullCount] = {}
+        self._cache: dict[tuple[str, int], NullCount] = {}
         self._cache_size = cache_size
         # Fresh threads for every batch: link-grammar keeps each parsing thread's largest count
         # table (tens of MB after one hard sentence) until the thread ends.
@@ -396,12 +396,12 @@ class LinkGrammarAcceptability(ThreadedCheck):
     def null_count(self, sentence: str) -> int | None:
         """Words the parser must skip to parse the sentence; None when it cannot parse it (within
         max_null_count skipped words and the time limit)."""
-        key = (sentence, 0, self._highest)
+        key = (sentence, self._highest)
         return self._search([key])[key].value
 
-    def _search(self, searches: Sequence[tuple[str, int, int]]) -> dict[tuple[str, int, int], NullCount]:
-        """(sentence, lowest, highest) -> what the parser found in that range of skipped words;
-        the uncached ones are parsed in parallel."""
+    def _search(self, searches: Sequence[tuple[str, int]]) -> dict[tuple[str, int], NullCount]:
+        """(sentence, highest) -> what the parser found with up to `highest` skipped words; the
+        uncached ones are parsed in parallel."""
         todo = [k for k in dict.fromkeys(searches) if k not in self._cache]
         if todo:
             if len(self._cache) + len(todo) > self._cache_size:
@@ -413,7 +413,7 @@ class LinkGrammarAcceptability(ThreadedCheck):
                 self._cache[key] = found
         return {k: self._cache[k] for k in searches}
 
-    def _parse(self, search: tuple[str, int, int]) -> NullCount:
+    def _parse(self, search: tuple[str, int]) -> NullCount:
         started = time.perf_counter()
         found = self._parser.parse(*search)
         if time.perf_counter() - started >= _SLOW_PARSE_SECONDS:
@@ -424,25 +424,25 @@ class LinkGrammarAcceptability(ThreadedCheck):
         self, originals: Sequence[str], candidates: Sequence[str]
     ) -> list[CheckResult]:
         check_lengths(originals, candidates)
-        full = self._search([(c, 0, 0) for c in candidates])  # step 1
-        originals_found: dict[tuple[str, int, int], NullCount] = {}
-        more: dict[tuple[str, int, int], NullCount] = {}
+        full = self._search([(c, 0) for c in candidates])  # step 1
+        originals_found: dict[tuple[str, int], NullCount] = {}
+        more: dict[tuple[str, int], NullCount] = {}
         if self.relative:
-            unparsed = [(o, c) for o, c in zip(originals, candidates, strict=True) if full[(c, 0, 0)].value != 0]
-            originals_found = self._search([(o, 0, self._highest) for o, _ in unparsed])  # step 2
+            unparsed = [(o, c) for o, c in zip(originals, candidates, strict=True) if full[(c, 0)].value != 0]
+            originals_found = self._search([(o, self._highest) for o, _ in unparsed])  # step 2
             more = self._search([  # step 3
-                (c, 0, m) for o, c in unparsed
-                if not full[(c, 0, 0)].timed_out and (m := originals_found[(o, 0, self._highest)].value)
+                (c, m) for o, c in unparsed
+                if not full[(c, 0)].timed_out and (m := originals_found[(o, self._highest)].value)
             ])
         results = []
         for orig, cand in zip(originals, candidates, strict=True):
-            first = full[(cand, 0, 0)]
+            first = full[(cand, 0)]
             if first.value == 0:
                 results.append(CheckResult("link-grammar", True, {"null_count": 0}))
                 continue
-            m = originals_found[(orig, 0, self._highest)].value if self.relative else None
+            m = originals_found[(orig, self._highest)].value if self.relative else None
             if m:  # step 3 searched 0..m
-                results.append(self._verdict(cand, more.get((cand, 0, m), first), m, m))
+                results.append(self._verdict(cand, more.get((cand, m), first), m, m))
             else:
                 results.append(self._verdict(cand, first, 0, m))
         return results

@@ -159,11 +159,11 @@ class NullCountParser:
 
     null_count(text): the fewest words the parser must skip to parse `text` (0 = fully parsed),
     or None when it finds no parse within the settings (empty text, timed out, or more than
-    max_null_count skipped words). parse(text, lowest, highest) searches only that range of
-    skipped words (the library tries lowest, lowest + 1, ... and stops at the first that parses)
-    and says whether it timed out. Beware lowest > 0: link-grammar 5.12 then prunes differently
-    and finds no parse for some sentences that a search from 0 parses (one of WordNet's examples
-    parses with 2 skipped words from 0, with none from 1 or 2), so the check always starts at 0.
+    max_null_count skipped words). parse(text, highest) searches only up to `highest` skipped
+    words (the library tries 0, 1, 2, ... and stops at the first that parses) and says whether it
+    timed out. A search always starts at 0: told to start higher, link-grammar 5.12 prunes
+    differently and finds no parse for some sentences that a search from 0 parses (one of
+    WordNet's examples parses with 2 skipped words from 0, with none from 1 or 2).
 
     A parse needs parse options of its own (they carry its timer). They are lent from a free list
     for one parse at a time rather than kept per thread, because threads come and go: the library
@@ -211,13 +211,13 @@ class NullCountParser:
     def null_count(self, text: str) -> int | None:
         return self.parse(text).value
 
-    def parse(self, text: str, lowest: int = 0, highest: int | None = None) -> NullCount:
-        """Parse `text` allowing from `lowest` to `highest` skipped words (None: the settings'
+    def parse(self, text: str, highest: int | None = None) -> NullCount:
+        """Parse `text` allowing up to `highest` skipped words (None: the settings'
         max_null_count)."""
         if highest is None:
             highest = self.settings.max_null_count
-        if not 0 <= lowest <= highest:
-            raise ValueError(f"null count range {lowest}..{highest} is empty")
+        if highest < 0:
+            raise ValueError(f"highest null count must be >= 0, got {highest}")
         # The library aborts the process on an empty string: never send one.
         if not text.strip():
             return NullCount(None)
@@ -232,8 +232,7 @@ class NullCountParser:
             return NullCount(None)
         opts = self._borrow_options()
         try:
-            # The options are this parse's alone until returned.
-            lib.parse_options_set_min_null_count(opts, lowest)
+            # The options are this parse's alone until returned (min_null_count stays 0).
             lib.parse_options_set_max_null_count(opts, highest)
             rc = lib.sentence_parse(sent, opts)
             if lib.parse_options_timer_expired(opts):
