@@ -80,7 +80,7 @@ def _is_form(word: str, tag: str) -> bool:
     )
 
 
-@lru_cache(maxsize=1 << 14)  # bounded: see generator.antonyms._CACHE_SIZE
+@lru_cache(maxsize=1 << 11)  # bounded: see generator.antonyms._CACHE_SIZE
 def inflect(antonym: str, tag: str, antonym_pos: str | None = None) -> str:
     """The antonym (a lemma, possibly several words) in the form that Penn `tag` asks for.
 

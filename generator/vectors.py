@@ -147,9 +147,10 @@ class AntonymRanker:
     def __init__(self, vectors: LoadedVectors):
         self.vectors = vectors
         self._kv = vectors.kv
-        # Word frequencies are Zipfian: a few thousand words make most look-ups. A bounded cache
-        # keeps memory flat on any input (each entry is a 50-d float64 vector, about 0.5 kB).
-        self._phrase_vector = lru_cache(maxsize=16_384)(self._phrase_vector_uncached)
+        # Word frequencies are Zipfian: a few thousand words make most look-ups. A small bound
+        # keeps memory flat on any input (an entry, a 50-d float64 vector, is about 0.6 kB; a miss
+        # costs microseconds): see generator.antonyms._CACHE_SIZE.
+        self._phrase_vector = lru_cache(maxsize=2048)(self._phrase_vector_uncached)
 
     def _key(self, word: str) -> str:
         return word.lower() if self.vectors.lowercase else word
