@@ -133,9 +133,33 @@ def test_harper_lints_an_original_for_its_candidates_rules_only():
         assert check._errors_of_rules(text, subset) == tuple(e for e in full if e.rule in subset)
 
     # The original has an agreement error its candidate lacks: only the comma rule counts.
+    asked = []
+    thread_linter = check._thread_linter
+    check._thread_linter = lambda slot, rules=None: asked.append((slot, rules)) or thread_linter(slot, rules)
     [res] = check.check_many(["He go home , now."], ["He goes home , now."])
     assert res.passed and res.details == {"errors_original": 1, "errors_candidate": 1, "added": []}
-    assert check._local.linters["rules"].rules == frozenset({"CommaFixes"})
+    assert [rules for slot, rules in asked if slot == "rules"] == [frozenset({"CommaFixes"})]
+
+
+def test_harper_drops_its_linters_after_each_batch():
+    originals = ["He goes home.", "The man is happy.", "I has a apple."]
+    candidates = ["He go home.", "The man is unhappy.", "I lacks a apple."]
+    check = HarperGrammar(threads=1)  # inline: the linters are this thread's
+    made = []
+    new_linter = check._new_linter
+    check._new_linter = lambda config: made.append(config) or new_linter(config)
+    first = [r.to_dict() for r in check.check_many(originals, candidates)]
+    assert {r["passed"] for r in first} == {True, False}
+    built = len(made)
+    assert built >= 2  # sentence linter and speller at least
+    # No linter (nor its cache) is kept once the batch is checked ...
+    assert not hasattr(check._local, "linters") and not hasattr(check._local, "speller")
+    # ... and the next batch builds new ones that answer the same.
+    check._errors.cache_clear()
+    check._errors_of_rules_cached.cache_clear()
+    check._word_errors.cache_clear()
+    assert [r.to_dict() for r in check.check_many(originals, candidates)] == first
+    assert len(made) == 2 * built
 
 
 def test_harper_linters_are_replaced_to_keep_memory_flat(monkeypatch):
