@@ -65,9 +65,9 @@ def make_triples(n: int, path: Path) -> dict:
     """Generate triples from WordNet example sentences until there are n; write them to `path`."""
     from bench_generate import examples_file
 
-    from generator.build import build_wordnet_pipeline
-    from generator.config import resolve_config
-    from generator.readers import read_pairs
+    from transnli.generator.build import build_wordnet_pipeline
+    from transnli.generator.config import resolve_config
+    from transnli.generator.readers import read_pairs
 
     pipeline = build_wordnet_pipeline(resolve_config("default"))
     written = 0
@@ -84,7 +84,7 @@ def make_triples(n: int, path: Path) -> dict:
 def time_transnli(triples: Path, model: Path, out: Path, args) -> dict:
     """(a): evaluate_triples exactly as `transnli evaluate --no-cache` calls it; model loading
     (the hf backend's from_spec) is timed apart and subtracted."""
-    import evaluator.evaluate as ev
+    import transnli.evaluator.evaluate as ev
 
     loading = []
     real_create = ev.create_backend
@@ -226,7 +226,7 @@ def main() -> None:
     import torch
     from transformers.utils import logging as hf_logging
 
-    from evaluator.backends.hf import _available_cpus
+    from transnli.evaluator.backends.hf import _available_cpus
 
     hf_logging.disable_progress_bar()
 

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def examples_file() -> Path:
     """All WordNet example sentences as generic JSONL, in synset order (written once)."""
     from nltk.corpus import wordnet as wn
-    from transnli_resources.provision import cache_dir
+    from transnli.resources.provision import cache_dir
 
     path = cache_dir() / "bench" / f"wordnet-{wn.get_version()}" / "wordnet-examples.jsonl"
     if path.exists():
@@ -59,11 +59,11 @@ def load_avg() -> float:
 
 
 def one_run(args) -> dict:
-    from generator.build import build_wordnet_pipeline
-    from generator.config import resolve_config
-    from generator.output import RunWriter
-    from generator.parallel import ParallelRunner, run_batches, warm_up
-    from generator.readers import read_pairs
+    from transnli.generator.build import build_wordnet_pipeline
+    from transnli.generator.config import resolve_config
+    from transnli.generator.output import RunWriter
+    from transnli.generator.parallel import ParallelRunner, run_batches, warm_up
+    from transnli.generator.readers import read_pairs
 
     source = examples_file()
     load_before = load_avg()

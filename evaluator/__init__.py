@@ -1,7 +1,7 @@
 """transnli evaluator: labels triples with NLI models and measures transitive consistency.
 
 Entry point for other code: ``evaluate_triples(triple_paths, model_specs, out_dir, **options)``
-(see evaluator.evaluate); imported lazily so that ``import evaluator`` stays cheap.
+(see transnli.evaluator.evaluate); imported lazily so that ``import transnli.evaluator`` stays cheap.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from evaluator.commands import LLM_OPTIONS, evaluate, evaluation_options, pairs
-from generator.cli import (
+from transnli.evaluator.commands import LLM_OPTIONS, evaluate, evaluation_options, pairs
+from transnli.generator.cli import (
     GENERATION_SETTING_NAMES,
     doctor,
     generate,
@@ -46,9 +46,9 @@ def run(input_source, out_dir, models, **options):
     unfinished generation (or reuses a finished one with the same settings) and reuses every
     cached label.
     """
-    from evaluator.commands import _setup_logging, llm_backend_extra
-    from evaluator.errors import EvaluatorError
-    from evaluator.evaluate import evaluate_triples
+    from transnli.evaluator.commands import _setup_logging, llm_backend_extra
+    from transnli.evaluator.errors import EvaluatorError
+    from transnli.evaluator.evaluate import evaluate_triples
 
     # Split the options: generation settings go to generate_triples; device and the LLM
     # transport settings go to both stages.

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.record import RecordError, read_triples
+from transnli.generator.record import RecordError, read_triples
 
 from .errors import EvaluatorError
 

@@ -24,7 +24,7 @@ Two modes:
     not "young man", whose antonym compound "old man" is a WordNet noun too).
 
 Candidates come back in a deterministic order; ranking them by word vectors is another stage's
-job (generator.vectors), which keeps this order for ties and vector-less antonyms.
+job (transnli.generator.vectors), which keeps this order for ties and vector-less antonyms.
 
 Lookups are cached per (word, POS, ...) for the life of the process: WordNet is immutable and the
 pipeline asks about the same few thousand words millions of times.
@@ -36,7 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from generator.tagging import TaggedSentence, Token
+from transnli.generator.tagging import TaggedSentence, Token
 
 MODES = ("broad", "direct")
 
@@ -75,9 +75,9 @@ class AntonymLookup:
 
 # Bounds for the lookup caches. Word frequencies are Zipfian: the two thousand words that make
 # most of a text's tokens stay cached, a rare word is looked up again in the in-memory index
-# (generator.wordnet_index), and memory stays flat however long the input. Python's allocator
+# (transnli.generator.wordnet_index), and memory stays flat however long the input. Python's allocator
 # keeps a page for as long as one entry on it lives, so a cache's fill stays in RSS: 1 << 14
-# entries (here and in generator.vectors) grew a 20k-sentence run by some 29 MB against 1 << 11,
+# entries (here and in transnli.generator.vectors) grew a 20k-sentence run by some 29 MB against 1 << 11,
 # at the same speed (280 sentences/s both, 5,000 WordNet examples, median of 3 runs).
 _CACHE_SIZE = 1 << 11
 
@@ -86,7 +86,7 @@ _Found = tuple[str, str]
 
 
 def _wn():
-    from generator.wordnet_index import load_wordnet
+    from transnli.generator.wordnet_index import load_wordnet
 
     return load_wordnet()
 
@@ -116,8 +116,8 @@ def _base_forms(word: str, pos: str) -> frozenset[str]:
 
 
 def _index():
-    """The antonym index of the current WordNet (generator.wordnet_index), or None: use nltk."""
-    from generator.wordnet_index import antonym_index
+    """The antonym index of the current WordNet (transnli.generator.wordnet_index), or None: use nltk."""
+    from transnli.generator.wordnet_index import antonym_index
 
     return antonym_index(_wn())
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 from importlib.metadata import PackageNotFoundError, version
 
-from generator.config import GeneratorConfig
+from transnli.generator.config import GeneratorConfig
 
 
 def dist_version(name: str) -> str | None:
@@ -18,9 +18,9 @@ def dist_version(name: str) -> str | None:
 def build_checks(config: GeneratorConfig) -> list:
     """Grammar first (cheap, and compares with the original), acceptability second. Each factory
     raises BackendUnavailable at once when its backend cannot run here."""
-    from generator.checks.acceptability import make_acceptability_check
-    from generator.checks.grammar import make_grammar_check
-    from generator.memory import tune_allocator
+    from transnli.generator.checks.acceptability import make_acceptability_check
+    from transnli.generator.checks.grammar import make_grammar_check
+    from transnli.generator.memory import tune_allocator
 
     tune_allocator()  # before the checkers' threads make their arenas
     return [
@@ -35,11 +35,11 @@ def build_checks(config: GeneratorConfig) -> list:
 
 
 def build_wordnet_pipeline(config: GeneratorConfig):
-    from generator.antonyms import WordNetAntonyms
-    from generator.pipeline import WordNetPipeline
-    from generator.realise import Realiser
-    from generator.tagging import SpacyTagger
-    from generator.vectors import AntonymRanker, load_vectors
+    from transnli.generator.antonyms import WordNetAntonyms
+    from transnli.generator.pipeline import WordNetPipeline
+    from transnli.generator.realise import Realiser
+    from transnli.generator.tagging import SpacyTagger
+    from transnli.generator.vectors import AntonymRanker, load_vectors
 
     checks = build_checks(config)  # first: a missing backend should fail before slow loads
     return WordNetPipeline(
@@ -54,7 +54,7 @@ def build_wordnet_pipeline(config: GeneratorConfig):
 
 def build_llm_client(config: GeneratorConfig):
     """The LLM client a configuration names, behind the reply cache."""
-    from generator.llm.clients import make_client
+    from transnli.generator.llm.clients import make_client
 
     return make_client(
         config.llm_backend, config.llm_model, base_url=config.llm_base_url,
@@ -69,12 +69,12 @@ def build_llm_pipeline(config: GeneratorConfig, client=None):
     """The LLM pipeline ("llm" or "wordnet+llm"). The WordNet stages are built too: "wordnet+llm"
     needs them, and "llm" uses them to compare each answer with WordNet's choice (when they cannot
     be loaded, "llm" runs without the comparison)."""
-    from generator.antonyms import WordNetAntonyms
-    from generator.llm.pipeline import LLMPipeline
-    from generator.llm.prompting import REPLACE_ANTONYM, load_template
-    from generator.realise import Realiser
-    from generator.tagging import SpacyTagger
-    from generator.vectors import AntonymRanker, load_vectors
+    from transnli.generator.antonyms import WordNetAntonyms
+    from transnli.generator.llm.pipeline import LLMPipeline
+    from transnli.generator.llm.prompting import REPLACE_ANTONYM, load_template
+    from transnli.generator.realise import Realiser
+    from transnli.generator.tagging import SpacyTagger
+    from transnli.generator.vectors import AntonymRanker, load_vectors
 
     checks = build_checks(config)
     if client is None:

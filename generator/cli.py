@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from generator.config import ANTONYM_MODES, LLM_BACKENDS, PIPELINES, POS_CHOICES, ConfigError
-from generator.readers import FORMATS
+from transnli.generator.config import ANTONYM_MODES, LLM_BACKENDS, PIPELINES, POS_CHOICES, ConfigError
+from transnli.generator.readers import FORMATS
 
 GRAMMAR_CHOICES = ("harper", "languagetool", "none")
 ACCEPTABILITY_CHOICES = ("cola", "link-grammar", "none")
@@ -38,7 +38,7 @@ def _count_lines(path: Path, limit: int | None) -> int | None:
 
 
 # Options shared by `generate` and `run`. LLM transport settings are separate because `run`
-# takes them once, for both the LLM generator and LLM judges (see evaluator.commands).
+# takes them once, for both the LLM generator and LLM judges (see transnli.evaluator.commands).
 _SETTINGS_OPTIONS = [
     click.option("--preset", default="default", show_default=True, help="Preset name (default, paper) or a .toml file."),
     click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Input format; auto-detected when omitted."),
@@ -123,13 +123,13 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
     is returned as it is instead of refused (`transnli run` uses this to rerun only what is new)."""
     from tqdm import tqdm
 
-    from generator.build import build_pipeline, dist_version, provenance
-    from generator.checks.base import BackendUnavailable
-    from generator.config import resolve_config
-    from generator.llm.clients import LLMError
-    from generator.output import OutputError, RunWriter, export, fingerprint
-    from generator.parallel import run_batches
-    from generator.readers import InputError, read_pairs
+    from transnli.generator.build import build_pipeline, dist_version, provenance
+    from transnli.generator.checks.base import BackendUnavailable
+    from transnli.generator.config import resolve_config
+    from transnli.generator.llm.clients import LLMError
+    from transnli.generator.output import OutputError, RunWriter, export, fingerprint
+    from transnli.generator.parallel import run_batches
+    from transnli.generator.readers import InputError, read_pairs
 
     try:
         config = resolve_config(
@@ -228,7 +228,7 @@ def doctor(as_json):
     """List every resource and backend, whether it is usable, and how to get it when not."""
     import json
 
-    from generator.doctor import run_checks
+    from transnli.generator.doctor import run_checks
 
     rows = run_checks()
     if as_json:

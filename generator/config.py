@@ -12,7 +12,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from transnli_resources import resource_path
+from transnli.resources import resource_path
 
 ANTONYM_MODES = ("broad", "direct")
 POS_CHOICES = ("VERB", "ADJ", "ADV", "NOUN")
@@ -63,8 +63,8 @@ class GeneratorConfig:
 
         one_of("antonyms", ANTONYM_MODES)
         one_of("pipeline", PIPELINES)
-        from generator.checks.acceptability import ACCEPTABILITY_BACKENDS
-        from generator.checks.grammar import GRAMMAR_BACKENDS
+        from transnli.generator.checks.acceptability import ACCEPTABILITY_BACKENDS
+        from transnli.generator.checks.grammar import GRAMMAR_BACKENDS
 
         one_of("grammar", GRAMMAR_BACKENDS)
         one_of("acceptability", ACCEPTABILITY_BACKENDS)

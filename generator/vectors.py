@@ -27,7 +27,7 @@ def glove_package_available() -> bool:
 
 
 def default_glove_path() -> Path:
-    from transnli_resources.provision import cache_dir
+    from transnli.resources.provision import cache_dir
 
     return cache_dir() / "vectors" / f"{GLOVE_NAME}.kv"
 
@@ -149,7 +149,7 @@ class AntonymRanker:
         self._kv = vectors.kv
         # Word frequencies are Zipfian: a few thousand words make most look-ups. A small bound
         # keeps memory flat on any input (an entry, a 50-d float64 vector, is about 0.6 kB; a miss
-        # costs microseconds): see generator.antonyms._CACHE_SIZE.
+        # costs microseconds): see transnli.generator.antonyms._CACHE_SIZE.
         self._phrase_vector = lru_cache(maxsize=2048)(self._phrase_vector_uncached)
 
     def _key(self, word: str) -> str:

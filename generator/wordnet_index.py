@@ -257,7 +257,7 @@ def _load_or_build(wn, cache_folder: Path | None) -> AntonymIndex | None:
     if root is None:
         return None
     if cache_folder is None:
-        from transnli_resources.provision import cache_dir
+        from transnli.resources.provision import cache_dir
 
         cache_folder = cache_dir() / "wordnet"
     path = Path(cache_folder) / f"antonym-index-{_fingerprint(wn, root)}.pickle"

@@ -1,5 +1,5 @@
 """Data shipped with transnli (presets, prompt templates, samples) and provisioning of
-external resources. Installed as the import package ``transnli_resources``."""
+external resources. Installed as the import package ``transnli.resources``."""
 
 from importlib.resources import files
 

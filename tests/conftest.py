@@ -259,7 +259,7 @@ def tiny_nli_entailing_model_dir(tiny_nli_model_factory):
 @_checks_pytest.fixture(scope="session")
 def link_grammar_available():
     """Skip when the link-grammar C library is not installed (scripts/setup.sh installs it)."""
-    from generator.checks.linkgrammar_c import LinkGrammarUnavailable, load_library
+    from transnli.generator.checks.linkgrammar_c import LinkGrammarUnavailable, load_library
 
     try:
         load_library()

@@ -6,14 +6,14 @@ import math
 
 import pytest
 
-from generator.checks.acceptability import (
+from transnli.generator.checks.acceptability import (
     ACCEPTABILITY_BACKENDS,
     ColaAcceptability,
     LinkGrammarAcceptability,
     NoAcceptability,
     make_acceptability_check,
 )
-from generator.checks.base import BackendUnavailable
+from transnli.generator.checks.base import BackendUnavailable
 
 # ------------------------------------------------------------------------------------- cola
 
@@ -94,7 +94,7 @@ def test_cola_hub_id_that_cannot_be_loaded(monkeypatch, tmp_path):
 
 
 def test_cola_hub_id_fails_fast_when_the_hub_is_unreachable(monkeypatch):
-    from generator.checks import acceptability
+    from transnli.generator.checks import acceptability
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(acceptability, "_hub_offline", lambda: False)
@@ -198,7 +198,7 @@ def test_link_grammar_original_without_parse_passes_every_candidate(link_grammar
 
 
 def test_null_count_range_search(link_grammar_available):
-    from generator.checks.linkgrammar_c import NullCount, NullCountParser
+    from transnli.generator.checks.linkgrammar_c import NullCount, NullCountParser
 
     parser = NullCountParser("en")
     speech = "uh-huh yeah i i think that's that's right you know"
@@ -257,7 +257,7 @@ def test_link_grammar_parses_on_threads_that_end_with_each_batch(link_grammar_av
 def test_link_grammar_messages_stay_off_stdout(link_grammar_available, capfd, caplog):
     import logging
 
-    from generator.checks.linkgrammar_c import NullCountParser
+    from transnli.generator.checks.linkgrammar_c import NullCountParser
 
     with caplog.at_level(logging.DEBUG, logger="linkgrammar"):
         parser = NullCountParser("en")
@@ -281,7 +281,7 @@ def test_link_grammar_no_parse(link_grammar):
 def test_link_grammar_missing_library(monkeypatch):
     import ctypes.util
 
-    from generator.checks import linkgrammar_c
+    from transnli.generator.checks import linkgrammar_c
 
     monkeypatch.setattr(linkgrammar_c, "_lib", None)
     monkeypatch.setattr(linkgrammar_c, "_SONAMES", ("liblink-grammar-missing.so.0",))

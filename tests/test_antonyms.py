@@ -1,10 +1,10 @@
-"""WordNet antonym source (generator.antonyms), on the real WordNet 3.0 and spaCy's small model."""
+"""WordNet antonym source (transnli.generator.antonyms), on the real WordNet 3.0 and spaCy's small model."""
 
 import pytest
 
-from generator import antonyms as ant
-from generator.antonyms import AntonymLookup, WordNetAntonyms
-from generator.tagging import SpacyTagger, Token
+from transnli.generator import antonyms as ant
+from transnli.generator.antonyms import AntonymLookup, WordNetAntonyms
+from transnli.generator.tagging import SpacyTagger, Token
 
 pytestmark = pytest.mark.slow
 

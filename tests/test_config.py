@@ -1,6 +1,6 @@
 import pytest
 
-from generator.config import ConfigError, load_preset, preset_names, resolve_config
+from transnli.generator.config import ConfigError, load_preset, preset_names, resolve_config
 
 
 def test_presets_ship_default_and_paper():

@@ -2,7 +2,7 @@ import json
 
 from click.testing import CliRunner
 
-from evaluator.cli import main
+from transnli.evaluator.cli import main
 
 
 def test_doctor_lists_every_resource_with_status_and_fix():

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from transnli_resources import resource_path
+from transnli.resources import resource_path
 
-from evaluator.cli import main
-from generator.record import read_triples
+from transnli.evaluator.cli import main
+from transnli.generator.record import read_triples
 
 SAMPLE = str(resource_path("samples", "snli_sample.jsonl"))
 TRIPLE_FIELDS = {
@@ -79,7 +79,7 @@ def test_same_input_and_config_give_identical_bytes(sample_run, tmp_path):
 
 
 def test_crash_mid_run_resumes_to_the_same_bytes(sample_run, tmp_path, monkeypatch):
-    from generator.pipeline import WordNetPipeline
+    from transnli.generator.pipeline import WordNetPipeline
 
     real_check, calls = WordNetPipeline.check_batch, []
 
@@ -106,8 +106,8 @@ def test_crash_mid_run_resumes_to_the_same_bytes(sample_run, tmp_path, monkeypat
 
 
 def test_an_unfinished_run_is_not_resumed_by_another_transnli_version(tmp_path, monkeypatch):
-    from generator import build
-    from generator.pipeline import WordNetPipeline
+    from transnli.generator import build
+    from transnli.generator.pipeline import WordNetPipeline
 
     real_check, calls = WordNetPipeline.check_batch, []
 

@@ -8,8 +8,8 @@ import types
 
 import pytest
 
-from generator.checks.base import BackendUnavailable, CheckResult
-from generator.checks.grammar import (
+from transnli.generator.checks.base import BackendUnavailable, CheckResult
+from transnli.generator.checks.grammar import (
     GRAMMAR_BACKENDS,
     GrammarError,
     HarperGrammar,
@@ -163,7 +163,7 @@ def test_harper_drops_its_linters_after_each_batch():
 
 
 def test_harper_linters_are_replaced_to_keep_memory_flat(monkeypatch):
-    from generator.checks import grammar
+    from transnli.generator.checks import grammar
 
     originals = ["He goes home.", "The man is happy.", "I has a apple.", "She runs fast."]
     candidates = ["He go home.", "The man is unhappy.", "I lacks a apple.", "She runs slow."]

@@ -10,11 +10,11 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from evaluator.backends import BackendOptions, create_backend  # noqa: E402
-from evaluator.backends.hf import HFBackend, folder_digest, resolve_label_order  # noqa: E402
-from evaluator.cache import LabelCache  # noqa: E402
-from evaluator.errors import BackendError  # noqa: E402
-from evaluator.labels import C, E, N  # noqa: E402
+from transnli.evaluator.backends import BackendOptions, create_backend  # noqa: E402
+from transnli.evaluator.backends.hf import HFBackend, folder_digest, resolve_label_order  # noqa: E402
+from transnli.evaluator.cache import LabelCache  # noqa: E402
+from transnli.evaluator.errors import BackendError  # noqa: E402
+from transnli.evaluator.labels import C, E, N  # noqa: E402
 
 ROBERTA_MNLI_LABELS = {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}
 MODERNBERT_NLI_LABELS = {0: "entailment", 1: "neutral", 2: "contradiction"}

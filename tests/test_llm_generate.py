@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 from llm_fakes import FakeLLM, build_tiny_gpt2, build_tiny_t5
 
-from evaluator.cli import main
-from generator.llm.clients import (
+from transnli.evaluator.cli import main
+from transnli.generator.llm.clients import (
     CachedClient,
     HFCausalClient,
     HFSeq2SeqClient,
@@ -18,7 +18,7 @@ from generator.llm.clients import (
     all_unreachable,
     parse_retry_after,
 )
-from generator.llm.verify import REASONS, verify_reply
+from transnli.generator.llm.verify import REASONS, verify_reply
 
 # Keyed by the word in quotation marks (see llm_fakes.replacement).
 SCRIPT = {
@@ -308,7 +308,7 @@ def test_rerun_is_served_from_the_cache(e2e, monkeypatch):
 
 
 def test_crash_mid_run_resumes_to_the_same_bytes(tmp_path, fake, monkeypatch):
-    from generator.llm.pipeline import LLMPipeline
+    from transnli.generator.llm.pipeline import LLMPipeline
 
     src = write_pairs(tmp_path / "pairs.jsonl", PAIRS[:2] + PAIRS[3:])  # no slow prompt here
     clean = tmp_path / "clean"

@@ -7,11 +7,11 @@ import pytest
 from click.testing import CliRunner
 from llm_fakes import FakeLLM
 
-from evaluator.backends import BackendOptions, create_backend
-from evaluator.backends.llm import parse_judge_reply
-from evaluator.cli import main
-from evaluator.errors import BackendError
-from evaluator.metrics import TripleLabels, dataset_metrics, rule_outcome
+from transnli.evaluator.backends import BackendOptions, create_backend
+from transnli.evaluator.backends.llm import parse_judge_reply
+from transnli.evaluator.cli import main
+from transnli.evaluator.errors import BackendError
+from transnli.evaluator.metrics import TripleLabels, dataset_metrics, rule_outcome
 
 E, N, C = "entailment", "neutral", "contradiction"
 

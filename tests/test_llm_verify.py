@@ -2,7 +2,7 @@
 
 import pytest
 
-from generator.llm.prompting import (
+from transnli.generator.llm.prompting import (
     NLI_JUDGE,
     REPLACE_ANTONYM,
     judge_prompt,
@@ -10,7 +10,7 @@ from generator.llm.prompting import (
     quote_word,
     replacement_prompt,
 )
-from generator.llm.verify import (
+from transnli.generator.llm.verify import (
     REASONS,
     check_answer,
     parse_answer,

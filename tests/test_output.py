@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from generator.output import PROGRESS, REJECTED, STATS, TRIPLES, OutputError, RunWriter, export
-from generator.record import TripleRecord, read_triples
+from transnli.generator.output import PROGRESS, REJECTED, STATS, TRIPLES, OutputError, RunWriter, export
+from transnli.generator.record import TripleRecord, read_triples
 
 
 def rec(i: int) -> TripleRecord:

@@ -8,18 +8,18 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from evaluator.backends import (
+from transnli.evaluator.backends import (
     BackendOptions,
     NLIBackend,
     Prediction,
     create_backend,
     register_backend,
 )
-from evaluator.backends.precomputed import read_labelled_pairs
-from evaluator.cache import CachedBackend, LabelCache, default_cache_dir, pair_key
-from evaluator.commands import evaluate, pairs
-from evaluator.errors import BackendError, MissingPairsError
-from evaluator.labels import C, E, N
+from transnli.evaluator.backends.precomputed import read_labelled_pairs
+from transnli.evaluator.cache import CachedBackend, LabelCache, default_cache_dir, pair_key
+from transnli.evaluator.commands import evaluate, pairs
+from transnli.evaluator.errors import BackendError, MissingPairsError
+from transnli.evaluator.labels import C, E, N
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.readers import (
+from transnli.generator.readers import (
     FORMATS,
     InputError,
     NLIPair,

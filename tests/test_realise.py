@@ -1,9 +1,9 @@
-"""Realiser (generator.realise): one token replaced, inflected and capitalised like the original."""
+"""Realiser (transnli.generator.realise): one token replaced, inflected and capitalised like the original."""
 
 import pytest
 
-from generator.realise import Realiser, indefinite_article, inflect, match_case, realise
-from generator.tagging import SpacyTagger
+from transnli.generator.realise import Realiser, indefinite_article, inflect, match_case, realise
+from transnli.generator.tagging import SpacyTagger
 
 pytestmark = pytest.mark.slow
 

@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from evaluator.labels import C, E, N
-from evaluator.rules import (
+from transnli.evaluator.labels import C, E, N
+from transnli.evaluator.rules import (
     RULES,
     RULES_BY_KEY,
     applicable_rule,

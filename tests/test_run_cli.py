@@ -3,9 +3,9 @@
 import json
 
 from click.testing import CliRunner
-from transnli_resources import resource_path
+from transnli.resources import resource_path
 
-from evaluator.cli import main
+from transnli.evaluator.cli import main
 
 SAMPLE = str(resource_path("samples", "snli_sample.jsonl"))
 

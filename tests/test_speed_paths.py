@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from transnli_resources import resource_path
+from transnli.resources import resource_path
 
-from generator import antonyms as ant
-from generator.checks.grammar import HarperGrammar, changed_words
+from transnli.generator import antonyms as ant
+from transnli.generator.checks.grammar import HarperGrammar, changed_words
 
 # -- WordNet: antonym index and sense counts ------------------------------------------------------
 WORDS = [
@@ -38,7 +38,7 @@ def test_index_matches_nltk(index, word):
 
 
 def test_index_round_trip_through_the_cache(index, tmp_path):
-    from generator.wordnet_index import _load_or_build
+    from transnli.generator.wordnet_index import _load_or_build
 
     built = _load_or_build(ant._wn(), tmp_path)
     [pickle] = tmp_path.glob("antonym-index-*.pickle")
@@ -131,7 +131,7 @@ def test_threads_give_the_same_results():
 
 # -- link-grammar: the null-count cap --------------------------------------------------------------
 def test_link_grammar_null_cap(link_grammar_available):
-    from generator.checks.acceptability import LinkGrammarAcceptability
+    from transnli.generator.checks.acceptability import LinkGrammarAcceptability
 
     speech = "uh-huh yeah i i think that's that's right you know"
     worse = "uh-huh yeah i i think that's that's right you know the of the of"
@@ -155,7 +155,7 @@ def test_link_grammar_null_cap(link_grammar_available):
 # -- --workers ------------------------------------------------------------------------------------
 @pytest.mark.slow  # starts two worker processes that each load every resource (about 20 s)
 def test_workers_write_byte_identical_files(tmp_path):
-    from evaluator.cli import main
+    from transnli.evaluator.cli import main
 
     sample = resource_path("samples", "snli_sample.jsonl")
     small = tmp_path / "small.jsonl"
@@ -173,7 +173,7 @@ def test_workers_write_byte_identical_files(tmp_path):
 
 
 def test_workers_refused_for_llm_pipelines(tmp_path):
-    from evaluator.cli import main
+    from transnli.evaluator.cli import main
 
     sample = str(resource_path("samples", "snli_sample.jsonl"))
     result = CliRunner().invoke(main, ["generate", sample, "--out", str(tmp_path / "o"), "-q", "--workers", "2",
@@ -186,7 +186,7 @@ _TAG_SCRIPT = """
 import json, sys
 if sys.argv[1] == "torch-first":
     import torch  # noqa: F401
-from generator.tagging import SpacyTagger
+from transnli.generator.tagging import SpacyTagger
 tagged = SpacyTagger().tag(["The old man was happy to see the young children.",
                             "She quickly opened the heavy door and walked inside."])
 print(json.dumps({"torch": sys.modules.get("torch") is not None,
@@ -213,7 +213,7 @@ def test_the_small_spacy_pipeline_loads_without_torch_and_tags_the_same():
 # -- memory: glibc's thresholds ---------------------------------------------------------------------
 _MALLOC_PROBE = """
 import ctypes, sys
-from generator.memory import tune_allocator
+from transnli.generator.memory import tune_allocator
 
 class MallInfo2(ctypes.Structure):
     _fields_ = [(k, ctypes.c_size_t) for k in

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from generator.checks.base import ThreadPool
+from transnli.generator.checks.base import ThreadPool
 
 
 @pytest.mark.parametrize(("threads", "fresh"), [(1, False), (2, False), (1, True), (2, True)])

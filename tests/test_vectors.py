@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from gensim.models import KeyedVectors
 
-from generator.vectors import AntonymRanker, LoadedVectors, load_vectors
+from transnli.generator.vectors import AntonymRanker, LoadedVectors, load_vectors
 
 
 @pytest.fixture

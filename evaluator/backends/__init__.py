@@ -13,9 +13,9 @@ from .base import (
     split_spec,
 )
 
-register_backend("hf", "evaluator.backends.hf:HFBackend.from_spec")
-register_backend("precomputed", "evaluator.backends.precomputed:PrecomputedBackend.from_spec")
-register_backend("llm", "evaluator.backends.llm:LLMJudgeBackend.from_spec")
+register_backend("hf", "transnli.evaluator.backends.hf:HFBackend.from_spec")
+register_backend("precomputed", "transnli.evaluator.backends.precomputed:PrecomputedBackend.from_spec")
+register_backend("llm", "transnli.evaluator.backends.llm:LLMJudgeBackend.from_spec")
 
 __all__ = [
     "BackendFactory",

@@ -4,7 +4,7 @@ A backend labels a batch of (premise, hypothesis) pairs. A model spec names one:
 ``hf:ID_OR_PATH`` (a bare id or path also means hf), ``precomputed:PATH``, and whatever else is
 registered. Adding a backend is one line::
 
-    register_backend("llm", "evaluator.backends.llm:LLMBackend.from_spec")
+    register_backend("llm", "transnli.evaluator.backends.llm:LLMBackend.from_spec")
 
 The target (a callable, or "module:attribute" imported on first use so that registering costs
 nothing) is called as ``target(argument, options)`` and returns an `NLIBackend`.

@@ -76,7 +76,7 @@ def parse_judge_reply(reply: str | None) -> str | None:
 
 
 def _split(arg: str) -> tuple[str, str]:
-    from generator.llm.clients import BACKENDS
+    from transnli.generator.llm.clients import BACKENDS
 
     head, sep, rest = arg.partition(":")
     if sep and head.lower() in BACKENDS:
@@ -108,8 +108,8 @@ class LLMJudgeBackend(NLIBackend):
 
     @classmethod
     def from_spec(cls, arg: str, options: BackendOptions) -> LLMJudgeBackend:
-        from generator.llm.clients import LLMError, make_client
-        from generator.llm.prompting import NLI_JUDGE, load_template
+        from transnli.generator.llm.clients import LLMError, make_client
+        from transnli.generator.llm.prompting import NLI_JUDGE, load_template
 
         backend, model = _split(arg)
         x = dict(options.extra or {})
@@ -140,8 +140,8 @@ class LLMJudgeBackend(NLIBackend):
         return f"llm|{self.client.backend}|{self.client.model_identity}|{self.template.id}|{params}"
 
     def predict(self, pairs: Sequence[Pair]) -> list[Prediction]:
-        from generator.llm.clients import all_unreachable
-        from generator.llm.prompting import judge_prompt
+        from transnli.generator.llm.clients import all_unreachable
+        from transnli.generator.llm.prompting import judge_prompt
 
         prompts = [judge_prompt(self.template, p, h) for p, h in pairs]
         replies = self.client.complete_many(prompts)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from generator.checks.base import (
+from transnli.generator.checks.base import (
     BackendUnavailable,
     Check,
     CheckResult,
@@ -24,8 +24,8 @@ from generator.checks.base import (
     ThreadPool,
     check_lengths,
 )
-from generator.checks.linkgrammar_c import NullCount
-from generator.memory import release_free_memory
+from transnli.generator.checks.linkgrammar_c import NullCount
+from transnli.generator.memory import release_free_memory
 
 ACCEPTABILITY_BACKENDS = ("cola", "link-grammar", "none")
 DEFAULT_COLA_MODEL = "textattack/bert-base-uncased-CoLA"
@@ -355,13 +355,13 @@ class LinkGrammarAcceptability(ThreadedCheck):
         relative: bool = True,
         parse_timeout: int = 3,
         language: str = "en",
-        cache_size: int = 8192,  # a few batches' sentences: see generator.checks.grammar
+        cache_size: int = 8192,  # a few batches' sentences: see transnli.generator.checks.grammar
         max_null_count: int | None = 8,
         threads: int | None = None,
     ) -> None:
         if max_null_count is not None and max_null_count < 0:
             raise ValueError(f"max_null_count must be >= 0 or None, got {max_null_count}")
-        from generator.checks.linkgrammar_c import (
+        from transnli.generator.checks.linkgrammar_c import (
             LinkGrammarUnavailable,
             NullCountParser,
             ParseSettings,

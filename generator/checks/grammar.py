@@ -66,7 +66,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from generator.checks.base import (
+from transnli.generator.checks.base import (
     BackendUnavailable,
     Check,
     CheckResult,

@@ -532,7 +532,7 @@ def default_cache_path() -> Path:
     ($TRANSNLI_CACHE, else ~/.cache/transnli) in llm/."""
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV]).expanduser()
-    from transnli_resources.provision import cache_dir
+    from transnli.resources.provision import cache_dir
 
     return cache_dir() / "llm" / "replies.sqlite3"
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from generator.config import GeneratorConfig
-from generator.pipeline import (
+from transnli.generator.config import GeneratorConfig
+from transnli.generator.pipeline import (
     BatchResult,
     GenerationStats,
     WordChoice,
@@ -28,8 +28,8 @@ from generator.pipeline import (
     select_words,
     word_record,
 )
-from generator.readers import NLIPair
-from generator.record import TripleRecord
+from transnli.generator.readers import NLIPair
+from transnli.generator.record import TripleRecord
 
 from .clients import LLMClient, LLMError, LLMReply, all_unreachable
 from .prompting import PromptTemplate, replacement_prompt

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from transnli_resources import resource_path
+from transnli.resources import resource_path
 
 REPLACE_ANTONYM = "replace_antonym"
 NLI_JUDGE = "nli_judge"

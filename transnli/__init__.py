@@ -1,0 +1,16 @@
+"""transnli: adversarial NLI test sets by antonym replacement, and transitive self-consistency
+evaluation of NLI models without gold labels.
+
+The distribution installs this one import package; the repository's top-level folders map into it:
+``transnli.generator`` (generator/), ``transnli.evaluator`` (evaluator/) and ``transnli.resources``
+(resources/).
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("transnli")
+except PackageNotFoundError:  # pragma: no cover - running from a checkout that is not installed
+    __version__ = "0+unknown"
