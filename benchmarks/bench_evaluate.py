@@ -64,7 +64,6 @@ def build_model(folder: Path, seed: int) -> Path:
 def make_triples(n: int, path: Path) -> dict:
     """Generate triples from WordNet example sentences until there are n; write them to `path`."""
     from bench_generate import examples_file
-
     from transnli.generator.build import build_wordnet_pipeline
     from transnli.generator.config import resolve_config
     from transnli.generator.readers import read_pairs
@@ -225,7 +224,6 @@ def main() -> None:
 
     import torch
     from transformers.utils import logging as hf_logging
-
     from transnli.evaluator.backends.hf import _available_cpus
 
     hf_logging.disable_progress_bar()

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
 from transnli.evaluator.commands import LLM_OPTIONS, evaluate, evaluation_options, pairs
 from transnli.generator.cli import (
     GENERATION_SETTING_NAMES,

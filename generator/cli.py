@@ -8,8 +8,13 @@ from collections import Counter
 from pathlib import Path
 
 import click
-
-from transnli.generator.config import ANTONYM_MODES, LLM_BACKENDS, PIPELINES, POS_CHOICES, ConfigError
+from transnli.generator.config import (
+    ANTONYM_MODES,
+    LLM_BACKENDS,
+    PIPELINES,
+    POS_CHOICES,
+    ConfigError,
+)
 from transnli.generator.readers import FORMATS
 
 GRAMMAR_CHOICES = ("harper", "languagetool", "none")
@@ -122,7 +127,6 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
     as click exceptions. With `reuse_finished`, a finished run of the same settings in `out_dir`
     is returned as it is instead of refused (`transnli run` uses this to rerun only what is new)."""
     from tqdm import tqdm
-
     from transnli.generator.build import build_pipeline, dist_version, provenance
     from transnli.generator.checks.base import BackendUnavailable
     from transnli.generator.config import resolve_config

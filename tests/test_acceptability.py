@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from transnli.generator.checks.acceptability import (
     ACCEPTABILITY_BACKENDS,
     ColaAcceptability,

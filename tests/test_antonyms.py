@@ -1,7 +1,6 @@
 """WordNet antonym source (transnli.generator.antonyms), on the real WordNet 3.0 and spaCy's small model."""
 
 import pytest
-
 from transnli.generator import antonyms as ant
 from transnli.generator.antonyms import AntonymLookup, WordNetAntonyms
 from transnli.generator.tagging import SpacyTagger, Token

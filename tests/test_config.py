@@ -1,5 +1,4 @@
 import pytest
-
 from transnli.generator.config import ConfigError, load_preset, preset_names, resolve_config
 
 

@@ -1,7 +1,6 @@
 import json
 
 from click.testing import CliRunner
-
 from transnli.evaluator.cli import main
 
 

@@ -7,7 +7,6 @@ import json
 
 import pytest
 from click.testing import CliRunner
-
 from transnli.evaluator.commands import evaluate
 from transnli.evaluator.evaluate import evaluate_triples
 

@@ -7,7 +7,6 @@ import sys
 import types
 
 import pytest
-
 from transnli.generator.checks.base import BackendUnavailable, CheckResult
 from transnli.generator.checks.grammar import (
     GRAMMAR_BACKENDS,

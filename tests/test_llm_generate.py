@@ -7,7 +7,6 @@ import time
 import pytest
 from click.testing import CliRunner
 from llm_fakes import FakeLLM, build_tiny_gpt2, build_tiny_t5
-
 from transnli.evaluator.cli import main
 from transnli.generator.llm.clients import (
     CachedClient,

@@ -6,7 +6,6 @@ import json
 import pytest
 from click.testing import CliRunner
 from llm_fakes import FakeLLM
-
 from transnli.evaluator.backends import BackendOptions, create_backend
 from transnli.evaluator.backends.llm import parse_judge_reply
 from transnli.evaluator.cli import main

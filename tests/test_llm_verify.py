@@ -1,7 +1,6 @@
 """Parsing and verifying LLM replacement answers, and the prompt templates (pure, no model)."""
 
 import pytest
-
 from transnli.generator.llm.prompting import (
     NLI_JUDGE,
     REPLACE_ANTONYM,

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import pytest
-
 from transnli.evaluator.labels import C, E, N
-from transnli.evaluator.metrics import TripleLabels, accuracy, dataset_metrics, ratio, wilson_interval
+from transnli.evaluator.metrics import (
+    TripleLabels,
+    accuracy,
+    dataset_metrics,
+    ratio,
+    wilson_interval,
+)
 
 
 def test_wilson_reference_values():

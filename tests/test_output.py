@@ -1,8 +1,15 @@
 import json
 
 import pytest
-
-from transnli.generator.output import PROGRESS, REJECTED, STATS, TRIPLES, OutputError, RunWriter, export
+from transnli.generator.output import (
+    PROGRESS,
+    REJECTED,
+    STATS,
+    TRIPLES,
+    OutputError,
+    RunWriter,
+    export,
+)
 from transnli.generator.record import TripleRecord, read_triples
 
 

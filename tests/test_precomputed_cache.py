@@ -7,7 +7,6 @@ import json
 
 import pytest
 from click.testing import CliRunner
-
 from transnli.evaluator.backends import (
     BackendOptions,
     NLIBackend,

@@ -8,7 +8,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from transnli.generator.readers import (
     FORMATS,
     InputError,

@@ -1,7 +1,6 @@
 """Realiser (transnli.generator.realise): one token replaced, inflected and capitalised like the original."""
 
 import pytest
-
 from transnli.generator.realise import Realiser, indefinite_article, inflect, match_case, realise
 from transnli.generator.tagging import SpacyTagger
 

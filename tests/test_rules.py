@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
 from transnli.evaluator.labels import C, E, N
 from transnli.evaluator.rules import (
     RULES,

@@ -3,9 +3,8 @@
 import json
 
 from click.testing import CliRunner
-from transnli.resources import resource_path
-
 from transnli.evaluator.cli import main
+from transnli.resources import resource_path
 
 SAMPLE = str(resource_path("samples", "snli_sample.jsonl"))
 

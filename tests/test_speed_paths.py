@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from transnli.resources import resource_path
-
 from transnli.generator import antonyms as ant
 from transnli.generator.checks.grammar import HarperGrammar, changed_words
+from transnli.resources import resource_path
 
 # -- WordNet: antonym index and sense counts ------------------------------------------------------
 WORDS = [

@@ -3,7 +3,6 @@
 import threading
 
 import pytest
-
 from transnli.generator.checks.base import ThreadPool
 
 

@@ -1,7 +1,6 @@
 import numpy as np
 import pytest
 from gensim.models import KeyedVectors
-
 from transnli.generator.vectors import AntonymRanker, LoadedVectors, load_vectors
 
 
