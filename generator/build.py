@@ -36,19 +36,22 @@ def build_checks(config: GeneratorConfig) -> list:
 
 def build_wordnet_pipeline(config: GeneratorConfig):
     from transnli.generator.antonyms import WordNetAntonyms
+    from transnli.generator.filters import build_filters
     from transnli.generator.pipeline import WordNetPipeline
     from transnli.generator.realise import Realiser
     from transnli.generator.tagging import SpacyTagger
     from transnli.generator.vectors import AntonymRanker, load_vectors
 
     checks = build_checks(config)  # first: a missing backend should fail before slow loads
+    ranker = AntonymRanker(load_vectors(config.vectors))
     return WordNetPipeline(
         config,
         tagger=SpacyTagger(config.spacy_model),
         antonyms=WordNetAntonyms(config.antonyms),
-        ranker=AntonymRanker(load_vectors(config.vectors)),
+        ranker=ranker,
         realiser=Realiser(),
         checks=checks,
+        filters=build_filters(config.filters, include_aux=config.include_aux, ranker=ranker),
     )
 
 

@@ -52,6 +52,7 @@ _SETTINGS_OPTIONS = [
     click.option("--antonyms", type=click.Choice(ANTONYM_MODES), default=None, help="WordNet candidate set."),
     click.option("--pos", callback=_pos_list, default=None, help="Comma-separated POS to replace, e.g. VERB,ADJ."),
     click.option("--include-aux/--no-include-aux", default=None, help="Treat auxiliaries as verbs (the paper does)."),
+    click.option("--filters", default=None, help="Candidate filters: a comma-separated list (replaces the preset's), 'none', or +name/-name to change the preset's (auxiliary, light_verb, fixed_phrase, licensing, argument_structure, coreference, sense_fit)."),
     click.option("--grammar", type=click.Choice(GRAMMAR_CHOICES), default=None, help="Grammar check backend."),
     click.option("--languagetool-url", default=None, help="URL of a LanguageTool server (e.g. http://localhost:8081)."),
     click.option("--acceptability", type=click.Choice(ACCEPTABILITY_CHOICES), default=None, help="Acceptability backend."),

@@ -33,6 +33,8 @@ class GeneratorConfig:
     antonyms: str = "direct"
     pos: list[str] = field(default_factory=lambda: list(POS_CHOICES))
     include_aux: bool = False
+    # Candidate filters (transnli.generator.filters.FILTER_NAMES), run before the checks.
+    filters: list[str] = field(default_factory=list)
     grammar: str = "harper"
     languagetool_url: str | None = None
     acceptability: str = "link-grammar"
@@ -68,6 +70,11 @@ class GeneratorConfig:
 
         one_of("grammar", GRAMMAR_BACKENDS)
         one_of("acceptability", ACCEPTABILITY_BACKENDS)
+        from transnli.generator.filters import FILTER_NAMES
+
+        unknown = [f for f in self.filters if f not in FILTER_NAMES]
+        if unknown:
+            raise ConfigError(f"unknown filter(s) {', '.join(unknown)}; choose from {', '.join(FILTER_NAMES)}")
         bad = [p for p in self.pos if p not in POS_CHOICES]
         if bad or not self.pos:
             raise ConfigError(f"pos must be a non-empty subset of {','.join(POS_CHOICES)}, got {self.pos}")
@@ -123,9 +130,31 @@ def load_preset(name_or_path: str) -> dict[str, Any]:
     return data
 
 
+def apply_filter_spec(current: list[str], spec: str) -> list[str]:
+    """`--filters`: "a,b" replaces the list, "none" empties it, "+a,-b" adds to / removes from it."""
+    items = [x.strip() for x in spec.split(",") if x.strip()]
+    if items == ["none"]:
+        return []
+    if not items or all(x[0] in "+-" for x in items):
+        out = list(current)
+        for x in items:
+            name = x[1:]
+            if x[0] == "+" and name not in out:
+                out.append(name)
+            elif x[0] == "-" and name in out:
+                out.remove(name)
+        return out
+    if any(x[0] in "+-" for x in items):
+        raise ConfigError(f"--filters {spec!r}: either list the filters or give +name/-name changes, not both")
+    return items
+
+
 def resolve_config(preset: str = "default", **overrides: Any) -> GeneratorConfig:
-    """Preset values, then every override that is not None."""
+    """Preset values, then every override that is not None (`filters` may be a --filters spec)."""
     values = load_preset(preset)
     values["preset"] = preset
+    spec = overrides.pop("filters", None)
     values.update({k: v for k, v in overrides.items() if v is not None})
+    if spec is not None:
+        values["filters"] = apply_filter_spec(list(values.get("filters", [])), spec) if isinstance(spec, str) else list(spec)
     return GeneratorConfig(**values).validate()

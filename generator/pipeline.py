@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from transnli.generator.checks.base import Check
 from transnli.generator.config import GeneratorConfig
+from transnli.generator.filters import CandidateFilter, FilterItem
 from transnli.generator.memory import release_free_memory
 from transnli.generator.readers import NLIPair
 from transnli.generator.record import TripleRecord, stable_id
@@ -34,7 +35,8 @@ SKIP_STATUS = {
     "no_pos_match": "no_pos_match",
     "skipped": "fixed_expression",  # direct mode declines words inside fixed expressions
 }
-STAGES = ("tagging", "antonyms", "ranking", "realising", "grammar", "acceptability")
+STAGES = ("tagging", "antonyms", "ranking", "realising", "filters", "grammar", "acceptability")
+FILTERED = "filtered_"  # stats key prefix: candidates a filter rejected, per filter
 
 
 def select_words(sentence: TaggedSentence, pos: Sequence[str], include_aux: bool = False) -> list[Token]:
@@ -105,6 +107,7 @@ class GenerationStats:
             "candidates_built": built,
             "rejected_grammar": c["rejected_grammar"],
             "rejected_acceptability": c["rejected_acceptability"],
+            "rejected_filters": {k[len(FILTERED):]: v for k, v in sorted(c.items()) if k.startswith(FILTERED) and v},
             "triples_accepted": c["triples_accepted"],
             "acceptance_rate": round(c["triples_accepted"] / built, 6) if built else None,
             "acceptability_pass_rate": (
@@ -118,6 +121,8 @@ class GenerationStats:
         for k, v in d.items():
             if k == "sentences_skipped":
                 s.skipped_sentences.update(v)
+            elif k == "rejected_filters":
+                s.counts.update({FILTERED + name: n for name, n in v.items()})
             elif isinstance(v, int) and not isinstance(v, bool):
                 s.counts[k] = v
         s.counts["acceptability_checked"] = d.get("_acceptability_checked", 0)
@@ -150,6 +155,8 @@ class BuiltBatch:
     candidates: list[TripleRecord]
     stats: GenerationStats
     timer: StageTimer
+    filtered: list[TripleRecord] = field(default_factory=list)  # rejected by a filter
+    pair_order: dict[str, int] = field(default_factory=dict)  # source id -> its first pair's position
 
 
 @dataclass
@@ -187,8 +194,10 @@ class StageTimer:
 class WordNetPipeline:
     """Builds and checks candidate sentences; stages are injected so tests can swap any of them."""
 
-    def __init__(self, config: GeneratorConfig, tagger, antonyms, ranker, realiser, checks: Sequence[Check]):
+    def __init__(self, config: GeneratorConfig, tagger, antonyms, ranker, realiser, checks: Sequence[Check],
+                 filters: Sequence[CandidateFilter] = ()):
         self.config = config
+        self.filters = list(filters)
         self.tagger = tagger
         self.antonyms = antonyms
         self.ranker = ranker
@@ -240,21 +249,47 @@ class WordNetPipeline:
         return out
 
     def build_candidates(self, pairs: Sequence[NLIPair], stats: GenerationStats | None = None,
-                         timer: StageTimer | None = None) -> list[TripleRecord]:
-        """One candidate record per selected word that has a POS-matching antonym."""
+                         timer: StageTimer | None = None,
+                         filtered: list[TripleRecord] | None = None) -> list[TripleRecord]:
+        """One candidate record per selected word that has a POS-matching antonym and passes the
+        filters; the ones a filter rejects are appended to `filtered`."""
         counts = (stats or self.stats).counts
         timer = timer or self.timer
         with timer.stage("tagging"):
             tagged = self.tagger.tag([p.hypothesis for p in pairs])
-        out: list[TripleRecord] = []
+        built: list[WordChoice] = []
         for choice in self.choose_words(pairs, tagged, timer):
             counts["words_considered"] += 1
             if choice.record is None:
                 counts[f"skipped_{choice.status}"] += 1
                 continue
             counts["candidates_built"] += 1
-            out.append(choice.record)
-        return out
+            built.append(choice)
+        with timer.stage("filters"):
+            alive = self.apply_filters(built, counts, filtered if filtered is not None else [])
+        return [c.record for c in alive]
+
+    def apply_filters(self, choices: list[WordChoice], counts: Counter,
+                      filtered: list[TripleRecord]) -> list[WordChoice]:
+        """Each filter over the survivors of the previous one, in one batch per filter."""
+        alive = choices
+        for flt in self.filters:
+            if not alive:
+                break
+            items = [FilterItem(c.sentence, c.token, c.record.antonym, c.lookup.pos[c.lookup.antonyms.index(c.record.antonym)],
+                                c.record.modified_hypothesis) for c in alive]
+            survivors = []
+            for choice, verdict in zip(alive, flt.judge_many(items), strict=True):
+                rec = choice.record
+                rec.checks[flt.name] = verdict.to_dict()
+                if verdict.passed:
+                    survivors.append(choice)
+                else:
+                    rec.rejected_by, rec.reason = flt.name, verdict.reason
+                    counts[FILTERED + flt.name] += 1
+                    filtered.append(rec)
+            alive = survivors
+        return alive
 
     def _record(self, pair: NLIPair, tok: Token, antonym: str, ranked, modified: str) -> TripleRecord:
         return word_record(pair, tok, modified, "wordnet", antonym, [r.to_dict() for r in ranked])
@@ -299,12 +334,16 @@ class WordNetPipeline:
         built = BuiltBatch(len(pairs), [], GenerationStats(), StageTimer())
         built.stats.counts["sentences_read"] += len(pairs)
         usable = [p for p in pairs if self._usable(p, built.stats)]
-        built.candidates = self.build_candidates(usable, built.stats, built.timer)
+        built.candidates = self.build_candidates(usable, built.stats, built.timer, built.filtered)
+        for k, pair in enumerate(usable):
+            built.pair_order.setdefault(pair.source_id, k)
         return built
 
     def check_batch(self, built: BuiltBatch) -> BatchResult:
         """The second half: the checks, counted into the batch's stats too."""
         accepted, rejected = self.apply_checks(built.candidates, built.stats, built.timer)
+        if built.filtered:  # the rejected file keeps input order: by source pair, then word
+            rejected = sorted(rejected + built.filtered, key=lambda r: (built.pair_order[r.source_id], r.word_index))
         return BatchResult(built.n_pairs, accepted, rejected)
 
     def _hand_out(self, built: BuiltBatch, result: BatchResult) -> BatchResult:

@@ -60,6 +60,25 @@ def _forms(lemma: str, tag: str, oov: bool) -> tuple[str, ...]:
     return tuple(getInflection(lemma, tag, inflect_oov=oov))
 
 
+# Prefixes that keep the stem's inflection (unmake -> unmade, mislead -> misled, outdo -> outdid).
+# lemminflect inflects some such WordNet antonyms regularly ("unmaked"). Prefixes like de- and re-
+# are left out: "delight" is no "de" + "light" (lit).
+VERB_PREFIXES = ("under", "over", "out", "mis", "un")
+
+
+def _prefixed_forms(verb: str, tag: str) -> tuple[str, ...]:
+    """An irregular stem's forms under a prefix: unmake/VBD -> unmade; () when the stem is not a
+    verb lemminflect knows or inflects regularly (then the word's own forms serve)."""
+    for prefix in VERB_PREFIXES:
+        stem = verb[len(prefix):]
+        if not verb.startswith(prefix) or len(stem) < 2:
+            continue
+        forms = _forms(stem, tag, False)
+        if forms and not any(f.startswith(stem.rstrip("e")) for f in forms):
+            return tuple(prefix + f for f in forms)
+    return ()
+
+
 def _adjective_only(word: str) -> bool:
     """True for a word lemminflect knows as an adjective and not as a verb ("unoccupied")."""
     from lemminflect import getAllLemmas
@@ -95,7 +114,7 @@ def inflect(antonym: str, tag: str, antonym_pos: str | None = None) -> str:
         if antonym_pos == "a" or (antonym_pos is None and len(words) == 1 and _adjective_only(head)):
             # An adjective in a participle's place ("is occupied" -> "is unoccupied").
             return antonym
-        forms = _forms(head, tag, False) or _forms(head, tag, True)
+        forms = _prefixed_forms(head, tag) or _forms(head, tag, False) or _forms(head, tag, True)
         return " ".join([forms[0], *words[1:]]) if forms else antonym
     if tag in NOUN_PLURAL_TAGS:
         last = words[-1]

@@ -1,0 +1,187 @@
+"""Benchmark quality: run a preset over the dev sentences and score what it accepts against the
+hand-judged candidates (../shared/QUALITY.md says how they were judged).
+
+    .venv/bin/python benchmarks/bench_quality.py [--preset default] [--set filters=none] \
+        [--set antonyms=broad --set include_aux=true] [--baseline OLD.json] [--save NEW.json] \
+        [--unjudged-out FILE.jsonl]
+
+Data (benchmarks/data/):
+- quality_dev_sentences.jsonl: the dev sentences, WordNet 3.0 example sentences sampled with a fixed
+  seed (at least 6 words; the synset's definition as premise);
+- quality_dev.jsonl: one judged candidate a line (hypothesis, word, word_index, antonym,
+  modified_hypothesis, coherent, meaning_changed, good, error_type, reason, annotator), made from
+  those sentences with the checks off in both antonym modes.
+
+Scores (QUALITY.md): precision = good share of the accepted triples that have a judgement; recall =
+share of the judged-good candidates the run *built* that it still accepts (what the filters and checks
+give up); recall_dev = share of every judged-good candidate in the dev set that is accepted; coverage
+= share of accepted triples that have a judgement (judge the ones listed under `unjudged` before
+trusting a figure whose coverage fell). With --baseline (a JSON this script saved with --save), it
+also prints how many of the baseline's good triples are still accepted.
+
+Prints one JSON object. Not a test: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+DATA = Path(__file__).resolve().parent / "data"
+SENTENCES = DATA / "quality_dev_sentences.jsonl"
+JUDGEMENTS = DATA / "quality_dev.jsonl"
+
+
+def key(hypothesis: str, modified: str) -> str:
+    return f"{hypothesis}\x1f{modified}"
+
+
+def load_judgements(path: Path = JUDGEMENTS) -> dict[str, dict]:
+    out = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                j = json.loads(line)
+                out[key(j["hypothesis"], j["modified_hypothesis"])] = j
+    return out
+
+
+def parse_value(text: str):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def run_preset(preset: str, overrides: dict):
+    """Every candidate the configuration builds, accepted and rejected, in input order."""
+    from transnli.generator.build import build_pipeline
+    from transnli.generator.config import resolve_config
+    from transnli.generator.readers import read_pairs
+
+    config = resolve_config(preset, **overrides)
+    pipeline = build_pipeline(config)
+    accepted, rejected = [], []
+    t0 = time.perf_counter()
+    for batch in pipeline.run(read_pairs(str(SENTENCES))):
+        accepted += batch.accepted
+        rejected += batch.rejected
+    return config, pipeline, accepted, rejected, time.perf_counter() - t0
+
+
+def ratio(a: int, b: int) -> float | None:
+    return round(a / b, 4) if b else None
+
+
+def score(accepted, rejected, judged: dict[str, dict], n_sentences: int) -> dict:
+    def verdict(rec):
+        return judged.get(key(rec.hypothesis, rec.modified_hypothesis))
+
+    acc_j = [(r, verdict(r)) for r in accepted]
+    acc_judged = [(r, j) for r, j in acc_j if j is not None]
+    good_acc = [r for r, j in acc_judged if j["good"]]
+    built_good = good_acc + [r for r in rejected if (j := verdict(r)) is not None and j["good"]]
+    all_good = sum(1 for j in judged.values() if j["good"])
+
+    per_pos: dict[str, Counter] = defaultdict(Counter)
+    for r, j in acc_judged:
+        per_pos[r.pos]["judged"] += 1
+        per_pos[r.pos]["good"] += bool(j["good"])
+    errors = Counter(j["error_type"] or "other" for _, j in acc_judged if not j["good"])
+    stages: dict[str, Counter] = defaultdict(Counter)
+    for r in rejected:
+        j = verdict(r)
+        stage = stages[r.rejected_by or "?"]
+        stage["rejected"] += 1
+        if j is not None:
+            stage["judged"] += 1
+            stage["good_lost"] += bool(j["good"])
+    return {
+        "sentences": n_sentences,
+        "candidates_built": len(accepted) + len(rejected),
+        "accepted": len(accepted),
+        "triples_per_sentence": ratio(len(accepted), n_sentences),
+        "judged_accepted": len(acc_judged),
+        "coverage": ratio(len(acc_judged), len(accepted)),
+        "good_accepted": len(good_acc),
+        "precision": ratio(len(good_acc), len(acc_judged)),
+        "recall": ratio(len(good_acc), len(built_good)),
+        "recall_dev": ratio(len(good_acc), all_good),
+        "per_pos": {p: {"judged": c["judged"], "precision": ratio(c["good"], c["judged"])}
+                    for p, c in sorted(per_pos.items())},
+        "accepted_errors": dict(errors.most_common()),
+        "rejected_by": {
+            s: {**c, "precision_as_filter": ratio(c["judged"] - c["good_lost"], c["judged"])}
+            for s, c in sorted(stages.items())
+        },
+        "good_keys": sorted(key(r.hypothesis, r.modified_hypothesis) for r in good_acc),
+        "unjudged": [
+            {"hypothesis": r.hypothesis, "word": r.word, "word_index": r.word_index, "pos": r.pos,
+             "antonym": r.antonym, "modified_hypothesis": r.modified_hypothesis}
+            for r, j in acc_j if j is None
+        ],
+    }
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preset", default="default")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="A configuration override, e.g. filters=none, antonyms=broad, include_aux=true.")
+    ap.add_argument("--baseline", type=Path, help="A JSON this script saved (--save) to compare with.")
+    ap.add_argument("--save", type=Path, help="Write the full result (with the good triples' keys) here.")
+    ap.add_argument("--unjudged-out", type=Path, help="Write accepted triples with no judgement here (JSONL).")
+    ap.add_argument("--show", type=int, default=10, help="How many unjudged triples to print.")
+    args = ap.parse_args(argv)
+
+    overrides = {}
+    for item in args.set:
+        k, _, v = item.partition("=")
+        overrides[k.strip()] = v if k.strip() == "filters" else parse_value(v.strip())
+    judged = load_judgements()
+    n_sentences = len(SENTENCES.read_text(encoding="utf-8").split("\n")) - 1
+    config, pipeline, accepted, rejected, seconds = run_preset(args.preset, overrides)
+    result = {
+        "preset": args.preset, "overrides": overrides, "filters": config.filters,
+        "judgements": len(judged), **score(accepted, rejected, judged, n_sentences),
+        "seconds": round(seconds, 1),
+    }
+    if args.baseline:
+        base = json.loads(args.baseline.read_text())
+        base_good = set(base["good_keys"])
+        now_good = set(result["good_keys"])
+        result["baseline"] = {
+            "file": str(args.baseline), "precision": base["precision"], "good_accepted": len(base_good),
+            "good_kept": len(base_good & now_good),
+            "good_kept_share": ratio(len(base_good & now_good), len(base_good)),
+            "good_accepted_vs_baseline": ratio(len(now_good), len(base_good)),
+        }
+    if args.save:
+        args.save.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    if args.unjudged_out:
+        with open(args.unjudged_out, "w", encoding="utf-8") as fh:
+            for u in result["unjudged"]:
+                fh.write(json.dumps(u, ensure_ascii=False) + "\n")
+    printed = {k: v for k, v in result.items() if k not in ("good_keys", "unjudged")}
+    printed["unjudged_count"] = len(result["unjudged"])
+    printed["unjudged"] = result["unjudged"][: args.show]
+    print(json.dumps(printed, indent=1, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
