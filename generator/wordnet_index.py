@@ -279,3 +279,19 @@ def _load_or_build(wn, cache_folder: Path | None) -> AntonymIndex | None:
         except OSError:
             pass  # a read-only cache: the index still works for this process
     return AntonymIndex(wn, entries)
+
+
+_LEMMA_NAMES: frozenset[str] | None = None
+
+
+def is_wordnet_lemma(word: str) -> bool:
+    """True when `word` (any case; spaces or underscores) is itself one of WordNet's lemma names,
+    in any POS. Exact names only: an inflection WordNet's morphy would reduce ("unmaked" ->
+    unmake) is not a lemma, so a malformed form the realiser made is still caught elsewhere."""
+    global _LEMMA_NAMES
+    if _LEMMA_NAMES is None:
+        try:
+            _LEMMA_NAMES = frozenset(load_wordnet().all_lemma_names())
+        except LookupError:  # no WordNet here: nothing is vouched for
+            _LEMMA_NAMES = frozenset()
+    return word.strip().lower().replace(" ", "_") in _LEMMA_NAMES

@@ -186,6 +186,16 @@ def test_harper_spelling_of_the_new_word_counts_unless_ignored(harper_check):
     assert taught.check_many(["The leaf is green."], ["The leaf is blorfy."])[0].passed
 
 
+def test_harper_accepts_a_new_word_that_wordnet_lists(harper_check):
+    # "unanimated" is a WordNet lemma harper's dictionary lacks; "unmaked" is no lemma (morphy
+    # would reduce it to "unmake"), so a malformed inflection is still an error.
+    originals = ["An animated film.", "They made two tricks."]
+    candidates = ["An unanimated film.", "They unmaked two tricks."]
+    assert [r.passed for r in harper_check.check_many(originals, candidates)] == [True, False]
+    strict = HarperGrammar(wordnet_words=False)
+    assert [r.passed for r in strict.check_many(originals, candidates)] == [False, False]
+
+
 def test_harper_edge_cases(harper_check):
     assert harper_check.check_many([], []) == []
     assert harper_check.check_many([""], ["  "])[0].passed

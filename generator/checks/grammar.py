@@ -24,8 +24,10 @@ The one case this misses is a swap that removes an error and adds another of the
 which would need the replaced word to be both inside an error and the cause of a new one.
 
 Spelling counts: a spelling error on the new word is how a malformed inflection ("unfinded")
-shows up, and the paper's LanguageTool also flags words it does not know. Rare WordNet antonyms
-that a checker does not know ("acaulescent") are therefore rejected, as in the paper; pass
+shows up, and the paper's LanguageTool also flags words it does not know. A new word that is
+itself a WordNet lemma ("unanimated", "nonfinancial", "acaulescent") is a word, so harper does not
+flag it (``wordnet_words=False`` restores harper's own verdict); LanguageTool's verdict is kept, as
+in the paper. Pass
 ``ignore_rules={"SpellCheck"}`` (harper) or ``disabled_rules`` (LanguageTool) to keep them, or
 ``extra_words`` to teach harper specific words. Harper's style-only lint kinds (Style,
 Readability, Enhancement: e.g. "not unhappy" -> "happy") are ignored by default: they judge
@@ -74,6 +76,7 @@ from transnli.generator.checks.base import (
     ThreadPool,
     check_lengths,
 )
+from transnli.generator.wordnet_index import is_wordnet_lemma
 
 GRAMMAR_BACKENDS = ("harper", "languagetool", "none")
 
@@ -269,6 +272,8 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
     dialect: "american" (default), "british", "australian", "canadian", "indian";
     spelling: "changed" (default: spelling checked on the words the candidate changed only) or
     "sentence" (SpellCheck on whole sentences like every other rule); see the module docstring;
+    wordnet_words: a changed word that is itself a WordNet lemma is never a spelling error
+    (spelling="changed" only);
     threads: sentences linted in parallel, each thread with its own Linter (harper releases the
     GIL while it lints, and it is most of the generator's time); None: the CPUs this process may
     use, at most 4; 1: no threads."""
@@ -284,6 +289,7 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
         dialect: str = "american",
         cache_size: int = _CACHE_SIZE,
         spelling: str = "changed",
+        wordnet_words: bool = True,
         threads: int | None = None,
     ) -> None:
         super().__init__(cache_size)
@@ -306,6 +312,9 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
         self.ignore_kinds = frozenset(ignore_kinds)
         self.dialect = dialect
         self.spelling = spelling
+        # A new word that is itself a WordNet lemma ("unanimated", "nonfinancial": the antonym
+        # source took it from WordNet) is a word, whatever harper's smaller dictionary says.
+        self.wordnet_words = wordnet_words
         # Linters are made per thread (see _thread_linter); here only their configurations.
         # spelling="changed": SpellCheck off for whole sentences, and a second linter (cheap: the
         # dictionary is shared) with SpellCheck alone for the changed words.
@@ -430,6 +439,8 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
         names), so every other word still goes through SpellCheck. Only the message differs:
         it names the word instead of harper's suggestion."""
         if "Spelling" in self.ignore_kinds:  # SpellCheck's lints are all of this kind
+            return ()
+        if self.wordnet_words and is_wordnet_lemma(word):
             return ()
         speller = self._word_speller()
         if not speller.is_likely_english(word):
