@@ -30,6 +30,7 @@ def build_checks(config: GeneratorConfig) -> list:
             cola_model=config.cola_model,
             cola_threshold=config.cola_threshold,
             device=config.device,
+            **({"llm_client": build_llm_client(config)} if config.acceptability == "llm" else {}),
         ),
     ]
 

@@ -18,7 +18,7 @@ from transnli.generator.config import (
 from transnli.generator.readers import FORMATS
 
 GRAMMAR_CHOICES = ("harper", "languagetool", "none")
-ACCEPTABILITY_CHOICES = ("cola", "link-grammar", "none")
+ACCEPTABILITY_CHOICES = ("cola", "link-grammar", "llm", "none")
 
 
 def _pos_list(ctx, param, value: str | None):

@@ -83,6 +83,9 @@ class GeneratorConfig:
         if self.limit is not None and self.limit < 0:
             raise ConfigError("limit must be >= 0")
         one_of("llm_backend", LLM_BACKENDS)
+        if self.acceptability == "llm" and not self.llm_model:
+            raise ConfigError("acceptability llm needs an LLM: give --llm-model (and --llm-base-url for a local "
+                              "server, or --llm-backend hf-causal / hf-seq2seq for a local model)")
         if self.pipeline != "wordnet" and not self.llm_model:
             raise ConfigError(f"pipeline {self.pipeline} needs an LLM: give --llm-model (a model name for the "
                               "openai backend, a hub id or local folder for hf-seq2seq / hf-causal)")

@@ -27,7 +27,7 @@ from transnli.generator.checks.base import (
 from transnli.generator.checks.linkgrammar_c import NullCount
 from transnli.generator.memory import release_free_memory
 
-ACCEPTABILITY_BACKENDS = ("cola", "link-grammar", "none")
+ACCEPTABILITY_BACKENDS = ("cola", "link-grammar", "llm", "none")
 DEFAULT_COLA_MODEL = "textattack/bert-base-uncased-CoLA"
 
 _ACCEPTABLE_NAMES = {"acceptable", "grammatical", "correct", "good"}
@@ -521,6 +521,10 @@ def make_acceptability_check(
         )
     if backend == "link-grammar":
         return LinkGrammarAcceptability(**kw)
+    if backend == "llm":
+        from transnli.generator.checks.llm_acceptability import LLMAcceptability
+
+        return LLMAcceptability(kw["llm_client"])
     if backend == "none":
         return NoAcceptability()
     raise ValueError(
