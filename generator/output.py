@@ -149,6 +149,7 @@ class RunWriter:
         self.fp = run_fingerprint
         self.overwrite = overwrite
         self.pairs_done = 0
+        self.resumed = False  # True when open() took up a stopped run
         self.resumed_stats: dict | None = None
         self._fh: dict[str, Any] = {}
         self._lock = RunLock(self.dir)
@@ -249,6 +250,7 @@ class RunWriter:
             os.truncate(p, size)  # drop what a stopped batch half-wrote
         self.pairs_done = state["pairs_done"]
         self.resumed_stats = state["stats"]
+        self.resumed = True
 
     def _progress_doc(self, offsets: dict[str, int], stats: dict | None) -> dict:
         return {"fingerprint": self.fp, "pairs_done": self.pairs_done, "offsets": offsets, "stats": stats}
