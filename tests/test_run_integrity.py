@@ -80,8 +80,15 @@ def big_reference(tmp_path_factory, big_input) -> Path:
 
 
 @pytest.fixture(scope="module")
-def interrupted(tmp_path_factory) -> tuple[Path, object]:
-    """A run of the sample stopped by Ctrl-C in its third batch (two checkpoints written)."""
+def sample_copy(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("sample") / SAMPLE.name
+    shutil.copyfile(SAMPLE, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory, sample_copy) -> tuple[Path, object]:
+    """A run of (a copy of) the sample stopped by Ctrl-C in its third batch (two checkpoints)."""
     from transnli.generator.output import RunWriter
 
     out = tmp_path_factory.mktemp("interrupted")
@@ -95,7 +102,7 @@ def interrupted(tmp_path_factory) -> tuple[Path, object]:
 
     with pytest.MonkeyPatch.context() as m:
         m.setattr(RunWriter, "write_batch", ctrl_c_on_third_batch)
-        result = invoke(SAMPLE, "--out", out, "--batch-size", "16")
+        result = invoke(sample_copy, "--out", out, "--batch-size", "16")
     return out, result
 
 
@@ -222,14 +229,14 @@ def test_a_killed_worker_fails_the_run_at_once_and_it_resumes(tmp_path, big_inpu
 
 
 # -- interrupted, damaged, changed ----------------------------------------------------------------
-def test_ctrl_c_exits_130_with_how_to_go_on_and_resumes(interrupted, tmp_path, reference):
+def test_ctrl_c_exits_130_with_how_to_go_on_and_resumes(interrupted, tmp_path, reference, sample_copy):
     _, result = interrupted
     assert result.exit_code == 130, result.output
     assert "interrupted; run the same command again to resume" in result.output
     out = tmp_path / "run"
     shutil.copytree(interrupted[0], out)
     assert pairs_done(out) == 32
-    resumed = invoke(SAMPLE, "--out", out)
+    resumed = invoke(sample_copy, "--out", out)
     assert resumed.exit_code == 0 and "Resuming" in resumed.output, resumed.output
     assert_same_files(out, reference)
 
@@ -261,23 +268,23 @@ def test_a_read_only_disk_is_one_line(tmp_path, monkeypatch):
     one_line_error(invoke(SAMPLE, "--out", tmp_path / "new"), "Read-only file system", "choose another --out")
 
 
-def test_a_corrupt_checkpoint_is_one_line(stopped_run):
+def test_a_corrupt_checkpoint_is_one_line(stopped_run, sample_copy):
     (stopped_run / "progress.json").write_text('{"fingerprint": "abc", "pairs_')
-    one_line_error(invoke(SAMPLE, "--out", stopped_run), "progress.json is corrupt", "--overwrite")
+    one_line_error(invoke(sample_copy, "--out", stopped_run), "progress.json is corrupt", "--overwrite")
     (stopped_run / "progress.json").write_text('{"fingerprint": "abc", "pairs_done": -3}')
-    one_line_error(invoke(SAMPLE, "--out", stopped_run), "progress.json is corrupt", "--overwrite")
+    one_line_error(invoke(sample_copy, "--out", stopped_run), "progress.json is corrupt", "--overwrite")
 
 
-def test_a_cut_triples_file_is_refused_not_padded(stopped_run):
+def test_a_cut_triples_file_is_refused_not_padded(stopped_run, sample_copy):
     triples = stopped_run / "triples.jsonl"
     expected = json.loads((stopped_run / "progress.json").read_text())["offsets"]["triples.jsonl"]
     with open(triples, "r+b") as fh:
         fh.truncate(expected // 2)
-    one_line_error(invoke(SAMPLE, "--out", stopped_run), str(triples), f"({expected // 2} bytes)",
+    one_line_error(invoke(sample_copy, "--out", stopped_run), str(triples), f"({expected // 2} bytes)",
                    f"({expected} bytes", "--overwrite")
     assert triples.stat().st_size == expected // 2 and b"\0" not in triples.read_bytes()
     triples.unlink()
-    one_line_error(invoke(SAMPLE, "--out", stopped_run), f"{triples} is missing", "--overwrite")
+    one_line_error(invoke(sample_copy, "--out", stopped_run), f"{triples} is missing", "--overwrite")
 
 
 def test_a_changed_limit_is_another_run(tmp_path):
@@ -292,12 +299,14 @@ def test_a_changed_limit_is_another_run(tmp_path):
     assert generate_triples(str(SAMPLE), out, overwrite=True, **opts)["sentences_read"] == 108
 
 
-def test_an_input_edited_at_the_same_size_is_not_resumed(tmp_path, stopped_run):
-    edited = tmp_path / "snli_sample.jsonl"
-    text = SAMPLE.read_text(encoding="utf-8")
-    edited.write_text(text.replace("A woman opens a door.", "A woman shuts a door."), encoding="utf-8")
-    assert edited.stat().st_size == SAMPLE.stat().st_size and edited.read_text() != text
-    one_line_error(invoke(edited, "--out", stopped_run), "different input or configuration")
+def test_an_input_edited_at_the_same_size_is_not_resumed(stopped_run, sample_copy):
+    text = sample_copy.read_text(encoding="utf-8")
+    try:
+        sample_copy.write_text(text.replace("A woman opens a door.", "A woman shuts a door."), encoding="utf-8")
+        assert sample_copy.stat().st_size == SAMPLE.stat().st_size and sample_copy.read_text() != text
+        one_line_error(invoke(sample_copy, "--out", stopped_run), "different input or configuration")
+    finally:
+        sample_copy.write_text(text, encoding="utf-8")
 
 
 def test_a_second_run_into_a_locked_folder_refuses_at_once(tmp_path):
