@@ -14,6 +14,7 @@ from transnli.generator.cli import (
     generate,
     generate_triples,
     generation_options,
+    resumable_on_interrupt,
 )
 
 
@@ -38,6 +39,7 @@ main.add_command(pairs)
 # and serve both stages (model-based checks and an LLM generator use the same device and server).
 @generation_options(llm_transport=False, exclude=("--device", "--batch-size"))
 @evaluation_options
+@resumable_on_interrupt
 def run(input_source, out_dir, models, **options):
     """Generate triples from INPUT, then evaluate them with each --model.
 

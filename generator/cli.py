@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 from collections import Counter
@@ -105,10 +106,25 @@ def generation_options(f=None, *, llm_transport: bool = True, exclude: tuple[str
     return apply(f) if f is not None else apply
 
 
+def resumable_on_interrupt(command):
+    """Ctrl-C ends the command with exit status 130 (as the shell reports SIGINT) and says how
+    to go on, instead of click's bare "Aborted!" and status 1."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted; run the same command again to resume", err=True)
+            raise click.exceptions.Exit(130) from None
+
+    return wrapper
+
+
 @click.command()
 @click.argument("input_source", metavar="INPUT")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder.")
 @generation_options
+@resumable_on_interrupt
 def generate(input_source, out_dir, **options):
     """Build (premise, hypothesis, modified hypothesis) triples from the NLI pairs in INPUT.
 
@@ -127,13 +143,11 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
     """The work of `transnli generate`; returns the run's stats. Errors a user can fix are raised
     as click exceptions. With `reuse_finished`, a finished run of the same settings in `out_dir`
     is returned as it is instead of refused (`transnli run` uses this to rerun only what is new)."""
-    from tqdm import tqdm
-    from transnli.generator.build import build_pipeline, dist_version, provenance
+    from transnli.generator.build import build_pipeline, dist_version
     from transnli.generator.checks.base import BackendUnavailable
     from transnli.generator.config import resolve_config
-    from transnli.generator.llm.clients import LLMError
-    from transnli.generator.output import OutputError, RunWriter, export, fingerprint
-    from transnli.generator.parallel import run_batches
+    from transnli.generator.inputs import input_identity
+    from transnli.generator.output import OutputError, RunWriter, fingerprint
     from transnli.generator.readers import InputError, read_pairs
 
     try:
@@ -148,63 +162,101 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
     if workers > 1 and config.pipeline != "wordnet":
         raise click.UsageError(f"--workers applies to the wordnet pipeline; pipeline {config.pipeline} "
                                "has --llm-concurrency instead")
-    source_path = Path(input_source)
-    if not input_source.startswith("hf:") and not source_path.exists():
+    if not input_source.startswith("hf:") and not Path(input_source).exists():
         raise click.BadParameter(f"no such file: {input_source}", param_hint="INPUT")
-    input_desc = {"source": input_source, "format": fmt}
-    if source_path.is_file():
-        input_desc["bytes"] = source_path.stat().st_size
+    # The input is opened (format detected) and hashed before the pipeline's slow start, so that
+    # an unreadable input fails at once.
+    bad = Counter()
+    try:
+        pairs = read_pairs(input_source, format=fmt, skip_bad=skip_bad, bad_counter=bad)
+        input_desc = input_identity(input_source, fmt)
+    except InputError as e:
+        raise click.ClickException(str(e)) from e
+    except OSError as e:
+        raise click.ClickException(f"cannot read {input_source}: {e.strerror or e}") from e
     # The tool's version too: another version may judge or word records differently, and a run
     # must not mix the two (resuming across an upgrade is refused; --overwrite starts again).
     run_fp = fingerprint({"input": input_desc, "config": config.fingerprint_dict(),
                           "transnli": dist_version("transnli")})
 
-    if reuse_finished:
-        finished = RunWriter(out_dir, run_fp).finished_stats()
-        if finished is not None:
-            click.echo(f"{out_dir} already holds this generation run; reusing it.", err=True)
-            return finished
-    try:
-        pipeline = build_pipeline(config)
-    except (BackendUnavailable, RuntimeError, FileNotFoundError) as e:
-        raise click.ClickException(str(e)) from e
-
     writer = RunWriter(out_dir, run_fp, overwrite=overwrite)
     try:
-        done = writer.open()
+        writer.lock()  # before the slow start too: a second run into OUT refuses at once
+        if reuse_finished:
+            finished = writer.finished_stats()
+            if finished is not None:
+                click.echo(f"{out_dir} already holds this generation run; reusing it.", err=True)
+                return finished
+        try:
+            pipeline = build_pipeline(config)
+        except (BackendUnavailable, RuntimeError, FileNotFoundError) as e:
+            raise click.ClickException(str(e)) from e
+        return _write_run(writer, pipeline, config, pairs, bad, input_desc, input_source, out_dir,
+                          exports=exports, quiet=quiet, workers=workers)
     except OutputError as e:
         raise click.ClickException(str(e)) from e
+    finally:
+        writer.close()
+
+
+def _write_run(writer, pipeline, config, pairs, bad: Counter, input_desc: dict, input_source, out_dir, *,
+               exports, quiet: bool, workers: int) -> dict:
+    """Open the run folder (resuming a stopped run), write every batch, finish; returns the stats."""
+    from tqdm import tqdm
+    from transnli.generator.build import provenance
+    from transnli.generator.inputs import DuplicateCounter
+    from transnli.generator.llm.clients import LLMError
+    from transnli.generator.parallel import WorkerDied, run_batches
+    from transnli.generator.readers import InputError
+
+    limit = config.limit
+    done = writer.open()
     if writer.resumed_stats:
         pipeline.stats = type(pipeline.stats).from_dict(writer.resumed_stats)
+    if done:
         click.echo(f"Resuming {out_dir}: {done} pairs already done.", err=True)
+    elif writer.resumed:
+        click.echo(f"Restarting {out_dir}: the last run stopped before its first checkpoint.", err=True)
     writer.write_config(provenance(config, pipeline, input_desc))
 
-    bad = Counter()
+    duplicates = DuplicateCounter()
+    source_path = Path(input_source)
     total = _count_lines(source_path, limit) if source_path.is_file() else None
     bar = tqdm(total=total, initial=done, unit="pair", desc="generate", disable=quiet, file=sys.stderr)
+
+    def recounted() -> None:
+        # The reader and the duplicate counter see the input from its start (also on resume), so
+        # their counts are assigned, not added.
+        if bad:
+            pipeline.stats.skipped_sentences["malformed"] = bad["malformed"]
+        pipeline.stats.counts["duplicate_pairs"] = duplicates.count
+
     try:
-        pairs = read_pairs(input_source, format=fmt, skip_bad=skip_bad, bad_counter=bad)
-        pairs = itertools.islice(pairs, done, limit)  # skip what a crashed run already wrote
+        pairs = itertools.islice(duplicates.watch(pairs), done, limit)  # skip what a stopped run wrote
         for batch in run_batches(pipeline, pairs, workers):
-            if bad:  # the reader recounts skipped lines from the start, so assign, not add
-                pipeline.stats.skipped_sentences["malformed"] = bad["malformed"]
+            recounted()
             writer.write_batch(batch.accepted, batch.rejected, batch.n_pairs, pipeline.stats.checkpoint_dict())
             bar.update(batch.n_pairs)
     except InputError as e:
-        writer.close()
         hint = " (use --skip-bad to skip malformed lines)" if e.line else ""
         raise click.ClickException(f"{e}{hint}") from e
     except LLMError as e:
-        writer.close()
         raise click.ClickException(f"{e}. Run the same command again to resume; replies received so far are cached.") from e
+    except WorkerDied as e:
+        raise click.ClickException(f"{e}. Run the same command again to resume (with fewer --workers if memory "
+                                   "is short).") from e
     finally:
         bar.close()
-    if bad:  # malformed lines after the last full batch
-        pipeline.stats.skipped_sentences["malformed"] = bad["malformed"]
+    recounted()  # malformed lines after the last full batch
     stats = pipeline.stats.to_dict()
-    writer.finish(stats)
-    for path in export(out_dir, list(exports)) if exports else []:
+    for path in writer.finish(stats, list(exports)):
         click.echo(f"exported {path}", err=True)
+    if duplicates.count:
+        first = duplicates.first
+        where = f"{input_source}:{first.line}" if first.line else first.source_id
+        click.echo(f"warning: {duplicates.count} input pairs repeat the premise and hypothesis of an earlier pair "
+                   f"(the first at {where}); their triples appear again. stats.json counts them as "
+                   "duplicate_pairs.", err=True)
     click.echo(
         f"{stats['sentences_read']} sentences, {stats['candidates_built']} candidates, "
         f"{stats['triples_accepted']} triples -> {Path(out_dir) / 'triples.jsonl'}",
@@ -222,8 +274,6 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
             err=True,
         )
         client.close()
-
-
     return stats
 
 

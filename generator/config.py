@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import sys
-from dataclasses import asdict, dataclass, field, fields
+import types
+import typing
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +105,7 @@ class GeneratorConfig:
     def fingerprint_dict(self) -> dict[str, Any]:
         """The settings that decide the output (resuming is refused when these differ)."""
         d = self.to_dict()
-        for volatile in ("device", "batch_size", "description", "limit"):
+        for volatile in ("device", "batch_size", "description"):
             d.pop(volatile)
         for volatile in ("llm_api_key_env", "llm_concurrency", "llm_timeout", "llm_max_retries"):
             d.pop(volatile)
@@ -126,10 +129,38 @@ def load_preset(name_or_path: str) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"preset {name_or_path}: {e}") from e
-    known = {f.name for f in fields(GeneratorConfig)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(f"preset {name_or_path}: unknown setting(s) {', '.join(unknown)}")
+    return check_preset_values(name_or_path, data)
+
+
+def _expected_type(annotation: Any) -> tuple[str, Any]:
+    """(wording, test) for a GeneratorConfig field's type; an optional field is checked as its
+    non-None type, since TOML cannot write None."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    if annotation is bool:
+        return "true or false", lambda v: isinstance(v, bool)
+    if annotation is int:
+        return "an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)
+    if annotation is float:
+        return "a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+    if typing.get_origin(annotation) is list:
+        return "a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)
+    return "a string", lambda v: isinstance(v, str)
+
+
+def check_preset_values(name: str, data: dict[str, Any]) -> dict[str, Any]:
+    """Refuse unknown settings (with the nearest known name) and values of the wrong type."""
+    types_of = typing.get_type_hints(GeneratorConfig)
+    for key in sorted(data):
+        if key not in types_of:
+            near = difflib.get_close_matches(key, types_of, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else f"; known settings: {', '.join(types_of)}"
+            raise ConfigError(f"preset {name}: unknown setting {key!r}{hint}")
+        wording, ok = _expected_type(types_of[key])
+        if not ok(data[key]):
+            raise ConfigError(f"preset {name}: {key} must be {wording}, got {data[key]!r}")
+        if types_of[key] is float:
+            data[key] = float(data[key])
     return data
 
 

@@ -1,17 +1,26 @@
 """Run output: triples.jsonl, rejected.jsonl, stats.json, config.json, and exports.
 
-Writing is append-only with a checkpoint (progress.json) after every batch that records how many
-input pairs are done and the byte length of each output file at that moment. A crashed run is
-resumed by truncating the files back to the checkpoint (dropping any half-written batch) and
-skipping the pairs already done, so no line is lost or duplicated.
+What a run folder says about itself:
+- `run.lock` is held (an exclusive flock) by the one process writing the folder; a second run
+  into it refuses at once. The kernel drops the lock when that process dies, however it dies.
+- `progress.json` exists from the moment a run starts until it has finished: the run is
+  unfinished. It records the run's fingerprint, how many input pairs are done and the byte
+  length of each output file at the last checkpoint (one after every batch; the files are
+  fsynced before the checkpoint is, and the checkpoint is replaced atomically). A stopped run
+  is resumed by truncating the files back to the checkpoint (dropping any half-written batch)
+  and skipping the pairs already done, so no line is lost or duplicated.
+- `finished.json` is written last, after stats.json and the exports: only then is the run
+  finished. A folder without it is never taken for a finished run.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import shutil
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -20,102 +29,281 @@ from transnli.generator.record import TripleRecord
 TRIPLES, REJECTED, STATS, CONFIG, PROGRESS = (
     "triples.jsonl", "rejected.jsonl", "stats.json", "config.json", "progress.json",
 )
+FINISHED, LOCK = "finished.json", "run.lock"
 EXPORTS = ("parquet", "hf")
+EXPORT_PATHS = ("triples.parquet", "rejected.parquet", "hf_dataset")
+OUTPUTS = (TRIPLES, REJECTED)
 
 
 class OutputError(RuntimeError):
     pass
 
 
+class RunBusy(OutputError):
+    """Another process holds the folder's lock."""
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or a new file in `path` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
+    """Replace `path` with `data` so that a crash leaves either the old or the new file, whole."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
     os.replace(tmp, path)
+    fsync_dir(path.parent)
 
 
 def fingerprint(doc: Any) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def disk_error(e: OSError, path: Path) -> str:
+    """One line for a failed write under a run folder, with what to do about it."""
+    where = e.filename or path
+    fixes = {
+        errno.ENOSPC: "the disk is full; free some space and run the same command again to resume",
+        errno.EDQUOT: "the disk quota is used up; free some space and run the same command again to resume",
+        errno.EROFS: "the file system is read-only; choose another --out, or make it writable and run "
+                     "the same command again to resume",
+        errno.EACCES: "permission denied; choose another --out or fix its permissions",
+        errno.EPERM: "permission denied; choose another --out or fix its permissions",
+    }
+    fix = fixes.get(e.errno, "run the same command again to resume")
+    return f"cannot write {where}: {e.strerror or e}; {fix}"
+
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are not guarded
+    fcntl = None
+
+
+class RunLock:
+    """The exclusive lock of one run folder: an flock on OUT/run.lock, which holds the holder's PID."""
+
+    def __init__(self, directory: Path):
+        self.dir = directory
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self) -> None:
+        if self._fd is not None or fcntl is None:
+            return
+        fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise RunBusy(f"{self.dir} is in use by PID {holder} (another transnli run); wait for it to "
+                          "end, or stop it, or choose another --out") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = None
+
+
+def _progress_problem(state: Any) -> str | None:
+    """What is wrong with a parsed progress.json, or None."""
+    if not isinstance(state, dict):
+        return "not a JSON object"
+    if not isinstance(state.get("fingerprint"), str):
+        return "no fingerprint"
+    done = state.get("pairs_done")
+    if not isinstance(done, int) or isinstance(done, bool) or done < 0:
+        return f"pairs_done is {done!r}"
+    offsets = state.get("offsets")
+    if not isinstance(offsets, dict) or set(offsets) != set(OUTPUTS) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in offsets.values()):
+        return f"offsets is {offsets!r}"
+    if state.get("stats") is not None and not isinstance(state["stats"], dict):
+        return "stats is not an object"
+    return None
+
+
 class RunWriter:
-    """Owns one output folder for one generation run."""
+    """Owns one output folder for one generation run (see the module's docstring for its states)."""
 
     def __init__(self, out_dir: str | Path, run_fingerprint: str, overwrite: bool = False):
         self.dir = Path(out_dir)
         self.fp = run_fingerprint
         self.overwrite = overwrite
         self.pairs_done = 0
+        self.resumed = False  # True when open() took up a stopped run
         self.resumed_stats: dict | None = None
         self._fh: dict[str, Any] = {}
+        self._lock = RunLock(self.dir)
 
     def path(self, name: str) -> Path:
         return self.dir / name
 
+    @contextmanager
+    def _writing(self, path: Path):
+        try:
+            yield
+        except OSError as e:
+            raise OutputError(disk_error(e, path)) from e
+
+    def lock(self) -> None:
+        """Create the folder and take its lock (RunBusy when another process holds it)."""
+        with self._writing(self.dir):
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self._lock.acquire()
+
     def open(self) -> int:
-        """Prepare the folder; returns the number of input pairs already done (0 for a new run)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        progress = self.path(PROGRESS)
+        """Prepare the folder; returns the number of input pairs already done (0 for a new run).
+        On any error the folder is left as it was and the lock is released."""
+        try:
+            self.lock()
+            with self._writing(self.dir):
+                state = self._checkpoint()
+                if state is None:
+                    self._start()
+                else:
+                    self._resume(state)
+                for name in OUTPUTS:
+                    self._fh[name] = open(self.path(name), "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        except BaseException:
+            self.close()
+            raise
+        return self.pairs_done
+
+    def _checkpoint(self) -> dict | None:
+        """The checkpoint to resume from; None when the run starts afresh; refuses the rest."""
         if self.overwrite:
-            for name in (TRIPLES, REJECTED, STATS, CONFIG, PROGRESS):
-                self.path(name).unlink(missing_ok=True)
-            for export in ("triples.parquet", "rejected.parquet", "hf_dataset"):
-                p = self.path(export)
-                shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
-        elif progress.exists():
-            state = json.loads(progress.read_text(encoding="utf-8"))
-            if state.get("fingerprint") != self.fp:
+            return None
+        if self.path(FINISHED).exists():
+            raise OutputError(f"{self.dir} already holds a finished run; pass --overwrite to replace it")
+        if self.path(PROGRESS).exists():
+            state = self._read_progress()
+            if state["fingerprint"] != self.fp:
                 raise OutputError(
                     f"{self.dir} holds an unfinished run with a different input or configuration "
                     "(or made by another transnli version); "
                     "rerun with the same settings to resume it, or pass --overwrite to start again"
                 )
-            for name, size in state["offsets"].items():
-                with open(self.path(name), "r+b") as fh:
-                    fh.truncate(size)
-            self.pairs_done = state["pairs_done"]
-            self.resumed_stats = state["stats"]
-        elif self.path(TRIPLES).exists() or self.path(STATS).exists():
-            raise OutputError(f"{self.dir} already holds a finished run; pass --overwrite to replace it")
-        for name in (TRIPLES, REJECTED):
-            self._fh[name] = open(self.path(name), "a", encoding="utf-8")  # noqa: SIM115 - closed in finish()
-        return self.pairs_done
+            return state
+        leftovers = [name for name in (*OUTPUTS, STATS, CONFIG) if self.path(name).exists()]
+        if leftovers:
+            raise OutputError(
+                f"{self.dir} holds {', '.join(leftovers)} but neither a checkpoint ({PROGRESS}) nor a "
+                f"finished marker ({FINISHED}), so it is no run this transnli can resume (an older "
+                "version made it, or it was edited); pass --overwrite to replace it"
+            )
+        return None
+
+    def _read_progress(self) -> dict:
+        path = self.path(PROGRESS)
+        try:
+            state = json.loads(path.read_text(encoding="utf-8"))
+            problem = _progress_problem(state)
+        except ValueError as e:  # not UTF-8, not JSON
+            problem = str(e)
+        if problem:
+            raise OutputError(f"{path} is corrupt ({problem}), so the run cannot be resumed; "
+                              "pass --overwrite to start again")
+        return state
+
+    def _start(self) -> None:
+        # The checkpoint first: from here on the folder says "unfinished", whatever happens next.
+        write_json_atomic(self.path(PROGRESS), self._progress_doc({name: 0 for name in OUTPUTS}, None))
+        self.path(FINISHED).unlink(missing_ok=True)
+        for name in (STATS, CONFIG, *EXPORT_PATHS):
+            p = self.path(name)
+            shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+        for name in OUTPUTS:
+            open(self.path(name), "wb").close()
+        fsync_dir(self.dir)
+
+    def _resume(self, state: dict) -> None:
+        for name, size in state["offsets"].items():
+            p = self.path(name)
+            if not p.exists():
+                if size:
+                    raise OutputError(f"{p} is missing, but {self.path(PROGRESS)} says it held {size} bytes "
+                                      "at the last checkpoint; pass --overwrite to start again")
+                p.touch()
+            actual = p.stat().st_size
+            if actual < size:  # never pad: what was lost is lost, and the user must know
+                raise OutputError(f"{p} is shorter ({actual} bytes) than at the last checkpoint ({size} bytes, "
+                                  f"{self.path(PROGRESS)}): it was cut or replaced; pass --overwrite to start again")
+            os.truncate(p, size)  # drop what a stopped batch half-wrote
+        self.pairs_done = state["pairs_done"]
+        self.resumed_stats = state["stats"]
+        self.resumed = True
+
+    def _progress_doc(self, offsets: dict[str, int], stats: dict | None) -> dict:
+        return {"fingerprint": self.fp, "pairs_done": self.pairs_done, "offsets": offsets, "stats": stats}
 
     def write_config(self, doc: dict) -> None:
-        write_json_atomic(self.path(CONFIG), {**doc, "run_fingerprint": self.fp})
+        with self._writing(self.path(CONFIG)):
+            write_json_atomic(self.path(CONFIG), {**doc, "run_fingerprint": self.fp})
 
     def finished_stats(self) -> dict | None:
         """The stats of a finished run of exactly these settings in this folder, else None."""
-        if self.overwrite or self.path(PROGRESS).exists() or not self.path(STATS).exists():
+        if self.overwrite:
             return None
         try:
-            config = json.loads(self.path(CONFIG).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+            marker = json.loads(self.path(FINISHED).read_text(encoding="utf-8"))
+            if not isinstance(marker, dict) or marker.get("run_fingerprint") != self.fp:
+                return None
+            return json.loads(self.path(STATS).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
             return None
-        if config.get("run_fingerprint") != self.fp:
-            return None
-        return json.loads(self.path(STATS).read_text(encoding="utf-8"))
 
     def write_batch(self, accepted: list[TripleRecord], rejected: list[TripleRecord], n_pairs: int, stats: dict) -> None:
         for name, records in ((TRIPLES, accepted), (REJECTED, rejected)):
             fh = self._fh[name]
-            fh.writelines(r.to_json() + "\n" for r in records)
-            fh.flush()
+            with self._writing(self.path(name)):
+                fh.writelines(r.to_json() + "\n" for r in records)
+                fh.flush()
+                os.fsync(fh.fileno())  # on disk before the checkpoint that counts it
         self.pairs_done += n_pairs
         offsets = {name: fh.tell() for name, fh in self._fh.items()}
-        write_json_atomic(
-            self.path(PROGRESS),
-            {"fingerprint": self.fp, "pairs_done": self.pairs_done, "offsets": offsets, "stats": stats},
-        )
+        with self._writing(self.path(PROGRESS)):
+            write_json_atomic(self.path(PROGRESS), self._progress_doc(offsets, stats))
 
-    def finish(self, stats: dict) -> None:
+    def finish(self, stats: dict, exports: list[str] | tuple[str, ...] = ()) -> list[Path]:
+        """stats.json, the exports, then the finished marker; returns the exported paths."""
+        with self._writing(self.dir):
+            for fh in self._fh.values():
+                fh.flush()
+                os.fsync(fh.fileno())
+            write_json_atomic(self.path(STATS), stats)
+            written = export(self.dir, list(exports)) if exports else []
+            write_json_atomic(self.path(FINISHED), {"run_fingerprint": self.fp, "pairs_done": self.pairs_done})
+            self.path(PROGRESS).unlink(missing_ok=True)
+            fsync_dir(self.dir)
         self.close()
-        write_json_atomic(self.path(STATS), stats)
-        self.path(PROGRESS).unlink(missing_ok=True)
+        return written
 
     def close(self) -> None:
+        """Close the files and release the lock; what follows the last checkpoint is dropped on resume."""
         for fh in self._fh.values():
-            fh.close()
+            with suppress(OSError):  # a full disk: the unflushed tail is past the checkpoint anyway
+                fh.close()
         self._fh.clear()
+        self._lock.release()
 
 
 def export(out_dir: str | Path, kinds: list[str]) -> list[Path]:

@@ -13,6 +13,11 @@ input, owns the resumable RunWriter and writes every batch.
 Memory stays bounded: at most `window` batches (default 2 per worker) are in flight, so a large
 input is never read ahead of what the workers can take.
 
+A worker that dies (killed by the out-of-memory killer, say) fails the run at once with
+`WorkerDied`, instead of leaving the parent waiting for a batch that will never come; the
+pool is a `concurrent.futures.ProcessPoolExecutor`, which notices a lost process. Workers ignore
+Ctrl-C (the parent handles it and stops them) and exit by themselves if the parent dies.
+
 Workers are started with the "spawn" method: forking a process that has loaded spaCy, torch and
 the checkers' native libraries is not safe. Each worker therefore pays the pipeline's start-up
 (a few seconds, in parallel) once. Checks that run threads of their own (harper) get the CPUs
@@ -22,8 +27,14 @@ divided among the workers.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
+import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from transnli.generator.checks.base import available_cpus
@@ -55,9 +66,23 @@ _WORKER_ERROR: BaseException | None = None
 _WORKER_BARRIER: Any = None
 
 
-def _worker_init(config: GeneratorConfig, barrier, check_threads: int) -> None:
+class WorkerDied(RuntimeError):
+    """A worker process ended without returning its batch."""
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    """A parent killed with SIGKILL cannot stop its workers; they notice it is gone and leave."""
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def _worker_init(config: GeneratorConfig, barrier, check_threads: int, parent: int) -> None:
     global _WORKER_PIPELINE, _WORKER_ERROR, _WORKER_BARRIER
     _WORKER_BARRIER = barrier
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
     try:
         from transnli.generator.build import build_wordnet_pipeline
 
@@ -118,25 +143,34 @@ class ParallelRunner:
         self.window = max(1, window or 2 * workers)
         ctx = multiprocessing.get_context(start_method)
         check_threads = max(1, available_cpus() // workers)
-        self._pool = ctx.Pool(workers, initializer=_worker_init,
-                              initargs=(config, ctx.Barrier(workers), check_threads))
+        self._pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
+                                         initargs=(config, ctx.Barrier(workers), check_threads, os.getpid()))
 
     def wait_ready(self) -> None:
         """Block until every worker has built its pipeline (raises a worker's build error)."""
-        self._pool.map(_worker_ready, range(self.workers), chunksize=1)
+        for future in [self._pool.submit(_worker_ready, i) for i in range(self.workers)]:
+            self._result(future)
+
+    def _result(self, future):
+        try:
+            return future.result()
+        except BrokenProcessPool as e:
+            raise WorkerDied(
+                "a worker process died without finishing its batch (killed, e.g. by the "
+                "out-of-memory killer: each worker needs about 1 GB)") from e
 
     def run(self, pairs: Iterable, batch_size: int | None = None) -> Iterator[BatchResult]:
         size = batch_size or self.config.batch_size
         pending: deque = deque()
         for batch in batched(pairs, size):
-            pending.append(self._pool.apply_async(_worker_process, (batch,)))
+            pending.append(self._pool.submit(_worker_process, batch))
             if len(pending) >= self.window:
                 yield self._collect(pending.popleft())
         while pending:
             yield self._collect(pending.popleft())
 
-    def _collect(self, async_result) -> BatchResult:
-        result, counts, skipped, seconds = async_result.get()
+    def _collect(self, future) -> BatchResult:
+        result, counts, skipped, seconds = self._result(future)
         self.stats.counts.update(counts)
         self.stats.skipped_sentences.update(skipped)
         for name, s in seconds.items():
@@ -145,15 +179,19 @@ class ParallelRunner:
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.close()
-            self._pool.join()
+            self._pool.shutdown(wait=True)
             self._pool = None
 
     def terminate(self) -> None:
+        """Stop at once: queued batches are dropped and running ones killed."""
         if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-            self._pool = None
+            pool, self._pool = self._pool, None
+            pool.shutdown(wait=False, cancel_futures=True)
+            # The executor has no public way to stop a running task; its process table is the
+            # one handle on the workers (absent in some versions: then they finish their batch).
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+            pool.shutdown(wait=True)
 
     def __enter__(self) -> ParallelRunner:
         return self

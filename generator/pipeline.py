@@ -99,6 +99,8 @@ class GenerationStats:
         return {
             "sentences_read": c["sentences_read"],
             "sentences_skipped": dict(sorted(self.skipped_sentences.items())),
+            # pairs whose premise and hypothesis repeat an earlier pair's (processed again)
+            "duplicate_pairs": c["duplicate_pairs"],
             "words_considered": c["words_considered"],
             "skipped_no_antonym": c["skipped_no_antonym"],
             "skipped_no_pos_match": c["skipped_no_pos_match"],
