@@ -216,7 +216,7 @@ def read_pairs(
     bad_roles = sorted(set(columns or {}) - set(ROLES))
     if bad_roles:
         raise ValueError(f"unknown column role(s) {bad_roles}; choose from {', '.join(ROLES)}")
-    int_names = _label_order_names(label_order) if label_order else None
+    int_names = label_order_names(label_order) if label_order else None
     text = str(source)
     if format == "hf" or text.startswith("hf:"):
         if format not in (None, "hf"):
@@ -287,7 +287,7 @@ def pairs_from_hf_rows(
 # --- internals -------------------------------------------------------------------------------
 
 
-def _label_order_names(order: Sequence[str]) -> dict[int, str | None]:
+def label_order_names(order: Sequence[str]) -> dict[int, str | None]:
     labels = [normalize_label(word) for word in order]
     if sorted(label or "" for label in labels) != sorted(LABELS):
         raise ValueError(
@@ -317,6 +317,7 @@ def _read_hub(
         "Without hub access, download the dataset's files (e.g. SNLI/MultiNLI .jsonl, ANLI "
         "R1/test.jsonl, WANLI test.jsonl) and pass the file path instead"
     )
+    offline = None
     try:
         import datasets
         from huggingface_hub import constants
@@ -324,13 +325,16 @@ def _read_hub(
         # datasets retries an unreachable hub for half a minute before it gives up; when a
         # quick connection test fails, ask only the local cache (offline mode), which answers
         # at once, with the dataset when it is there.
-        unreachable = None if constants.is_offline_mode() else _hub_unreachable(constants.ENDPOINT)
-        with _hub_offline() if unreachable else _no_change():
+        if constants.is_offline_mode():
+            offline = "offline mode is on (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE)"
+        else:
+            offline = _hub_unreachable(constants.ENDPOINT)
+        with _hub_offline() if offline else _no_change():
             rows = datasets.load_dataset(hub_name, config, split=split)
     except Exception as exc:  # any failure (offline, unknown name, bad split): same advice
         why = f"{type(exc).__name__}: {exc}"
-        if unreachable:
-            why = f"{unreachable}, and it is not in the local datasets cache"
+        if offline and isinstance(exc, ConnectionError):  # what offline mode raises
+            why = f"{offline}, and it is not in the local datasets cache"
         raise InputError(
             source, None, None,
             f"could not load {hub_name!r} split {split!r} from the Hugging Face hub ({why}). "
