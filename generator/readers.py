@@ -156,7 +156,8 @@ def normalize_label(value: Any, *, int_names: Mapping[int, str | None] | None = 
         return normalize_label(int_names[value])
     expected = "e/n/c, entailment/neutral/contradiction, '-' or empty"
     if is_int and int_names is None:
-        expected += "; integer labels are read only from hf: datasets, files need label names"
+        expected += ("; integer labels are read only from hf: datasets, or from files with a "
+                     "label order (--label-order entailment,neutral,contradiction)")
     raise ValueError(f"unknown label {value!r} (expected {expected})")
 
 
@@ -409,7 +410,7 @@ def _read_file(
             raise record
         return _to_pair(
             record, schema, where=path, line=line, fallback_id=f"{_stem(path)}:{line}",
-            dataset=dataset, split=split, int_names=int_names, digits=int_names is not None,
+            dataset=dataset, split=split, int_names=int_names, digits=True,
         )  # fmt: skip
 
     if container == "jsonl":
@@ -630,7 +631,8 @@ def _csv_problem(
 
 
 def _quote_fault(text: str, delimiter: str = ",") -> int:
-    """Index of the field of one CSV line whose quoting is broken (csv.Error does not say)."""
+    """Index of the field of one CSV line whose quoting is broken, or that holds a carriage
+    return unquoted (csv.Error does not say which)."""
     index, i = 0, 0
     while i < len(text):
         if text[i] == '"':
@@ -647,7 +649,7 @@ def _quote_fault(text: str, delimiter: str = ",") -> int:
             if i < len(text) and text[i] != delimiter:
                 return index
         j = text.find(delimiter, i)
-        if j < 0:
+        if "\r" in text[i : len(text) if j < 0 else j] or j < 0:
             return index
         index, i = index + 1, j + 1
     return index
