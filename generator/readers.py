@@ -156,8 +156,10 @@ def normalize_label(value: Any, *, int_names: Mapping[int, str | None] | None = 
         return normalize_label(int_names[value])
     expected = "e/n/c, entailment/neutral/contradiction, '-' or empty"
     if is_int and int_names is None:
-        expected += ("; integer labels are read only from hf: datasets, or from files with a "
-                     "label order (--label-order entailment,neutral,contradiction)")
+        expected += (
+            "; integer labels are read only from hf: datasets, or from files with a "
+            "label order (--label-order entailment,neutral,contradiction)"
+        )
     raise ValueError(f"unknown label {value!r} (expected {expected})")
 
 
@@ -488,8 +490,13 @@ def _valid_text(text: str, where: str | Path, line: int, field: str) -> str:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         code = f"\\u{ord(text[exc.start]):04x}"
-        raise InputError(where, line, field, f"a lone surrogate {code} at character "
-                         f"{exc.start + 1} is not text; fix the escape in the file") from None
+        raise InputError(
+            where,
+            line,
+            field,
+            f"a lone surrogate {code} at character "
+            f"{exc.start + 1} is not text; fix the escape in the file",
+        ) from None
     return text
 
 

@@ -58,7 +58,9 @@ def test_csv_quote_closed_rows_later_skips_only_those_rows(tmp_path):
 
 def test_csv_text_after_closing_quote_names_the_field(tmp_path):
     path = numbered_csv(tmp_path / "q.csv", 3, {3: 'P1.,"He said" no,e'})
-    with pytest.raises(InputError, match=r"q\.csv:3: field 'hypothesis': text after the closing quote"):
+    with pytest.raises(
+        InputError, match=r"q\.csv:3: field 'hypothesis': text after the closing quote"
+    ):
         list(read_pairs(path))
     pairs, bad = read_all(path)
     assert [p.line for p in pairs] == [2, 4] and bad == 1
@@ -68,7 +70,9 @@ def test_csv_field_spanning_lines_is_one_error_at_its_first_line(tmp_path):
     path = tmp_path / "m.csv"
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f, lineterminator="\n")
-        writer.writerows([["premise", "hypothesis"], ["A.", "B."], ["Two\nlines.", "C."], ["D.", "E."]])
+        writer.writerows(
+            [["premise", "hypothesis"], ["A.", "B."], ["Two\nlines.", "C."], ["D.", "E."]]
+        )
     with pytest.raises(InputError, match=r"m\.csv:3: field 'premise': .*lines 3-4"):
         list(read_pairs(path))
     pairs, bad = read_all(path)
@@ -85,7 +89,12 @@ def test_csv_field_of_a_megabyte_is_read(tmp_path):
 @pytest.mark.parametrize("sep", [",", "\t"])
 def test_more_fields_than_the_header_or_a_missing_needed_column_is_an_error(tmp_path, sep):
     path = tmp_path / f"x.{'csv' if sep == ',' else 'tsv'}"
-    rows = ["premise", "hypothesis", "label"], ["P.", "H.", "e"], ["P.", "H.", "e", "x"], ["P.", "H."]
+    rows = (
+        ["premise", "hypothesis", "label"],
+        ["P.", "H.", "e"],
+        ["P.", "H.", "e", "x"],
+        ["P.", "H."],
+    )
     path.write_text("".join(sep.join(r) + "\n" for r in rows), encoding="utf-8")
     with pytest.raises(InputError, match=r":3: 4 fields, but the header has 3"):
         list(read_pairs(path))
@@ -148,7 +157,9 @@ def test_jsonl_lone_surrogate_escape_is_reported_with_its_field(tmp_path):
     path.write_text('{"premise": "P.", "hypothesis": "H."}\n'
                     '{"premise": "P.", "hypothesis": "H\\ud800."}\n'
                     '{"premise": "P.", "hypothesis": "\\ud83d\\ude00"}\n', encoding="utf-8")  # fmt: skip
-    with pytest.raises(InputError, match=r"s\.jsonl:2: field 'hypothesis': a lone surrogate \\ud800"):
+    with pytest.raises(
+        InputError, match=r"s\.jsonl:2: field 'hypothesis': a lone surrogate \\ud800"
+    ):
         list(read_pairs(path))
     pairs, bad = read_all(path)
     assert [p.hypothesis for p in pairs] == ["H.", "\U0001f600"] and bad == 1
@@ -202,7 +213,9 @@ def test_generate_cli_takes_dataset_columns_and_label_order(tmp_path):
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     triples = [json.loads(t) for t in (tmp_path / "out" / "triples.jsonl").read_text().splitlines()]
-    assert triples and {(t["dataset"], t["gold_label"]) for t in triples} == {("mine", "contradiction")}
+    assert triples and {(t["dataset"], t["gold_label"]) for t in triples} == {
+        ("mine", "contradiction")
+    }
     bad = CliRunner().invoke(main, [*args[:4], "--columns", "premise"])
     assert bad.exit_code == 2 and "ROLE=COLUMN" in bad.output
 
@@ -269,14 +282,18 @@ def test_hub_probe_reports_a_closed_port():
 # Text with what breaks readers: quotes, separators, line breaks, non-ASCII, empty strings.
 TEXT = st.text(
     alphabet=st.one_of(
-        st.sampled_from(['"', "'", ",", "\t", "\n", "\r", " ", "\\", "{", "}", "é", "日", "\U0001f600"]),
+        st.sampled_from(
+            ['"', "'", ",", "\t", "\n", "\r", " ", "\\", "{", "}", "é", "日", "\U0001f600"]
+        ),
         st.characters(codec="utf-8", exclude_categories=("Cs",)),
     ),
     max_size=12,
 )
 LABEL = st.sampled_from(["entailment", "neutral", "contradiction", "e", "n", "c", "-", ""])
 ROWS = st.lists(st.tuples(TEXT, TEXT, LABEL), min_size=1, max_size=12)
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 def check_accounting(path: Path, rows, status) -> None:
@@ -317,7 +334,11 @@ def test_fuzz_csv(tmp_path, rows, crlf):
     # that csv.writer leaves a carriage return unquoted when it ends lines with "\n" alone
     # (a row that is then reported, and may as well be).
     status = [
-        "bad" if any("\n" in f for f in r) else "maybe" if not crlf and any("\r" in f for f in r) else "read"
+        "bad"
+        if any("\n" in f for f in r)
+        else "maybe"
+        if not crlf and any("\r" in f for f in r)
+        else "read"
         for r in rows
     ]
     check_accounting(path, rows, status)
@@ -326,10 +347,16 @@ def test_fuzz_csv(tmp_path, rows, crlf):
 @FUZZ
 @given(rows=ROWS)
 def test_fuzz_tsv(tmp_path, rows):
-    rows = [tuple(f.replace("\n", " ").replace("\r", " ").replace("\t", " ") for f in r) for r in rows]
+    rows = [
+        tuple(f.replace("\n", " ").replace("\r", " ").replace("\t", " ") for f in r) for r in rows
+    ]
     path = tmp_path / "fuzz.tsv"
-    path.write_bytes("".join("\t".join(r) + "\n" for r in [("premise", "hypothesis", "label"), *rows]).encode())
-    check_accounting(path, rows, ["read"] * len(rows))  # no quoting: every row comes back as written
+    path.write_bytes(
+        "".join("\t".join(r) + "\n" for r in [("premise", "hypothesis", "label"), *rows]).encode()
+    )
+    check_accounting(
+        path, rows, ["read"] * len(rows)
+    )  # no quoting: every row comes back as written
 
 
 @FUZZ
@@ -337,7 +364,9 @@ def test_fuzz_tsv(tmp_path, rows):
 def test_fuzz_jsonl(tmp_path, rows, broken, ascii_only):
     lines, status = [], []
     for i, (p, h, label) in enumerate(rows):
-        line = json.dumps({"premise": p, "hypothesis": h, "label": label}, ensure_ascii=ascii_only).encode()
+        line = json.dumps(
+            {"premise": p, "hypothesis": h, "label": label}, ensure_ascii=ascii_only
+        ).encode()
         if i in broken and i % 3 == 0:
             line = line[:-1] + b"\xff}"  # not UTF-8
         elif i in broken and i % 3 == 1:
