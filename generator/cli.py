@@ -32,6 +32,34 @@ def _pos_list(ctx, param, value: str | None):
     return items
 
 
+def _column_map(ctx, param, value: str | None):
+    """`premise=sent1,hypothesis=sent2` as {"premise": "sent1", "hypothesis": "sent2"}."""
+    from transnli.generator.readers import ROLES
+
+    if value is None:
+        return None
+    mapping = {}
+    for item in value.split(","):
+        role, sep, column = (part.strip() for part in item.partition("="))
+        if not sep or role not in ROLES or not column:
+            raise click.BadParameter(f"expected ROLE=COLUMN items with ROLE one of {','.join(ROLES)}; got {item!r}")
+        mapping[role] = column
+    return mapping
+
+
+def _label_order(ctx, param, value: str | None):
+    from transnli.generator.readers import label_order_names
+
+    if value is None:
+        return None
+    order = [v.strip() for v in value.split(",")]
+    try:
+        label_order_names(order)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from e
+    return order
+
+
 def _count_lines(path: Path, limit: int | None) -> int | None:
     """Total for the progress bar; None for hub datasets or unreadable sources."""
     if not path.is_file():
@@ -49,6 +77,9 @@ _SETTINGS_OPTIONS = [
     click.option("--preset", default="default", show_default=True, help="Preset name (default, paper) or a .toml file."),
     click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Input format; auto-detected when omitted."),
     click.option("--limit", type=click.IntRange(min=0), default=None, help="Read at most N pairs."),
+    click.option("--dataset", default=None, help="Dataset name written into each record (default: the detected dataset, else the input file's stem)."),
+    click.option("--columns", callback=_column_map, default=None, help="The input's column names, e.g. premise=sent1,hypothesis=sent2,label=gold,id=uid."),
+    click.option("--label-order", callback=_label_order, default=None, help="Labels of integer labels 0,1,2 in a file, e.g. entailment,neutral,contradiction (-1: no label)."),
     click.option("--seed", type=int, default=None, help="Seed for any stochastic component (recorded in config.json)."),
     click.option("--antonyms", type=click.Choice(ANTONYM_MODES), default=None, help="WordNet candidate set."),
     click.option("--pos", callback=_pos_list, default=None, help="Comma-separated POS to replace, e.g. VERB,ADJ."),
@@ -139,7 +170,8 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
                      overwrite=False, quiet=False, seed=None, antonyms=None, pos=None, include_aux=None,
                      grammar=None, languagetool_url=None, acceptability=None, cola_model=None,
                      cola_threshold=None, vectors=None, spacy_model=None, max_chars=None, device=None,
-                     batch_size=None, limit=None, reuse_finished=False, workers=1, **llm_options) -> dict:
+                     batch_size=None, limit=None, reuse_finished=False, workers=1, dataset=None, columns=None,
+                     label_order=None, **llm_options) -> dict:
     """The work of `transnli generate`; returns the run's stats. Errors a user can fix are raised
     as click exceptions. With `reuse_finished`, a finished run of the same settings in `out_dir`
     is returned as it is instead of refused (`transnli run` uses this to rerun only what is new)."""
@@ -167,13 +199,15 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
     # The input is opened (format detected) and hashed before the pipeline's slow start, so that
     # an unreadable input fails at once.
     bad = Counter()
+    reading = {"dataset": dataset, "columns": columns, "label_order": label_order}
     try:
-        pairs = read_pairs(input_source, format=fmt, skip_bad=skip_bad, bad_counter=bad)
+        pairs = read_pairs(input_source, format=fmt, skip_bad=skip_bad, bad_counter=bad, **reading)
         input_desc = input_identity(input_source, fmt)
     except InputError as e:
         raise click.ClickException(str(e)) from e
     except OSError as e:
         raise click.ClickException(f"cannot read {input_source}: {e.strerror or e}") from e
+    input_desc.update({key: value for key, value in reading.items() if value})  # as before when unset
     # The tool's version too: another version may judge or word records differently, and a run
     # must not mix the two (resuming across an upgrade is refused; --overwrite starts again).
     run_fp = fingerprint({"input": input_desc, "config": config.fingerprint_dict(),

@@ -166,12 +166,15 @@ def test_format_override(tmp_path):
     other = write_jsonl(tmp_path / "data.dat", [{"premise": "P.", "hypothesis": "H."}])
     assert detect_format(other) == "jsonl"
     assert next(read_pairs(other, format="jsonl")).premise == "P."
-    # Overriding with a schema the file does not have names the missing field.
-    with pytest.raises(InputError, match=r"x\.jsonl:1: field 'premise'"):
-        next(read_pairs(path, format="jsonl"))
+    # Read as a generic file, it takes the native keys and is named after the file.
+    assert next(read_pairs(path, format="jsonl")).dataset == "x"
+    # Overriding with a format the file does not have names the missing field.
+    foreign = write_jsonl(tmp_path / "z.jsonl", [{"text": "P.", "other": "H."}])
+    with pytest.raises(InputError, match=r"z\.jsonl:1: field 'premise'"):
+        next(read_pairs(foreign, format="jsonl"))
     with pytest.raises(InputError, match="field 'premise': no such column"):
         p = tmp_path / "y.tsv"
-        p.write_text("sentence1\tsentence2\nA.\tB.\n", encoding="utf-8")
+        p.write_text("text1\ttext2\nA.\tB.\n", encoding="utf-8")
         next(read_pairs(p, format="tsv"))
 
 
