@@ -122,6 +122,23 @@ def prediction_row(t: Triple, spec: str, labels: dict[Pair, Prediction]) -> dict
     }
 
 
+def _unlabelled_note(backend: NLIBackend, labels: dict[Pair, Prediction]) -> str:
+    """", 3 without a label (1 failed request, 2 unparseable replies)": an LLM judge's requests that
+    failed and replies that named no label are different problems, so they are counted apart."""
+    none = sum(1 for p in labels.values() if p.label is None)
+    if not none:
+        return ""
+    d = backend.describe()
+    why = []
+    if d.get("request_failures"):
+        n = d["request_failures"]
+        why.append(f"{n} failed request{'s' if n != 1 else ''}")
+    if d.get("unparseable"):
+        n = d["unparseable"]
+        why.append(f"{n} unparseable repl{'ies' if n != 1 else 'y'}")
+    return f", {none} without a label" + (f" ({', '.join(why)})" if why else "")
+
+
 def summarize(triples: Sequence[Triple],
               results: Sequence[tuple[str, dict[Pair, Prediction]]]) -> list[dict[str, Any]]:
     """The "models" list of summary.json: per model, per dataset (first-seen order)."""
@@ -210,9 +227,7 @@ def evaluate_triples(
                     how = f"{st.from_cache} from cache, {st.computed} computed"
                 else:
                     how = "cache not used" if backend.cacheable else getattr(backend, "uncached_note", "no model run")
-                none = sum(1 for p in labels.values() if p.label is None)
-                echo(f"{spec}: {st.pairs} pairs labelled ({how})"
-                     + (f", {none} without a label (unparseable replies)" if none else ""))
+                echo(f"{spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, labels)}")
             results.append((spec, labels))
             described.append({**backend.describe(), "pairs_labelled": len(labels)})
 

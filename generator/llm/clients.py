@@ -132,6 +132,15 @@ def all_unreachable(replies: Sequence[LLMReply]) -> LLMReply | None:
     return None
 
 
+def none_answered(replies: Sequence[LLMReply], answered_before: int) -> LLMReply | None:
+    """The first reply when every request of a batch failed and no earlier one was answered
+    either: the server (or the settings) cannot work, and a run should stop and say so rather than
+    record every prompt as a failure."""
+    if replies and answered_before == 0 and not any(r.ok for r in replies):
+        return replies[0]
+    return None
+
+
 def check_api_key(base_url: str, api_key_env: str | None) -> None:
     """Raise LLMError when a key is needed and missing: the variable was named explicitly (not
     the default) and is unset, or the server is a hosted API that answers nothing without one."""
