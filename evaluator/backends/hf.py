@@ -163,6 +163,41 @@ def folder_digest(folder: Path, hash_file=None) -> str:
     return h.hexdigest()
 
 
+def safetensors_problem(path: Path) -> str | None:
+    """Why a .safetensors file cannot be what its header says (cut short, garbled header), or
+    None. Reads only the header: a safetensors file is an 8-byte header length, a JSON header
+    giving each tensor's byte range, then the data, so its size is known from the header."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+            if len(head) < 8:
+                return f"{size} bytes, too short for a safetensors header"
+            n = int.from_bytes(head, "little")
+            if n > size - 8:
+                return f"its header length says {n} bytes, the file has {size}"
+            header = json.loads(fh.read(n))
+        end = max((int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__"), default=0)
+    except OSError as e:
+        return f"cannot be read: {e.strerror or e}"
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return "its header is not a valid safetensors header"
+    expected = 8 + n + end
+    if size < expected:
+        return f"{size} bytes where its header describes {expected}: truncated"
+    if size > expected:
+        return f"{size} bytes where its header describes {expected}"
+    return None
+
+
+def check_weights(folder: Path) -> None:
+    """Raise BackendError naming the first corrupt or truncated safetensors weights file."""
+    for path in model_files(folder):
+        if path.suffix == ".safetensors" and (why := safetensors_problem(path)):
+            raise BackendError(f"model folder {folder}: weights file {path.name} is corrupt or truncated "
+                               f"({why}); download or save the model again")
+
+
 def _looks_like_path(arg: str) -> bool:
     return arg.startswith((".", "/", "~", "\\")) or arg.count("/") > 1 or arg.count(os.sep) > 1
 
@@ -240,9 +275,16 @@ class HFBackend(NLIBackend):
         dtype = resolve_dtype(options.dtype, device)
         _set_threads(device, options.threads)
 
+        if local.is_dir():
+            check_weights(local)
+        from safetensors import SafetensorError
+
         try:
             tokenizer = load(AutoTokenizer.from_pretrained)
             model = load(AutoModelForSequenceClassification.from_pretrained, dtype=dtype)
+        except SafetensorError as e:  # a file the header check passed, or a hub snapshot's
+            raise BackendError(f"hf model {arg!r}: a weights file is corrupt or truncated ({e}); "
+                               "download or save the model again") from e
         except (OSError, ValueError) as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise BackendError(f"cannot load hf model {arg!r}: {first}") from e
@@ -352,6 +394,13 @@ class HFBackend(NLIBackend):
                 "try a smaller --batch-size or --max-length"
             ) from e
         self.forward_calls += 1
+        finite = torch.isfinite(logits).all(dim=-1)
+        if not bool(finite.all()):  # argmax would call NaN the largest: every pair one label
+            raise BackendError(
+                f"{self.name}: the model output non-finite logits (NaN or infinity) for "
+                f"{int((~finite).sum())} of {len(rows)} pairs in a batch; its weights hold NaN or "
+                "infinite values, or the dtype overflows (try --dtype float32)"
+            )
         probs = torch.softmax(logits, dim=-1).cpu().tolist()
         best = logits.argmax(dim=-1).cpu().tolist()
         return [

@@ -141,11 +141,14 @@ class LLMJudgeBackend(NLIBackend):
         return f"llm|{self.client.backend}|{self.client.model_identity}|{self.template.id}|{params}"
 
     def predict(self, pairs: Sequence[Pair]) -> list[Prediction]:
-        from transnli.generator.llm.clients import all_unreachable, none_answered
+        from transnli.generator.llm.clients import LLMError, all_unreachable, none_answered
         from transnli.generator.llm.prompting import judge_prompt
 
         prompts = [judge_prompt(self.template, p, h) for p, h in pairs]
-        replies = self.client.complete_many(prompts)
+        try:
+            replies = self.client.complete_many(prompts)
+        except LLMError as e:  # the reply cache cannot be used
+            raise BackendError(f"{self.spec or 'llm'}: {e}") from e
         fatal = all_unreachable(replies)
         if fatal is not None:
             raise BackendError(f"{self.spec or 'llm'}: {fatal.error}")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -723,27 +724,56 @@ class ReplyCache:
                     "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, backend TEXT NOT NULL, "
                     "model TEXT NOT NULL, params TEXT NOT NULL, prompt TEXT NOT NULL, "
                     "reply TEXT NOT NULL, created REAL NOT NULL)")
+        except sqlite3.DatabaseError as e:
+            raise self._problem(e) from e
         except (OSError, sqlite3.Error) as e:
             raise LLMError(f"cannot open the LLM reply cache {self.path}: {e} "
                            "(set TRANSNLI_CACHE to a writable folder)") from e
+        self.writable = True  # False once the disk is full
+
+    def _problem(self, e: sqlite3.Error) -> LLMError:
+        """One line naming the file, what is wrong and what to do."""
+        msg = str(e)
+        if "full" in msg:
+            return LLMError(f"the LLM reply cache {self.path} cannot grow: the disk is full ({msg}); free some space")
+        if "malformed" in msg or "not a database" in msg or type(e) is sqlite3.DatabaseError:
+            return LLMError(f"the LLM reply cache {self.path} is damaged ({msg}); delete it (replies will be "
+                            f"asked again) or point ${CACHE_ENV} at another file")
+        return LLMError(f"the LLM reply cache {self.path} cannot be used ({msg}); delete it or point "
+                        f"${CACHE_ENV} at another file")
 
     def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
         uniq = list(dict.fromkeys(keys))
-        for start in range(0, len(uniq), 500):
-            chunk = uniq[start:start + 500]
-            rows = self.conn.execute(
-                f"SELECT key, reply FROM replies WHERE key IN ({','.join('?' * len(chunk))})", chunk)
-            found.update((k, json.loads(v)) for k, v in rows)
+        try:
+            for start in range(0, len(uniq), 500):
+                chunk = uniq[start:start + 500]
+                rows = self.conn.execute(
+                    f"SELECT key, reply FROM replies WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+                found.update((k, json.loads(v)) for k, v in rows)
+        except sqlite3.DatabaseError as e:
+            raise self._problem(e) from e
         return found
 
     def put(self, key: str, backend: str, model: str, params: dict[str, Any], prompt: str,
             reply: LLMReply) -> None:
-        with self.conn:
-            self.conn.execute(
-                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (key, backend, model, json.dumps(params, sort_keys=True), prompt,
-                 json.dumps(reply.cache_dict(), ensure_ascii=False), time.time()))
+        """Store a reply. On a full disk the reply is kept by the caller and storing stops (with
+        one warning): the run goes on, only a rerun will ask again."""
+        if not self.writable:
+            return
+        try:
+            with self.conn:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (key, backend, model, json.dumps(params, sort_keys=True), prompt,
+                     json.dumps(reply.cache_dict(), ensure_ascii=False), time.time()))
+        except sqlite3.OperationalError as e:
+            if "full" not in str(e):
+                raise self._problem(e) from e
+            self.writable = False
+            logging.getLogger("transnli").warning("%s; replies from here on are not cached", self._problem(e))
+        except sqlite3.DatabaseError as e:
+            raise self._problem(e) from e
 
     def __len__(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
