@@ -126,3 +126,45 @@ def test_a_full_disk_under_the_label_cache_loses_no_label(tiny_nli_model_dir, tr
     assert len(rows) == 40 and all(r["labels"]["p_h"] for r in rows)
     with sqlite3.connect(tmp_path / "cache" / "labels.sqlite3") as conn:  # the cache is still sound
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+# -- offline ---------------------------------------------------------------------------------------
+def _bounded_create(spec):
+    """create_backend on a thread with a hang guard (the hub client's retries took ~30 s)."""
+    import threading
+
+    box = {}
+
+    def work():
+        try:
+            create_backend(spec, BackendOptions())
+        except BaseException as e:  # noqa: BLE001 - inspected below
+            box["error"] = e
+
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    t.join(20)
+    assert not t.is_alive(), "still asking the hub after 20 s"
+    return box.get("error")
+
+
+def test_a_relative_model_path_that_does_not_exist_is_a_missing_folder(tmp_path, monkeypatch):
+    (tmp_path / "models").mkdir()
+    monkeypatch.chdir(tmp_path)
+    err = _bounded_create("models/nli-base")
+    assert isinstance(err, BackendError) and "hf model folder 'models/nli-base' does not exist" in str(err)
+
+
+@pytest.mark.parametrize("how", ["offline", "no_route"])
+def test_a_hub_id_offline_fails_at_once(tmp_path, monkeypatch, how):
+    from llm_fakes import closed_port_url
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty Hugging Face cache
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    if how == "offline":
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    else:
+        monkeypatch.setenv("HF_ENDPOINT", closed_port_url().removesuffix("/v1"))
+    err = _bounded_create("transnli-test/no-such-model")
+    assert isinstance(err, BackendError)
+    assert "neither a folder here nor in the Hugging Face cache, and the hub cannot be reached" in str(err)

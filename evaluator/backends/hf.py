@@ -199,7 +199,44 @@ def check_weights(folder: Path) -> None:
 
 
 def _looks_like_path(arg: str) -> bool:
-    return arg.startswith((".", "/", "~", "\\")) or arg.count("/") > 1 or arg.count(os.sep) > 1
+    """A spec that can only mean a folder: it starts like a path, has more than one separator, or
+    its first part is a folder here (``models/nli`` when ./models exists; a hub id is ORG/NAME)."""
+    if arg.startswith((".", "/", "~", "\\")) or arg.count("/") > 1 or arg.count(os.sep) > 1:
+        return True
+    head = arg.replace(os.sep, "/").split("/", 1)[0]
+    return "/" in arg.replace(os.sep, "/") and Path(head).is_dir()
+
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def hub_unreachable(timeout: float = 2.0) -> str | None:
+    """Why the Hugging Face hub cannot be asked (offline mode, or no TCP connection to its endpoint
+    within `timeout` seconds), or None. Asked only when a model is not in the local cache, so that
+    an offline machine fails in seconds instead of after the hub client's retries."""
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(var, "").strip().lower() in _TRUE:
+            return f"{var} is set"
+    import socket
+    from urllib.parse import urlparse
+
+    endpoint = os.environ.get("HF_ENDPOINT")
+    if not endpoint:
+        try:
+            from huggingface_hub import constants
+
+            if constants.HF_HUB_OFFLINE:
+                return "HF_HUB_OFFLINE is set"
+            endpoint = constants.ENDPOINT
+        except ImportError:
+            endpoint = "https://huggingface.co"
+    url = urlparse(endpoint)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "", port), timeout=timeout):
+            return None
+    except OSError as e:
+        return f"no connection to {url.scheme}://{url.netloc}: {e.strerror or e}"
 
 
 # --------------------------------------------------------------------------- backend
@@ -256,7 +293,13 @@ class HFBackend(NLIBackend):
                 return fn(src, **load_kw, **kw)
             try:
                 return fn(src, local_files_only=True, **load_kw, **kw)
-            except OSError:
+            except OSError as e:
+                why = hub_unreachable()
+                if why is not None:
+                    raise BackendError(
+                        f"cannot load hf model {arg!r}: it is neither a folder here nor in the Hugging Face "
+                        f"cache, and the hub cannot be reached ({why}); give a model folder, or download "
+                        "the model where there is network") from e
                 return fn(src, **load_kw, **kw)
 
         try:
