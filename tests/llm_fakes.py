@@ -11,6 +11,8 @@ prompts and `judge` (keyed by the hypothesis) for NLI prompts. A behaviour is on
 - ("sleep", seconds, then): sleep, then behave as `then` (the client should time out first);
 - ("drop", times, then): the first `times` calls get the status line, headers and half the body,
   then the connection closes (a server or proxy dying mid-reply); then behave as `then`;
+- ("truncated", times, then): the first `times` calls get HTTP 200 whose (complete) body is JSON
+  cut short, as a proxy that lost the rest sends it; then behave as `then`;
 - ("html", code): HTTP `code` with an HTML error page;
 - ("echo", code): HTTP `code` whose body echoes the request headers (Authorization included), as
   some misconfigured proxies do.
@@ -142,6 +144,12 @@ class FakeLLM:
                         _, times, then = behaviour
                         if n <= times:
                             self._drop(json.dumps({"choices": [{"message": {"content": "x" * 40}}]}).encode())
+                            return
+                        return self._behave(then, body, prompt, n)
+                    if kind == "truncated":
+                        _, times, then = behaviour
+                        if n <= times:
+                            self._send(200, b'{"id": "chatcmpl-fake", "choices": [{"index": 0, "mess')
                             return
                         return self._behave(then, body, prompt, n)
                     if kind == "html":

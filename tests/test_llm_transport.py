@@ -70,17 +70,14 @@ def test_a_connection_dropped_mid_reply_is_retried(fake):
     assert r.ok and r.text == "entailment" and r.attempts == 2
 
 
-def test_dropped_every_time_is_a_request_failure_not_a_crash(fake):
-    fake.respond = lambda prompt: ("drop", 99, "never")
-    (r,) = OpenAIChatClient("m", base_url=fake.url, backoff=0.01, max_retries=2).complete_many(["p"])
-    assert not r.ok and r.error_kind == "dropped" and r.attempts == 3 and "broke" in r.error
-
-
-def test_html_error_pages_are_request_failures(fake):
-    fake.respond = lambda prompt: ("html", 502) if prompt == "a" else ("html", 200)
-    a, b = OpenAIChatClient("m", base_url=fake.url, backoff=0.01, max_retries=1).complete_many(["a", "b"])
-    assert a.error_kind == "http" and a.attempts == 2 and "502" in a.error
-    assert b.error_kind == "malformed" and b.attempts == 1  # HTML is not a truncated reply: no retry
+def test_a_reply_cut_short_is_retried_but_html_is_not(fake):
+    replies = {"a": ("truncated", 1, "neutral"), "b": ("drop", 99, "never"), "c": ("html", 502), "d": ("html", 200)}
+    fake.respond = replies.get
+    a, b, c, d = OpenAIChatClient("m", base_url=fake.url, backoff=0.01, max_retries=2).complete_many(list("abcd"))
+    assert a.ok and a.text == "neutral" and a.attempts == 2
+    assert b.error_kind == "dropped" and b.attempts == 3 and "broke" in b.error  # a failure, not a crash
+    assert c.error_kind == "http" and c.attempts == 3 and "502" in c.error
+    assert d.error_kind == "malformed" and d.attempts == 1  # an HTML page is no truncated reply
 
 
 def test_the_api_key_never_appears_in_an_error(fake, monkeypatch):
