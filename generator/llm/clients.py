@@ -573,9 +573,14 @@ class _HFClient(LLMClient):
         kwargs: dict[str, Any] = {}
         if self.dtype != "auto":
             kwargs["dtype"] = getattr(torch, self.dtype)
+        from safetensors import SafetensorError
+
         try:
             tok = transformers.AutoTokenizer.from_pretrained(self.model)
             model = auto.from_pretrained(self.model, **kwargs)
+        except SafetensorError as e:
+            raise LLMError(f"{self.model}: a weights file is corrupt or truncated ({e}); download or save "
+                           "the model again") from e
         except (OSError, ValueError) as e:
             raise LLMError(f"cannot load {self.model!r} with {self.auto_model}: {str(e).rstrip('.')}. Give a local folder "
                            "or a hub id that is in the Hugging Face cache.") from e
