@@ -10,10 +10,12 @@ The same database memoises file digests by (path, size, mtime), so a large check
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import logging
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from .backends.base import NLIBackend, Pair, Prediction, collect_batches, sha256
 from .errors import EvaluatorError
 from .labels import LABELS
 
+log = logging.getLogger("transnli")
 CACHE_ENV = "TRANSNLI_CACHE"
 DB_NAME = "labels.sqlite3"
 SCHEMA_VERSION = 1
@@ -42,6 +45,39 @@ def pair_key(premise: str, hypothesis: str) -> bytes:
     return hashlib.sha256(len(p).to_bytes(8, "big") + p + h).digest()
 
 
+class CacheError(EvaluatorError):
+    """The label cache cannot be used (a damaged file, an unwritable folder)."""
+
+
+class CacheFullError(CacheError):
+    """A write failed because the disk (or the database's size limit) is full; nothing stored
+    before it is lost (SQLite rolls the failed transaction back)."""
+
+
+def sqlite_problem(path: Path, e: sqlite3.Error, what: str, fix: str) -> str:
+    """One line for a SQLite error on a cache file: which file, what is wrong, what to do."""
+    msg = str(e)
+    if "malformed" in msg or "not a database" in msg or type(e) is sqlite3.DatabaseError:
+        return f"the {what} {path} is damaged ({msg}); delete it ({fix}) or run with --no-cache"
+    if "full" in msg:
+        return f"the {what} {path} cannot grow: the disk is full ({msg}); free some space or run with --no-cache"
+    return f"the {what} {path} cannot be used ({msg}); run with --no-cache, or delete the file"
+
+
+def _guarded(method: Callable) -> Callable:
+    """Turn a SQLite error inside a cache method into a CacheError that names the file."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            problem = sqlite_problem(self.path, e, "label cache", "labels will be computed again")
+            raise (CacheFullError if "full" in str(e) else CacheError)(problem) from e
+
+    return wrapper
+
+
 class LabelCache:
     """The SQLite store: labels per model identity, and file digests."""
 
@@ -54,8 +90,12 @@ class LabelCache:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self._create()
-        except (OSError, sqlite3.Error) as e:
-            raise EvaluatorError(f"cannot open the label cache in {self.folder}: {e}") from e
+        except sqlite3.Error as e:
+            raise CacheError(sqlite_problem(self.folder / DB_NAME, e, "label cache",
+                                            "labels will be computed again")) from e
+        except OSError as e:
+            raise CacheError(f"cannot open the label cache in {self.folder}: {e.strerror or e}; "
+                             "choose another folder with --cache-dir, or run with --no-cache") from e
         self._model_ids: dict[str, int] = {}
         self.files_hashed = 0  # digests actually computed (not served from the table)
 
@@ -80,6 +120,7 @@ class LabelCache:
                               (str(SCHEMA_VERSION),))
 
     # ------------------------------------------------------------------ labels
+    @_guarded
     def model_id(self, identity: str) -> int:
         if identity not in self._model_ids:
             with self.conn:
@@ -88,6 +129,7 @@ class LabelCache:
             self._model_ids[identity] = int(row[0])
         return self._model_ids[identity]
 
+    @_guarded
     def get_many(self, identity: str, pairs: Sequence[Pair]) -> dict[int, Prediction]:
         """{index into pairs: Prediction} for the pairs already stored for this model."""
         mid = self.model_id(identity)
@@ -111,6 +153,7 @@ class LabelCache:
                     found[i] = pred
         return found
 
+    @_guarded
     def put_many(self, identity: str, pairs: Sequence[Pair], preds: Sequence[Prediction]) -> None:
         """Store one batch and commit it."""
         mid = self.model_id(identity)
@@ -121,6 +164,7 @@ class LabelCache:
         with self.conn:
             self.conn.executemany("INSERT OR REPLACE INTO labels VALUES (?,?,?,?,?,?,?,?)", rows)
 
+    @_guarded
     def count(self, identity: str | None = None) -> int:
         if identity is None:
             return int(self.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0])
@@ -128,6 +172,7 @@ class LabelCache:
                                      (self.model_id(identity),)).fetchone()[0])
 
     # ------------------------------------------------------------------ file digests
+    @_guarded
     def hash_file(self, path: str | Path) -> str:
         """sha256 of a file, memoised by (resolved path, size, mtime_ns)."""
         path = Path(path).resolve()
@@ -140,9 +185,14 @@ class LabelCache:
             return str(row[0])
         digest = sha256_file(path)
         self.files_hashed += 1
-        with self.conn:
-            self.conn.execute("INSERT OR REPLACE INTO file_hashes VALUES (?,?,?,?)",
-                              (str(path), st.st_size, st.st_mtime_ns, digest))
+        try:
+            with self.conn:
+                self.conn.execute("INSERT OR REPLACE INTO file_hashes VALUES (?,?,?,?)",
+                                  (str(path), st.st_size, st.st_mtime_ns, digest))
+        except sqlite3.OperationalError as e:
+            if "full" not in str(e):
+                raise
+            # A digest not remembered is only computed again next time.
         return digest
 
     def close(self) -> None:
@@ -165,6 +215,7 @@ class CachedBackend(NLIBackend):
         self.batch_size = inner.batch_size
         self.hits = 0
         self.computed = 0
+        self.writable = True  # False once the disk is full
 
     @property
     def identity(self) -> str:
@@ -191,7 +242,13 @@ class CachedBackend(NLIBackend):
             return
         for local, preds in self.inner.predict_batches([pairs[i] for i in misses]):
             idx = [misses[j] for j in local]
-            self.cache.put_many(identity, [pairs[i] for i in idx], preds)
+            if self.writable:
+                try:
+                    self.cache.put_many(identity, [pairs[i] for i in idx], preds)
+                except CacheFullError as e:
+                    # The labels are in hand: go on without storing more rather than lose them.
+                    self.writable = False
+                    log.warning("%s; labels from here on are not cached", e)
             self.computed += len(idx)
             yield idx, preds
 

@@ -63,8 +63,9 @@ def run(input_source, out_dir, models, **options):
     _setup_logging()
     try:
         extra = llm_backend_extra(options)
+        # OUT/evaluate belongs to this command: each run replaces what an earlier one wrote there.
         result = evaluate_triples([gen_dir / "triples.jsonl"], list(models), eval_dir, backend_extra=extra,
-                                  echo=lambda line: click.echo(line, err=True), **options)
+                                  echo=lambda line: click.echo(line, err=True), overwrite=True, **options)
     except EvaluatorError as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"wrote {len(result.files)} files to {result.out_dir}", err=True)

@@ -101,7 +101,10 @@ def evaluation_options(f):
 @click.argument("triples", nargs=-1, required=True,
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output folder.")
+              help="Output folder: new, empty, or holding this same evaluation.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace another evaluation's outputs in --out (predictions.jsonl, summary.json, "
+                   "report.md, tables/, plots/).")
 @evaluation_options
 def evaluate(triples, out_dir, models, **options):
     """Label TRIPLES (JSONL files) with each --model and report transitive consistency.

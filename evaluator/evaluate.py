@@ -8,6 +8,7 @@ label the first-stage pairs ((P,H), (H,H'), (H',H)), then (P,H') where (H,H') is
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -28,6 +29,10 @@ from .triples import Triple, load_triples
 
 log = logging.getLogger("transnli")
 PROB_DIGITS = 6  # probabilities in predictions.jsonl
+# What an evaluation writes into its folder (and what --overwrite replaces; nothing else is touched).
+OUTPUT_NAMES = ("predictions.jsonl", "summary.json", "report.md", "tables", "plots")
+# Settings that do not change a label: rerunning with another value is the same evaluation.
+_NOT_IDENTITY = ("batch_size", "device")
 
 
 @dataclass
@@ -122,6 +127,23 @@ def prediction_row(t: Triple, spec: str, labels: dict[Pair, Prediction]) -> dict
     }
 
 
+def _unlabelled_note(backend: NLIBackend, labels: dict[Pair, Prediction]) -> str:
+    """", 3 without a label (1 failed request, 2 unparseable replies)": an LLM judge's requests that
+    failed and replies that named no label are different problems, so they are counted apart."""
+    none = sum(1 for p in labels.values() if p.label is None)
+    if not none:
+        return ""
+    d = backend.describe()
+    why = []
+    if d.get("request_failures"):
+        n = d["request_failures"]
+        why.append(f"{n} failed request{'s' if n != 1 else ''}")
+    if d.get("unparseable"):
+        n = d["unparseable"]
+        why.append(f"{n} unparseable repl{'ies' if n != 1 else 'y'}")
+    return f", {none} without a label" + (f" ({', '.join(why)})" if why else "")
+
+
 def summarize(triples: Sequence[Triple],
               results: Sequence[tuple[str, dict[Pair, Prediction]]]) -> list[dict[str, Any]]:
     """The "models" list of summary.json: per model, per dataset (first-seen order)."""
@@ -139,6 +161,90 @@ def summarize(triples: Sequence[Triple],
             "overall": dataset_metrics(r for d in datasets for r in rows[d]),
         })
     return models
+
+
+def check_triples_files(paths: Sequence[Path], hash_file: Callable[[Path], str]) -> None:
+    """The same file given twice (by path or by content) would count its triples twice: an error."""
+    by_path: dict[Path, Path] = {}
+    by_digest: dict[str, Path] = {}
+    for path in paths:
+        resolved = path.resolve()
+        if resolved in by_path:
+            raise EvaluatorError(f"triples file {path} is given twice (also as {by_path[resolved]}); "
+                                 "give each file once")
+        by_path[resolved] = path
+        digest = hash_file(path)
+        if digest in by_digest:
+            raise EvaluatorError(f"triples files {by_digest[digest]} and {path} have the same content; "
+                                 "give each file once (its triples would be counted twice)")
+        by_digest[digest] = path
+
+
+def warn_shared_ids(triples: Sequence[Triple]) -> int:
+    """Warn about triple ids found in more than one file (they stay separate triples); returns how
+    many ids are shared."""
+    files: dict[str, dict[str, None]] = {}
+    for t in triples:
+        files.setdefault(t.id, {})[t.source] = None
+    shared = [(i, list(f)) for i, f in files.items() if len(f) > 1]
+    if shared:
+        tid, where = shared[0]
+        log.warning("%d triple ids appear in more than one triples file (e.g. %r in %s and %s); each "
+                    "file's triple is evaluated and counted on its own", len(shared), tid, where[0], where[1])
+    return len(shared)
+
+
+def _run_identity(files_info: Sequence[dict[str, Any]], specs: Sequence[str], config: dict[str, Any]):
+    """What makes two evaluations the same one: the triples files (path and content), the model
+    specs and the settings that can change a label."""
+    return ([(f["path"], f["sha256"]) for f in files_info], list(specs),
+            {k: v for k, v in config.items() if k not in _NOT_IDENTITY})
+
+
+def _previous_identity(out: Path):
+    try:
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        prov = summary["provenance"]
+        return _run_identity(prov["triples_files"], [m["model"] for m in summary["models"]], prov["config"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def claim_out_dir(out: Path, identity, overwrite: bool) -> bool:
+    """Refuse an --out that holds something other than this evaluation (unless `overwrite`).
+    Returns True when it holds another evaluation's outputs (to be replaced)."""
+    if not out.exists():
+        return False
+    if not out.is_dir():
+        raise EvaluatorError(f"--out {out} is a file, not a folder")
+    if not any(out.iterdir()):
+        return False
+    previous = _previous_identity(out)
+    if previous == identity:
+        return False
+    if not overwrite:
+        what = "the outputs of another evaluation" if previous is not None else "files of its own"
+        raise EvaluatorError(f"{out} already holds {what}; choose another --out, or pass --overwrite to "
+                             f"replace them ({', '.join(OUTPUT_NAMES)}; nothing else is touched)")
+    return True
+
+
+def clear_outputs(out: Path) -> list[str]:
+    """Remove what an earlier evaluation wrote into `out` (so no stale plot or table survives);
+    returns the names removed."""
+    import shutil
+
+    removed = []
+    for name in OUTPUT_NAMES:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+        else:
+            continue
+        removed.append(name + ("/" if name in ("tables", "plots") else ""))
+    return removed
 
 
 def evaluate_triples(
@@ -159,12 +265,16 @@ def evaluate_triples(
     plots: bool = True,
     backend_extra: dict[str, Any] | None = None,
     echo: Callable[[str], None] | None = None,
+    overwrite: bool = False,
 ) -> EvaluationResult:
     """Label the triples in `triple_paths` with every model in `model_specs` and write
     predictions.jsonl, summary.json, report.md, tables/*.csv and plots/*.png into `out_dir`.
 
     Options mirror `transnli evaluate`'s flags. Raises EvaluatorError (or a subclass) for anything
     the user can fix. `echo` receives one line per model with what the cache served.
+    `out_dir` must be empty, new, or hold this same evaluation; `overwrite` lets it replace another
+    evaluation's outputs (OUTPUT_NAMES; other files are left alone). Earlier outputs are removed
+    only once the labels are in hand, so a run that fails leaves the folder as it was.
     """
     triple_paths = [Path(p) for p in triple_paths]
     specs = list(dict.fromkeys(s.strip() for s in model_specs if s and s.strip()))
@@ -179,10 +289,24 @@ def evaluate_triples(
     if label_map:
         parse_label_map(label_map)  # fail before loading anything
 
-    triples = load_triples(triple_paths)
-    preload_in_background(plots)  # the output libraries load while the models run
     cache = None if no_cache else LabelCache(cache_dir or default_cache_dir())
     hash_file = cache.hash_file if cache else sha256_file
+    out = Path(out_dir)
+    try:
+        check_triples_files(triple_paths, hash_file)
+        triples = load_triples(triple_paths)
+        warn_shared_ids(triples)
+        files_info = [{"path": str(path), "sha256": hash_file(path),
+                       "n_triples": sum(1 for t in triples if t.source == str(path))}
+                      for path in triple_paths]
+        config = {"all_pairs": all_pairs, "batch_size": batch_size, "device": device, "dtype": dtype,
+                  "max_length": max_length, "label_map": label_map}
+        replaces_other = claim_out_dir(out, _run_identity(files_info, specs, config), overwrite)
+    except BaseException:
+        if cache is not None:
+            cache.close()
+        raise
+    preload_in_background(plots)  # the output libraries load while the models run
     options = BackendOptions(batch_size=batch_size, device=device, dtype=dtype,
                              max_length=max_length, label_map=label_map, threads=threads,
                              hash_file=hash_file, extra=dict(backend_extra or {}))
@@ -210,19 +334,9 @@ def evaluate_triples(
                     how = f"{st.from_cache} from cache, {st.computed} computed"
                 else:
                     how = "cache not used" if backend.cacheable else getattr(backend, "uncached_note", "no model run")
-                none = sum(1 for p in labels.values() if p.label is None)
-                echo(f"{spec}: {st.pairs} pairs labelled ({how})"
-                     + (f", {none} without a label (unparseable replies)" if none else ""))
+                echo(f"{spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, labels)}")
             results.append((spec, labels))
             described.append({**backend.describe(), "pairs_labelled": len(labels)})
-
-        files_info = []
-        for path in dict.fromkeys(triple_paths):
-            files_info.append({
-                "path": str(path),
-                "sha256": hash_file(path),
-                "n_triples": sum(1 for t in triples if t.source == str(path)),
-            })
     finally:
         if cache is not None:
             cache.close()
@@ -242,19 +356,14 @@ def evaluate_triples(
                 "h2_h": len(unique_pairs(triples, (H2H,))),
                 "p_h2": len(unique_pairs(triples, (PH2,))),
             },
-            "config": {
-                "all_pairs": all_pairs,
-                "batch_size": batch_size,
-                "device": device,
-                "dtype": dtype,
-                "max_length": max_length,
-                "label_map": label_map,
-            },
+            "config": config,
             "models": described,
         },
     }
-    out = Path(out_dir)
     rows = (prediction_row(t, spec, labels) for spec, labels in results for t in triples)
     gen_rows = find_generation_stats(triple_paths, triples)
+    removed = clear_outputs(out) if out.is_dir() else []
+    if replaces_other and removed and echo:
+        echo(f"replaced an earlier evaluation's outputs in {out} ({', '.join(removed)})")
     files = write_outputs(out, summary, rows, gen_rows, plots=plots)
     return EvaluationResult(summary=summary, out_dir=out, files=files, stats=stats)

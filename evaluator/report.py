@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .errors import EvaluatorError
 from .rules import RULES
 from .triples import Triple
 
@@ -340,15 +341,22 @@ def plot_mutual(summary: dict[str, Any], path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- files
+def _dumps(path: Path, data: Any, **kw: Any) -> str:
+    """JSON text; NaN and infinity are refused (they are not JSON, and mean a broken model)."""
+    try:
+        return json.dumps(data, ensure_ascii=False, allow_nan=False, **kw)
+    except ValueError as e:
+        raise EvaluatorError(f"{path}: refusing to write a value that is not a finite number ({e})") from e
+
+
 def write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n",
-                    encoding="utf-8")
+    path.write_text(_dumps(path, data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.write(_dumps(path, row) + "\n")
 
 
 def write_outputs(out_dir: Path, summary: dict[str, Any], prediction_rows: Iterable[dict[str, Any]],

@@ -8,13 +8,23 @@ prompts and `judge` (keyed by the hypothesis) for NLI prompts. A behaviour is on
 - ("status", code, times, then): answer HTTP `code` (with Retry-After: 0) the first `times` calls
   of this prompt, then behave as `then`;
 - ("malformed",): HTTP 200 with a body that is not JSON;
-- ("sleep", seconds, then): sleep, then behave as `then` (the client should time out first).
+- ("sleep", seconds, then): sleep, then behave as `then` (the client should time out first);
+- ("drop", times, then): the first `times` calls get the status line, headers and half the body,
+  then the connection closes (a server or proxy dying mid-reply); then behave as `then`;
+- ("truncated", times, then): the first `times` calls get HTTP 200 whose (complete) body is JSON
+  cut short, as a proxy that lost the rest sends it; then behave as `then`;
+- ("html", code): HTTP `code` with an HTML error page;
+- ("echo", code): HTTP `code` whose body echoes the request headers (Authorization included), as
+  some misconfigured proxies do.
+
+`closed_port_url()` is a base URL where nothing listens (connections are refused).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 import time
 from collections import Counter
@@ -117,9 +127,39 @@ class FakeLLM:
                     with fake._lock:
                         fake.in_flight -= 1
 
+            def _drop(self, body: bytes):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body[:len(body) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+
             def _behave(self, behaviour, body, prompt, n):
                 if isinstance(behaviour, tuple):
                     kind = behaviour[0]
+                    if kind == "drop":
+                        _, times, then = behaviour
+                        if n <= times:
+                            self._drop(json.dumps({"choices": [{"message": {"content": "x" * 40}}]}).encode())
+                            return
+                        return self._behave(then, body, prompt, n)
+                    if kind == "truncated":
+                        _, times, then = behaviour
+                        if n <= times:
+                            self._send(200, b'{"id": "chatcmpl-fake", "choices": [{"index": 0, "mess')
+                            return
+                        return self._behave(then, body, prompt, n)
+                    if kind == "html":
+                        page = b"<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
+                        self._send(behaviour[1], page, [("Content-Type", "text/html")])
+                        return
+                    if kind == "echo":
+                        echoed = "\n".join(f"{k}: {v}" for k, v in sorted(self.headers.items()))
+                        self._send(behaviour[1], f"bad request; headers were:\n{echoed}".encode())
+                        return
                     if kind == "status":
                         _, code, times, then = behaviour
                         if n <= times:
@@ -160,6 +200,14 @@ class FakeLLM:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+def closed_port_url() -> str:
+    """A base URL on a port nothing listens on (bound, then closed: the OS refuses connections)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
 
 
 def build_tiny_t5(folder, seed: int = 0):

@@ -278,3 +278,66 @@ def test_evaluate_triples_api(fixture_files, tiny_nli_entailing_model_dir, tmp_p
     assert [s.computed for s in result.stats] == [32, 35]  # hf: mutual E everywhere
     assert not (tmp_path / "api" / "plots").exists()
     assert {p.name for p in result.files} >= {"summary.json", "predictions.jsonl", "report.md"}
+
+
+# ------------------------------------------------------------------ --out and the triples files
+def test_out_holding_another_evaluation_is_refused_unless_overwrite(fixture_files, tmp_path):
+    tfile, lfile = fixture_files
+    other = tmp_path / "other-labels.jsonl"
+    other.write_bytes(lfile.read_bytes())
+    out, cache = tmp_path / "out", tmp_path / "c"
+    first = [tfile, "--model", f"precomputed:{lfile}", "--out", out, "--cache-dir", cache]
+    assert run(first).exit_code == 0 and (out / "plots").is_dir()
+    before = (out / "summary.json").read_bytes()
+    again = run([*first, "--batch-size", "7"])  # the same evaluation again (another batch size): fine
+    assert again.exit_code == 0, again.output
+    assert json.loads((out / "summary.json").read_text())["provenance"]["config"]["batch_size"] == 7
+
+    second = [tfile, "--model", f"precomputed:{other}", "--out", out, "--cache-dir", cache, "--no-plots"]
+    refused = run(second)
+    assert refused.exit_code != 0 and f"{out} already holds the outputs of another evaluation" in refused.output
+    assert "--overwrite" in refused.output and "Traceback" not in refused.output
+    assert json.loads((out / "summary.json").read_text())["models"][0]["model"] == f"precomputed:{lfile}"
+    assert json.loads(before)["models"] == json.loads((out / "summary.json").read_text())["models"]
+
+    replaced = run([*second, "--overwrite"])
+    assert replaced.exit_code == 0, replaced.output
+    assert "replaced an earlier evaluation's outputs" in replaced.output and "plots/" in replaced.output
+    assert not (out / "plots").exists()  # no stale plot of the first evaluation
+    assert json.loads((out / "summary.json").read_text())["models"][0]["model"] == f"precomputed:{other}"
+
+
+def test_out_holding_other_files_is_refused_and_overwrite_keeps_them(fixture_files, tmp_path):
+    tfile, lfile = fixture_files
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    args = [tfile, "--model", f"precomputed:{lfile}", "--out", out, "--no-cache", "--no-plots"]
+    refused = run(args)
+    assert refused.exit_code != 0 and "already holds files of its own" in refused.output
+    assert run([*args, "--overwrite"]).exit_code == 0
+    assert (out / "notes.txt").read_text() == "mine" and (out / "summary.json").exists()
+
+
+def test_the_same_triples_file_twice_is_an_error(fixture_files, tmp_path):
+    tfile, lfile = fixture_files
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(tfile.read_bytes())
+    base = ["--model", f"precomputed:{lfile}", "--out", tmp_path / "out", "--no-cache", "--no-plots"]
+    twice = run([tfile, tmp_path / "." / tfile.name, *base])
+    assert twice.exit_code != 0 and "is given twice" in twice.output
+    same = run([tfile, copy, *base])
+    assert same.exit_code != 0 and "have the same content" in same.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_triple_ids_shared_by_two_files_are_a_warning(fixture_files, tmp_path):
+    tfile, lfile = fixture_files
+    rows = [json.loads(line) for line in tfile.read_text().splitlines()]
+    second = write_jsonl(tmp_path / "second.jsonl", [dict(r, dataset="second") for r in rows[:3]])
+    res = run([tfile, second, "--model", f"precomputed:{lfile}", "--out", tmp_path / "out", "--no-cache",
+               "--no-plots"])
+    assert res.exit_code == 0, res.output
+    assert "warning: 3 triple ids appear in more than one triples file (e.g. 't1'" in res.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["provenance"]["n_triples"] == len(rows) + 3

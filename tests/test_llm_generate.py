@@ -357,7 +357,7 @@ def test_unreachable_server_stops_the_run_resumably(tmp_path):
     result = generate([src, "--out", str(tmp_path / "o"), "--pipeline", "llm", "--llm-base-url",
                        "http://127.0.0.1:9/v1", "--llm-model", "m", "--llm-max-retries", "0",
                        "--grammar", "none", "--acceptability", "none"], expect_ok=False)
-    assert result.exit_code != 0 and "cannot connect" in result.output and "resume" in result.output
+    assert result.exit_code != 0 and "cannot reach LLM server at http://127.0.0.1:9/v1 (connection refused)" in result.output and "resume" in result.output
 
 
 def test_llm_pipeline_needs_a_model(tmp_path):

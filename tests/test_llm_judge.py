@@ -117,7 +117,7 @@ def test_base_url_from_the_environment(judge, monkeypatch):
 def test_unreachable_judge_is_an_error():
     backend = create_backend("llm:openai:m", BackendOptions(extra={
         "llm_base_url": "http://127.0.0.1:9/v1", "llm_max_retries": 0, "llm_cache": False}))
-    with pytest.raises(BackendError, match="cannot connect"):
+    with pytest.raises(BackendError, match="cannot reach LLM server"):
         backend.predict([("a", "b")])
 
 

@@ -163,8 +163,80 @@ def folder_digest(folder: Path, hash_file=None) -> str:
     return h.hexdigest()
 
 
+def safetensors_problem(path: Path) -> str | None:
+    """Why a .safetensors file cannot be what its header says (cut short, garbled header), or
+    None. Reads only the header: a safetensors file is an 8-byte header length, a JSON header
+    giving each tensor's byte range, then the data, so its size is known from the header."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+            if len(head) < 8:
+                return f"{size} bytes, too short for a safetensors header"
+            n = int.from_bytes(head, "little")
+            if n > size - 8:
+                return f"its header length says {n} bytes, the file has {size}"
+            header = json.loads(fh.read(n))
+        end = max((int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__"), default=0)
+    except OSError as e:
+        return f"cannot be read: {e.strerror or e}"
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return "its header is not a valid safetensors header"
+    expected = 8 + n + end
+    if size < expected:
+        return f"{size} bytes where its header describes {expected}: truncated"
+    if size > expected:
+        return f"{size} bytes where its header describes {expected}"
+    return None
+
+
+def check_weights(folder: Path) -> None:
+    """Raise BackendError naming the first corrupt or truncated safetensors weights file."""
+    for path in model_files(folder):
+        if path.suffix == ".safetensors" and (why := safetensors_problem(path)):
+            raise BackendError(f"model folder {folder}: weights file {path.name} is corrupt or truncated "
+                               f"({why}); download or save the model again")
+
+
 def _looks_like_path(arg: str) -> bool:
-    return arg.startswith((".", "/", "~", "\\")) or arg.count("/") > 1 or arg.count(os.sep) > 1
+    """A spec that can only mean a folder: it starts like a path, has more than one separator, or
+    its first part is a folder here (``models/nli`` when ./models exists; a hub id is ORG/NAME)."""
+    if arg.startswith((".", "/", "~", "\\")) or arg.count("/") > 1 or arg.count(os.sep) > 1:
+        return True
+    head = arg.replace(os.sep, "/").split("/", 1)[0]
+    return "/" in arg.replace(os.sep, "/") and Path(head).is_dir()
+
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def hub_unreachable(timeout: float = 2.0) -> str | None:
+    """Why the Hugging Face hub cannot be asked (offline mode, or no TCP connection to its endpoint
+    within `timeout` seconds), or None. Asked only when a model is not in the local cache, so that
+    an offline machine fails in seconds instead of after the hub client's retries."""
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(var, "").strip().lower() in _TRUE:
+            return f"{var} is set"
+    import socket
+    from urllib.parse import urlparse
+
+    endpoint = os.environ.get("HF_ENDPOINT")
+    if not endpoint:
+        try:
+            from huggingface_hub import constants
+
+            if constants.HF_HUB_OFFLINE:
+                return "HF_HUB_OFFLINE is set"
+            endpoint = constants.ENDPOINT
+        except ImportError:
+            endpoint = "https://huggingface.co"
+    url = urlparse(endpoint)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "", port), timeout=timeout):
+            return None
+    except OSError as e:
+        return f"no connection to {url.scheme}://{url.netloc}: {e.strerror or e}"
 
 
 # --------------------------------------------------------------------------- backend
@@ -221,7 +293,13 @@ class HFBackend(NLIBackend):
                 return fn(src, **load_kw, **kw)
             try:
                 return fn(src, local_files_only=True, **load_kw, **kw)
-            except OSError:
+            except OSError as e:
+                why = hub_unreachable()
+                if why is not None:
+                    raise BackendError(
+                        f"cannot load hf model {arg!r}: it is neither a folder here nor in the Hugging Face "
+                        f"cache, and the hub cannot be reached ({why}); give a model folder, or download "
+                        "the model where there is network") from e
                 return fn(src, **load_kw, **kw)
 
         try:
@@ -240,9 +318,16 @@ class HFBackend(NLIBackend):
         dtype = resolve_dtype(options.dtype, device)
         _set_threads(device, options.threads)
 
+        if local.is_dir():
+            check_weights(local)
+        from safetensors import SafetensorError
+
         try:
             tokenizer = load(AutoTokenizer.from_pretrained)
             model = load(AutoModelForSequenceClassification.from_pretrained, dtype=dtype)
+        except SafetensorError as e:  # a file the header check passed, or a hub snapshot's
+            raise BackendError(f"hf model {arg!r}: a weights file is corrupt or truncated ({e}); "
+                               "download or save the model again") from e
         except (OSError, ValueError) as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise BackendError(f"cannot load hf model {arg!r}: {first}") from e
@@ -352,6 +437,13 @@ class HFBackend(NLIBackend):
                 "try a smaller --batch-size or --max-length"
             ) from e
         self.forward_calls += 1
+        finite = torch.isfinite(logits).all(dim=-1)
+        if not bool(finite.all()):  # argmax would call NaN the largest: every pair one label
+            raise BackendError(
+                f"{self.name}: the model output non-finite logits (NaN or infinity) for "
+                f"{int((~finite).sum())} of {len(rows)} pairs in a batch; its weights hold NaN or "
+                "infinite values, or the dtype overflows (try --dtype float32)"
+            )
         probs = torch.softmax(logits, dim=-1).cpu().tolist()
         best = logits.argmax(dim=-1).cpu().tolist()
         return [

@@ -104,6 +104,7 @@ class LLMJudgeBackend(NLIBackend):
         self.batch_size = batch_size
         self.unparseable = 0
         self.request_failures = 0
+        self.answered = 0  # replies received (parseable or not)
         self.examples: list[dict[str, str]] = []
 
     @classmethod
@@ -140,20 +141,28 @@ class LLMJudgeBackend(NLIBackend):
         return f"llm|{self.client.backend}|{self.client.model_identity}|{self.template.id}|{params}"
 
     def predict(self, pairs: Sequence[Pair]) -> list[Prediction]:
-        from transnli.generator.llm.clients import all_unreachable
+        from transnli.generator.llm.clients import LLMError, all_unreachable, none_answered
         from transnli.generator.llm.prompting import judge_prompt
 
         prompts = [judge_prompt(self.template, p, h) for p, h in pairs]
-        replies = self.client.complete_many(prompts)
+        try:
+            replies = self.client.complete_many(prompts)
+        except LLMError as e:  # the reply cache cannot be used
+            raise BackendError(f"{self.spec or 'llm'}: {e}") from e
         fatal = all_unreachable(replies)
         if fatal is not None:
             raise BackendError(f"{self.spec or 'llm'}: {fatal.error}")
+        failed_all = none_answered(replies, self.answered)
+        if failed_all is not None:
+            raise BackendError(f"{self.spec or 'llm'}: all {len(replies)} requests failed and none has been "
+                               f"answered in this run; the first: {failed_all.error}")
         out = []
         for (premise, hypothesis), reply in zip(pairs, replies, strict=True):
             if not reply.ok:
                 self.request_failures += 1
                 out.append(Prediction(None))  # type: ignore[arg-type] - no label, never a guess
                 continue
+            self.answered += 1
             label = parse_judge_reply(reply.text)
             if label is None:
                 self.unparseable += 1

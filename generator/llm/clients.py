@@ -6,8 +6,10 @@
 Backends:
 - `OpenAIChatClient`: any OpenAI-compatible ``/chat/completions`` endpoint (OpenAI, vLLM, Ollama,
   llama.cpp, LM Studio ...) over `requests`, with a thread pool (bounded concurrency), a timeout
-  per request, and retries with exponential backoff on 429, 5xx, timeouts and dropped
-  connections (a server's Retry-After is honoured).
+  per request, and retries with exponential backoff on 429, 5xx, timeouts and connections
+  dropped mid-reply (a server's Retry-After is honoured). A server that refuses connections is
+  given a few seconds in all (`CONNECT_GRACE`), shared by every prompt, then the client stops
+  sending. The API key is checked before any request and never appears in an error.
 - `HFSeq2SeqClient` / `HFCausalClient`: a local transformers model (flan-t5, a chat model ...),
   greedy decoding in batches.
 
@@ -24,7 +26,9 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import json
+import logging
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -34,13 +38,32 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 BACKENDS = ("openai", "hf-seq2seq", "hf-causal")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BASE_URL_ENVS = ("TRANSNLI_LLM_BASE_URL", "OPENAI_BASE_URL")
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+# Hosted APIs that answer nothing without a key: a missing key is reported before any request.
+HOSTED_API_HOSTS = frozenset({"api.openai.com", "api.anthropic.com", "api.mistral.ai", "api.groq.com",
+                              "api.together.xyz", "api.deepseek.com", "api.fireworks.ai", "openrouter.ai",
+                              "generativelanguage.googleapis.com"})
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 # Error kinds after which going on is pointless: the server is not there, or refuses us.
 FATAL_KINDS = frozenset({"connection", "auth", "not_found"})
+# Seconds a server may refuse connections (a server restarting) before the client gives up on it.
+CONNECT_GRACE = 3.0
+CONNECT_RETRY_WAIT = 0.5
+_BEARER = re.compile(r"(Bearer\s+)[^\s\"',;]+", re.I)
+
+
+def redact(text: str, secret: str | None = None) -> str:
+    """`text` without the API key: the key's value (when it is long enough to be one) and any
+    ``Bearer <token>`` become ***. Every error a client reports goes through here, because servers
+    echo request headers in error bodies."""
+    if secret and len(secret) >= 8:
+        text = text.replace(secret, "***")
+    return _BEARER.sub(r"\1***", text)
 
 
 class LLMError(RuntimeError):
@@ -50,7 +73,8 @@ class LLMError(RuntimeError):
 @dataclass
 class LLMReply:
     """One completion. `text` is None when the request failed; `error` then says why and
-    `error_kind` is one of: timeout, connection, http, auth, not_found, malformed, local."""
+    `error_kind` is one of: timeout, connection (the server cannot be reached), dropped (the
+    connection broke during the reply), http, auth, not_found, malformed, local."""
 
     text: str | None
     prompt_tokens: int = 0
@@ -98,11 +122,65 @@ class Usage:
 
 
 def all_unreachable(replies: Sequence[LLMReply]) -> LLMReply | None:
-    """The first reply when *every* reply failed for a reason that will not go away by itself
-    (server unreachable, bad key, unknown model or URL), else None."""
+    """A reply that says going on is pointless, else None: the first one whose server cannot be
+    reached (the client has stopped sending), or the first when *every* reply failed for a reason
+    that will not go away by itself (bad key, unknown model or URL)."""
+    for r in replies:
+        if r.error_kind == "connection":
+            return r
     if replies and all(r.error_kind in FATAL_KINDS for r in replies):
         return replies[0]
     return None
+
+
+def none_answered(replies: Sequence[LLMReply], answered_before: int) -> LLMReply | None:
+    """The first reply when every request of a batch failed and no earlier one was answered
+    either: the server (or the settings) cannot work, and a run should stop and say so rather than
+    record every prompt as a failure."""
+    if replies and answered_before == 0 and not any(r.ok for r in replies):
+        return replies[0]
+    return None
+
+
+def check_api_key(base_url: str, api_key_env: str | None) -> None:
+    """Raise LLMError when a key is needed and missing: the variable was named explicitly (not
+    the default) and is unset, or the server is a hosted API that answers nothing without one."""
+    if not api_key_env or os.environ.get(api_key_env):
+        return
+    if api_key_env != DEFAULT_KEY_ENV:
+        raise LLMError(f"--llm-api-key-env names ${api_key_env}, which is not set; export it with "
+                       "your API key (a local server needs no key: leave the option out)")
+    host = (urlparse(base_url).hostname or "").lower()
+    if host in HOSTED_API_HOSTS or host.endswith(".openai.azure.com"):
+        raise LLMError(f"{base_url} needs an API key and ${api_key_env} is not set; export it, name "
+                       "another variable with --llm-api-key-env, or give --llm-base-url of a local server")
+
+
+class ConnectBreaker:
+    """Shared by a client's threads. Connection failures are retried quickly while the server
+    has refused for less than `grace` seconds in all (any reply that gets through starts the clock
+    again); after that, or once retries run out, it opens and every request fails at once, so an
+    absent server costs seconds, not a backoff per prompt."""
+
+    def __init__(self, grace: float = CONNECT_GRACE):
+        self.grace = grace
+        self.reason: str | None = None
+        self._since: float | None = None
+        self._lock = threading.Lock()
+
+    def failed(self, reason: str, give_up: bool = False) -> bool:
+        """Record a refused connection; True when the breaker is (now) open."""
+        with self._lock:
+            now = time.monotonic()
+            if self._since is None:
+                self._since = now
+            if self.reason is None and (give_up or now - self._since >= self.grace):
+                self.reason = reason
+            return self.reason is not None
+
+    def succeeded(self) -> None:
+        with self._lock:
+            self._since = None
 
 
 class LLMClient(ABC):
@@ -183,6 +261,50 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:200] if text else type(e).__name__
+
+
+def _errno_text(e: BaseException) -> str:
+    """'connection refused' out of urllib3's long chain of wrapped messages."""
+    m = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", str(e))
+    return m.group(1).strip().lower() if m else _first_line(e)
+
+
+def _refused(e: BaseException) -> bool:
+    """Whether a requests ConnectionError failed to open the connection (refused, no route, name
+    not resolved), as opposed to one that broke after the request was sent."""
+    from urllib3.exceptions import NewConnectionError
+
+    seen = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if x is None or id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, (NewConnectionError, ConnectionRefusedError)):
+            return True
+        stack.extend([getattr(x, "reason", None), x.__cause__, x.__context__,
+                      *(a for a in getattr(x, "args", ()) if isinstance(a, BaseException))])
+    return False
+
+
+def _truncated_json(body: str) -> bool:
+    """A body that is the start of a JSON document cut short (as opposed to one that is not JSON)."""
+    body = body.strip()
+    if not body.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(body)
+    except json.JSONDecodeError as e:
+        rest = body[e.pos:]
+        return (e.pos >= len(body) or e.msg.startswith("Unterminated string")
+                or any(word.startswith(rest) for word in ("true", "false", "null")))
+    return False
+
+
 class _Retry(Exception):
     def __init__(self, kind: str, message: str, wait: float | None = None):
         super().__init__(message)
@@ -221,6 +343,17 @@ class OpenAIChatClient(LLMClient):
         self.system_prompt = system_prompt
         self.extra_body = dict(extra_body or {})
         self._local = threading.local()
+        self.breaker = ConnectBreaker()
+        check_api_key(self.base_url, api_key_env)
+
+    def _key(self) -> str | None:
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def _redact(self, text: str) -> str:
+        return redact(text, self._key())
+
+    def _excerpt(self, resp, n: int) -> str:
+        return self._redact(resp.text)[:n]
 
     def params(self) -> dict[str, Any]:
         p: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -243,7 +376,7 @@ class OpenAIChatClient(LLMClient):
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        key = self._key()
         if key:
             headers["Authorization"] = f"Bearer {key}"
         return headers
@@ -262,44 +395,74 @@ class OpenAIChatClient(LLMClient):
 
         try:
             resp = self._session().post(self.url, json=self._body(prompt), headers=self._headers(),
-                                        timeout=self.timeout)
+                                        timeout=(min(self.timeout, 10.0), self.timeout))
+        except requests.ConnectTimeout as e:
+            raise _Retry("connection", f"no connection within {min(self.timeout, 10.0):g} s") from e
         except requests.Timeout as e:
             raise _Retry("timeout", f"no reply within {self.timeout:g} s ({type(e).__name__})") from e
         except requests.ConnectionError as e:
-            raise _Retry("connection", f"cannot connect to {self.url}: {e}") from e
+            if _refused(e):
+                raise _Retry("connection", _errno_text(e)) from e
+            raise _Retry("dropped", f"the connection to {self.url} broke before the reply ({_first_line(e)})") from e
+        except (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError) as e:
+            raise _Retry("dropped", f"the connection to {self.url} broke during the reply ({_first_line(e)})") from e
+        except requests.RequestException as e:  # an unusable URL: no request can succeed
+            return LLMReply(None, error=f"cannot send to {self.url}: {_first_line(e)}", error_kind="not_found")
         if resp.status_code in RETRY_STATUS:
-            raise _Retry("http", f"HTTP {resp.status_code} from {self.url}: {resp.text[:200]}",
+            raise _Retry("http", f"HTTP {resp.status_code} from {self.url}: {self._excerpt(resp, 200)}",
                          parse_retry_after(resp.headers.get("Retry-After")))
         if resp.status_code != 200:
             kind = {401: "auth", 403: "auth", 404: "not_found"}.get(resp.status_code, "http")
             hint = f" (is ${self.api_key_env} set?)" if kind == "auth" else ""
-            return LLMReply(None, error=f"HTTP {resp.status_code} from {self.url}{hint}: {resp.text[:300]}",
+            return LLMReply(None, error=f"HTTP {resp.status_code} from {self.url}{hint}: {self._excerpt(resp, 300)}",
                             error_kind=kind)
         try:
             data = resp.json()
+        except ValueError as e:
+            if _truncated_json(resp.text):  # the body ended early: the connection broke
+                raise _Retry("dropped", f"the reply from {self.url} ended mid-JSON") from e
+            return self._malformed(resp, e)
+        try:
             choice = data["choices"][0]
             text = choice["message"]["content"]
             if text is None:  # some servers put everything in reasoning_content
                 text = choice["message"].get("reasoning_content") or ""
             if not isinstance(text, str):
                 raise TypeError("message.content is not a string")
-        except (ValueError, KeyError, IndexError, TypeError) as e:
-            return LLMReply(None, error=f"malformed response from {self.url}: {type(e).__name__}: "
-                            f"{str(e)[:100]}; body starts {resp.text[:120]!r}", error_kind="malformed")
+        except (KeyError, IndexError, TypeError) as e:
+            return self._malformed(resp, e)
         usage = data.get("usage") or {}
         return LLMReply(text, prompt_tokens=int(usage.get("prompt_tokens") or 0),
                         completion_tokens=int(usage.get("completion_tokens") or 0),
                         finish_reason=choice.get("finish_reason"))
 
+    def _malformed(self, resp, e: Exception) -> LLMReply:
+        return LLMReply(None, error=f"malformed response from {self.url}: {type(e).__name__}: "
+                        f"{str(e)[:100]}; body starts {self._excerpt(resp, 120)!r}", error_kind="malformed")
+
+    def _unreachable(self) -> LLMReply:
+        return LLMReply(None, error=f"cannot reach LLM server at {self.base_url} ({self.breaker.reason}); "
+                        "check that it is running and that --llm-base-url points at it", error_kind="connection")
+
     def complete_one(self, prompt: str) -> LLMReply:
         t0 = time.perf_counter()
         attempt = 0
         while True:
+            if self.breaker.reason is not None:  # the server refuses connections: send nothing more
+                reply = self._unreachable()
+                break
             attempt += 1
             self.usage.add(requests=1)
             try:
                 reply = self._attempt(prompt)
             except _Retry as r:
+                if r.kind == "connection":
+                    if self.breaker.failed(self._redact(r.message), give_up=attempt > self.max_retries):
+                        reply = self._unreachable()
+                        break
+                    self.usage.add(retries=1)
+                    time.sleep(CONNECT_RETRY_WAIT)
+                    continue
                 if attempt > self.max_retries:
                     reply = LLMReply(None, error=f"{r.message} (gave up after {attempt} attempts)",
                                      error_kind=r.kind)
@@ -308,13 +471,16 @@ class OpenAIChatClient(LLMClient):
                     self.usage.add(retries=1)
                     time.sleep(min(self.max_backoff, wait))
                     continue
-            reply.attempts = attempt
-            reply.seconds = time.perf_counter() - t0
-            if reply.ok:
-                self.usage.add(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
-            else:
-                self.usage.add(errors=1)
-            return reply
+            self.breaker.succeeded()
+            break
+        reply.attempts = attempt
+        reply.seconds = time.perf_counter() - t0
+        if reply.ok:
+            self.usage.add(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
+        else:
+            reply.error = self._redact(reply.error or "")
+            self.usage.add(errors=1)
+        return reply
 
     def complete_iter(self, prompts: Sequence[str]) -> Iterator[tuple[int, LLMReply]]:
         if not prompts:
@@ -407,9 +573,14 @@ class _HFClient(LLMClient):
         kwargs: dict[str, Any] = {}
         if self.dtype != "auto":
             kwargs["dtype"] = getattr(torch, self.dtype)
+        from safetensors import SafetensorError
+
         try:
             tok = transformers.AutoTokenizer.from_pretrained(self.model)
             model = auto.from_pretrained(self.model, **kwargs)
+        except SafetensorError as e:
+            raise LLMError(f"{self.model}: a weights file is corrupt or truncated ({e}); download or save "
+                           "the model again") from e
         except (OSError, ValueError) as e:
             raise LLMError(f"cannot load {self.model!r} with {self.auto_model}: {str(e).rstrip('.')}. Give a local folder "
                            "or a hub id that is in the Hugging Face cache.") from e
@@ -558,27 +729,56 @@ class ReplyCache:
                     "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, backend TEXT NOT NULL, "
                     "model TEXT NOT NULL, params TEXT NOT NULL, prompt TEXT NOT NULL, "
                     "reply TEXT NOT NULL, created REAL NOT NULL)")
+        except sqlite3.DatabaseError as e:
+            raise self._problem(e) from e
         except (OSError, sqlite3.Error) as e:
             raise LLMError(f"cannot open the LLM reply cache {self.path}: {e} "
                            "(set TRANSNLI_CACHE to a writable folder)") from e
+        self.writable = True  # False once the disk is full
+
+    def _problem(self, e: sqlite3.Error) -> LLMError:
+        """One line naming the file, what is wrong and what to do."""
+        msg = str(e)
+        if "full" in msg:
+            return LLMError(f"the LLM reply cache {self.path} cannot grow: the disk is full ({msg}); free some space")
+        if "malformed" in msg or "not a database" in msg or type(e) is sqlite3.DatabaseError:
+            return LLMError(f"the LLM reply cache {self.path} is damaged ({msg}); delete it (replies will be "
+                            f"asked again) or point ${CACHE_ENV} at another file")
+        return LLMError(f"the LLM reply cache {self.path} cannot be used ({msg}); delete it or point "
+                        f"${CACHE_ENV} at another file")
 
     def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
         uniq = list(dict.fromkeys(keys))
-        for start in range(0, len(uniq), 500):
-            chunk = uniq[start:start + 500]
-            rows = self.conn.execute(
-                f"SELECT key, reply FROM replies WHERE key IN ({','.join('?' * len(chunk))})", chunk)
-            found.update((k, json.loads(v)) for k, v in rows)
+        try:
+            for start in range(0, len(uniq), 500):
+                chunk = uniq[start:start + 500]
+                rows = self.conn.execute(
+                    f"SELECT key, reply FROM replies WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+                found.update((k, json.loads(v)) for k, v in rows)
+        except sqlite3.DatabaseError as e:
+            raise self._problem(e) from e
         return found
 
     def put(self, key: str, backend: str, model: str, params: dict[str, Any], prompt: str,
             reply: LLMReply) -> None:
-        with self.conn:
-            self.conn.execute(
-                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (key, backend, model, json.dumps(params, sort_keys=True), prompt,
-                 json.dumps(reply.cache_dict(), ensure_ascii=False), time.time()))
+        """Store a reply. On a full disk the reply is kept by the caller and storing stops (with
+        one warning): the run goes on, only a rerun will ask again."""
+        if not self.writable:
+            return
+        try:
+            with self.conn:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (key, backend, model, json.dumps(params, sort_keys=True), prompt,
+                     json.dumps(reply.cache_dict(), ensure_ascii=False), time.time()))
+        except sqlite3.OperationalError as e:
+            if "full" not in str(e):
+                raise self._problem(e) from e
+            self.writable = False
+            logging.getLogger("transnli").warning("%s; replies from here on are not cached", self._problem(e))
+        except sqlite3.DatabaseError as e:
+            raise self._problem(e) from e
 
     def __len__(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0]

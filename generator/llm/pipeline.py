@@ -31,7 +31,7 @@ from transnli.generator.pipeline import (
 from transnli.generator.readers import NLIPair
 from transnli.generator.record import TripleRecord
 
-from .clients import LLMClient, LLMError, LLMReply, all_unreachable
+from .clients import LLMClient, LLMError, LLMReply, all_unreachable, none_answered
 from .prompting import PromptTemplate, replacement_prompt
 from .verify import REASONS, Verdict, verify_reply
 
@@ -212,6 +212,11 @@ class LLMPipeline(WordNetPipeline):
         fatal = all_unreachable(replies)
         if fatal is not None:
             raise LLMError(f"the LLM cannot be used: {fatal.error}")
+        answered = self.stats.counts["llm_prompted"] - self.stats.counts[f"llm_{REQUEST_FAILED}"]
+        failed_all = none_answered(replies, answered)
+        if failed_all is not None:
+            raise LLMError(f"all {len(replies)} LLM requests failed and none has been answered in this run; "
+                           f"the first: {failed_all.error}")
         failed: set[int] = set()
         for (slot, choice), prompt, reply in zip(jobs, prompts, replies, strict=True):
             rec = self._llm_record(choice, prompt, reply)
