@@ -301,7 +301,7 @@ def test_link_grammar_missing_dictionary(link_grammar_available):
 
 
 def test_no_acceptability_and_factory(link_grammar):
-    assert ACCEPTABILITY_BACKENDS == ("cola", "link-grammar", "none")
+    assert ACCEPTABILITY_BACKENDS == ("cola", "link-grammar", "llm", "none")
     check = make_acceptability_check("none")
     assert isinstance(check, NoAcceptability) and check.version() == "none"
     assert [r.passed for r in check.check_many(["a", "b"], ["x", "y"])] == [True, True]
