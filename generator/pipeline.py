@@ -158,7 +158,7 @@ class BuiltBatch:
     stats: GenerationStats
     timer: StageTimer
     filtered: list[TripleRecord] = field(default_factory=list)  # rejected by a filter
-    pair_order: dict[str, int] = field(default_factory=dict)  # source id -> its first pair's position
+    built: list[TripleRecord] = field(default_factory=list)  # every candidate, in input order
 
 
 @dataclass
@@ -252,7 +252,8 @@ class WordNetPipeline:
 
     def build_candidates(self, pairs: Sequence[NLIPair], stats: GenerationStats | None = None,
                          timer: StageTimer | None = None,
-                         filtered: list[TripleRecord] | None = None) -> list[TripleRecord]:
+                         filtered: list[TripleRecord] | None = None,
+                         every: list[TripleRecord] | None = None) -> list[TripleRecord]:
         """One candidate record per selected word that has a POS-matching antonym and passes the
         filters; the ones a filter rejects are appended to `filtered`."""
         counts = (stats or self.stats).counts
@@ -267,6 +268,8 @@ class WordNetPipeline:
                 continue
             counts["candidates_built"] += 1
             built.append(choice)
+            if every is not None:
+                every.append(choice.record)
         with timer.stage("filters"):
             alive = self.apply_filters(built, counts, filtered if filtered is not None else [])
         return [c.record for c in alive]
@@ -336,16 +339,16 @@ class WordNetPipeline:
         built = BuiltBatch(len(pairs), [], GenerationStats(), StageTimer())
         built.stats.counts["sentences_read"] += len(pairs)
         usable = [p for p in pairs if self._usable(p, built.stats)]
-        built.candidates = self.build_candidates(usable, built.stats, built.timer, built.filtered)
-        for k, pair in enumerate(usable):
-            built.pair_order.setdefault(pair.source_id, k)
+        built.candidates = self.build_candidates(usable, built.stats, built.timer, built.filtered, built.built)
         return built
 
     def check_batch(self, built: BuiltBatch) -> BatchResult:
         """The second half: the checks, counted into the batch's stats too."""
         accepted, rejected = self.apply_checks(built.candidates, built.stats, built.timer)
-        if built.filtered:  # the rejected file keeps input order: by source pair, then word
-            rejected = sorted(rejected + built.filtered, key=lambda r: (built.pair_order[r.source_id], r.word_index))
+        if built.filtered:  # the rejected file keeps input order (a batch is pickled whole, so
+            # the records in `built` are the very objects in `filtered` and `candidates`)
+            order = {id(r): k for k, r in enumerate(built.built)}
+            rejected = sorted(rejected + built.filtered, key=lambda r: order[id(r)])
         return BatchResult(built.n_pairs, accepted, rejected)
 
     def _hand_out(self, built: BuiltBatch, result: BatchResult) -> BatchResult:

@@ -17,6 +17,8 @@ TRIPLE_FIELDS = {
     "candidates", "pipeline", "checks",
 }
 
+DEFAULT_FILTERS = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference")
+
 
 def generate(out, *extra):
     result = CliRunner().invoke(main, ["generate", SAMPLE, "--out", str(out), "-q", *extra])
@@ -46,10 +48,12 @@ def test_writes_the_four_files_with_the_documented_fields(sample_run):
         assert no_article(new_prefix).startswith(no_article(t["hypothesis"][: t["char_start"]]))
         assert t["hypothesis"][t["char_start"]: t["char_end"]] == t["word"]
         assert t["candidates"][0]["antonym"] == t["antonym"]
-        assert set(t["checks"]) == {"grammar", "acceptability"} and all(c["passed"] for c in t["checks"].values())
+        # every default filter's verdict, then the two checks, on every accepted record
+        assert set(t["checks"]) == {"grammar", "acceptability", *DEFAULT_FILTERS}
+        assert all(c["passed"] for c in t["checks"].values())
     rejected = [json.loads(line) for line in (sample_run / "rejected.jsonl").read_text().splitlines()]
     for r in rejected:
-        assert r["rejected_by"] in ("grammar", "acceptability") and r["reason"]
+        assert r["rejected_by"] in ("grammar", "acceptability", *DEFAULT_FILTERS) and r["reason"]
         assert r["checks"][r["rejected_by"]]["passed"] is False
 
 
@@ -58,7 +62,8 @@ def test_stats_add_up(sample_run):
     assert s["sentences_read"] == len(Path(SAMPLE).read_text().splitlines())
     assert s["words_considered"] == (s["skipped_no_antonym"] + s["skipped_no_pos_match"] + s["skipped_fixed_expression"]
                                      + s["skipped_unrealisable"] + s["candidates_built"])
-    assert s["candidates_built"] == s["rejected_grammar"] + s["rejected_acceptability"] + s["triples_accepted"]
+    assert s["candidates_built"] == (sum(s["rejected_filters"].values()) + s["rejected_grammar"]
+                                    + s["rejected_acceptability"] + s["triples_accepted"])
     assert s["triples_accepted"] == sum(1 for _ in read_triples(sample_run / "triples.jsonl"))
     assert 0 < s["acceptance_rate"] <= 1
 
