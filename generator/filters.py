@@ -450,7 +450,7 @@ def word_senses(word: str, pos: str, antonym: str) -> tuple[SenseInfo, ...]:
     return tuple(out)
 
 
-class SenseFitFilter:
+class SenseFitFilter(_PerItem):
     """Is the word used here in a sense that the antonym opposes? Each WordNet sense of the word
     gets a prior from WordNet's sense-tagged frequencies (add-half smoothing) and a context score:
     the cosine between the sentence's other words and the sense's signature (its definition,
@@ -464,9 +464,6 @@ class SenseFitFilter:
     def __init__(self, ranker=None, context_weight: float = 4.0):
         self.ranker = ranker
         self.context_weight = context_weight
-
-    def judge_many(self, items: Sequence[FilterItem]) -> list[FilterVerdict]:
-        return [self.judge(item) for item in items]
 
     def _pos(self, item: FilterItem) -> str:
         from transnli.generator.antonyms import WN_POS

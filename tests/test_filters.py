@@ -10,6 +10,7 @@ from transnli.generator.filters import (
     FixedPhraseFilter,
     LicensingFilter,
     LightVerbFilter,
+    SenseFitFilter,
     build_filters,
 )
 from transnli.generator.tagging import SpacyTagger
@@ -115,3 +116,15 @@ def test_build_filters_keeps_canonical_order_and_rejects_unknown_names():
     assert names == ["auxiliary", "coreference"]
     with pytest.raises(ValueError, match="unknown filter"):
         build_filters(["sense"])
+
+
+def test_sense_fit_rejects_an_antonym_of_a_sense_the_word_is_not_used_in(tagger):
+    from transnli.generator.vectors import AntonymRanker, load_vectors
+
+    flt = SenseFitFilter(AntonymRanker(load_vectors()))
+    [difficult, easy] = flt.judge_many([
+        item(tagger, "It is hard to explain the rules", "hard", "soft", "a"),
+        item(tagger, "It is hard to explain the rules", "hard", "easy", "a"),
+    ])
+    assert not difficult.passed and "soft" in difficult.reason and difficult.details["sense"]
+    assert easy.passed
