@@ -83,9 +83,9 @@ class _PerItem:
 
 
 def _wn():
-    from transnli.generator.wordnet_index import load_wordnet
+    from transnli.generator.antonyms import _wn as wordnet
 
-    return load_wordnet()
+    return wordnet()
 
 
 def _children(sentence: TaggedSentence, i: int) -> list[Token]:
@@ -475,7 +475,11 @@ class SenseFitFilter(_PerItem):
 
         tok = item.token
         pos = self._pos(item)
-        word = tok.lemma.lower() if pos == {"VERB": "v", "NOUN": "n", "ADJ": "a", "ADV": "r"}.get(tok.pos) else tok.text.lower()
+        from transnli.generator.antonyms import WN_POS
+
+        # The lemma when the word is looked up in its own POS; a participle read as an adjective
+        # ("occupied") is looked up by its surface form, as the antonym stage does.
+        word = tok.lemma.lower() if pos == WN_POS.get(tok.pos) else tok.text.lower()
         senses = word_senses(word, pos, item.antonym) or word_senses(tok.text.lower(), pos, item.antonym)
         if len(senses) < 2 or not any(s.carries for s in senses) or all(s.carries for s in senses):
             return PASS  # one sense, or nothing to choose between
