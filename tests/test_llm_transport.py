@@ -160,10 +160,13 @@ def test_generate_with_a_named_key_variable_that_is_unset(tmp_path, fake):
     assert fake.prompts == []
 
 
-@pytest.mark.parametrize("behaviour", [("status", 500, 99, "x"), ("html", 503), ("sleep", 2, "x")])
-def test_evaluate_where_every_judge_request_fails_exits_non_zero(tmp_path, fake, triples, behaviour):
+# The timeout of the sleeping case leaves room to *connect* on a busy machine (at 0.3 s a slow
+# connect under CI load read as an unreachable server); its replies still come too late.
+@pytest.mark.parametrize("behaviour, timeout", [(("status", 500, 99, "x"), "0.3"), (("html", 503), "0.3"),
+                                                (("sleep", 4, "x"), "1.5")])
+def test_evaluate_where_every_judge_request_fails_exits_non_zero(tmp_path, fake, triples, behaviour, timeout):
     fake.respond = lambda prompt: behaviour
-    result = bounded(invoke, judge_args(triples, fake.url, tmp_path / "e", "--llm-timeout", "0.3"))
+    result = bounded(invoke, judge_args(triples, fake.url, tmp_path / "e", "--llm-timeout", timeout))
     assert result.exit_code != 0, result.output
     assert "requests failed and none has been answered" in result.output
     assert not (tmp_path / "e" / "summary.json").exists()
