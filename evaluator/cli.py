@@ -16,6 +16,8 @@ from transnli.generator.cli import (
     generation_options,
     resumable_on_interrupt,
 )
+from transnli.generator.publish_cli import export as export_command
+from transnli.generator.publish_cli import publish as publish_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -29,6 +31,8 @@ main.add_command(generate)
 main.add_command(doctor)
 main.add_command(evaluate)
 main.add_command(pairs)
+main.add_command(export_command)
+main.add_command(publish_command)
 
 
 @main.command("run")

@@ -97,7 +97,7 @@ _SETTINGS_OPTIONS = [
     click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Pairs per batch."),
     click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes for the wordnet pipeline (the output is identical to one worker's)."),
     click.option("--skip-bad", is_flag=True, help="Skip and count malformed input lines instead of stopping."),
-    click.option("--export", "exports", multiple=True, type=click.Choice(["parquet", "hf"]), help="Also write Parquet files and/or a Hugging Face datasets folder."),
+    click.option("--export", "exports", multiple=True, type=click.Choice(["parquet", "hf", "card"]), help="Also write Parquet files, a Hugging Face datasets folder and/or a Hub-ready folder with a dataset card (OUT/hub; see `transnli export`)."),
     click.option("--overwrite", is_flag=True, help="Replace what OUT holds instead of resuming or refusing."),
     click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
     click.option("--pipeline", type=click.Choice(PIPELINES), default=None, help="wordnet (default); llm: an LLM replaces each word; wordnet+llm: the LLM only where WordNet has no antonym."),

@@ -30,8 +30,8 @@ TRIPLES, REJECTED, STATS, CONFIG, PROGRESS = (
     "triples.jsonl", "rejected.jsonl", "stats.json", "config.json", "progress.json",
 )
 FINISHED, LOCK = "finished.json", "run.lock"
-EXPORTS = ("parquet", "hf")
-EXPORT_PATHS = ("triples.parquet", "rejected.parquet", "hf_dataset")
+EXPORTS = ("parquet", "hf", "card")
+EXPORT_PATHS = ("triples.parquet", "rejected.parquet", "hf_dataset", "hub")
 OUTPUTS = (TRIPLES, REJECTED)
 
 
@@ -307,37 +307,8 @@ class RunWriter:
 
 
 def export(out_dir: str | Path, kinds: list[str]) -> list[Path]:
-    """Copies of triples (and rejects) as Parquet files and/or a Hugging Face `datasets` folder."""
-    import pyarrow.json as pj
+    """Copies of triples (and rejects) as Parquet files, a Hugging Face `datasets` folder and/or a
+    Hub-ready folder with a dataset card, all with the declared schema (transnli.generator.publish)."""
+    from transnli.generator.publish import export as export_run
 
-    out = Path(out_dir)
-    written: list[Path] = []
-
-    def table(name: str):
-        path = out / name
-        if path.stat().st_size == 0:
-            return None
-        return pj.read_json(path)
-
-    if "parquet" in kinds:
-        import pyarrow.parquet as pq
-
-        for name in (TRIPLES, REJECTED):
-            t = table(name)
-            if t is not None:
-                target = out / name.replace(".jsonl", ".parquet")
-                pq.write_table(t, target)
-                written.append(target)
-    if "hf" in kinds:
-        import datasets
-
-        splits = {}
-        for name, split in ((TRIPLES, "triples"), (REJECTED, "rejected")):
-            t = table(name)
-            if t is not None:
-                splits[split] = datasets.Dataset(t)
-        target = out / "hf_dataset"
-        if splits:
-            datasets.DatasetDict(splits).save_to_disk(str(target))
-            written.append(target)
-    return written
+    return export_run(out_dir, list(kinds))

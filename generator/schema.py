@@ -66,7 +66,7 @@ def _features():
         # filters: sense_fit, argument_structure
         "sense": string,
         "antonym_sense_prior": f64,
-        "frames": [string],
+        "frames": [i64],  # WordNet verb frame numbers
         # anything else a backend reported, as a JSON object (null when nothing)
         "extra": string,
     }

@@ -1,0 +1,526 @@
+"""Exports of a generation run folder: Parquet, a saved Hugging Face dataset, and a Hub-ready folder
+with a dataset card; and publishing that folder to the Hugging Face Hub.
+
+Every export reads only triples.jsonl, rejected.jsonl, stats.json and config.json, so it can be made
+from a finished run at any time without generating again (`transnli export`). Every table is written
+with the declared schema of `transnli.generator.schema`, so exports of different runs load together.
+Outputs are deterministic: the same run folder gives byte-identical files.
+
+Layout written under a run folder OUT:
+- ``--to parquet``: OUT/triples.parquet, OUT/rejected.parquet (each only when it has rows);
+- ``--to hf``: OUT/hf_dataset/ (`datasets.DatasetDict.save_to_disk`, splits triples and rejected);
+- ``--to card``: OUT/hub/ — README.md (the dataset card) and data/<dataset>/{test,rejected}.parquet,
+  one folder per source dataset, which the card's `configs` point at. This folder is what
+  `transnli publish` uploads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from transnli.generator.output import CONFIG, FINISHED, PROGRESS, REJECTED, STATS, TRIPLES
+from transnli.generator.schema import (
+    FIELD_DOCS,
+    SchemaError,
+    arrow_table,
+    read_records,
+    triple_features,
+)
+
+KINDS = ("parquet", "hf", "card")
+HUB_DIR = "hub"
+CARD = "README.md"
+
+PAPER_TITLE = "Transitive self-consistency evaluation of NLI models without gold labels"
+PAPER_BIBTEX = """@inproceedings{wu-last-2025-transitive,
+  title = {Transitive self-consistency evaluation of {NLI} models without gold labels},
+  author = {Wu, Wei and Last, Mark},
+  booktitle = {Proceedings of the 2025 Conference on Empirical Methods in Natural Language Processing},
+  year = {2025},
+  publisher = {Association for Computational Linguistics}
+}"""
+
+# The licences of the source datasets as their own cards state them; the triples copy their
+# sentences, so a card inherits the source's licence. Anything else is "other" (see the card).
+SOURCE_LICENSES = {"snli": "cc-by-sa-4.0", "anli": "cc-by-nc-4.0", "wanli": "cc-by-4.0"}
+
+FILTER_DOCS = {
+    "auxiliary": "the copula, auxiliaries and modals are not replaced",
+    "light_verb": "light verbs (have/make/do/give/take/get with an abstract object) are not replaced",
+    "fixed_phrase": "time expressions and multiword expressions are left alone",
+    "licensing": "negative-polarity antonyms without a licensor, antonyms already in the sentence and "
+                 "slots the antonym cannot fill are rejected",
+    "argument_structure": "an antonym verb needs a WordNet verb frame for the original's complements",
+    "coreference": "a gendered noun is not swapped while a pronoun of the old gender still refers to it",
+    "sense_fit": "the word must be likely to be used in a sense that carries the antonym",
+}
+
+
+class ExportError(RuntimeError):
+    """A run folder that cannot be exported or published; the message says why and what to do."""
+
+
+# -- the run folder ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FinishedRun:
+    dir: Path
+    stats: dict[str, Any]
+    config: dict[str, Any]
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ExportError(f"{path} is missing; the run folder is incomplete (generate it again with "
+                          "--overwrite)") from None
+    except (OSError, ValueError) as e:
+        raise ExportError(f"{path} cannot be read as JSON ({e})") from e
+
+
+def open_finished_run(out_dir: str | Path) -> FinishedRun:
+    """The finished generation run in `out_dir`; refuses an unfinished or foreign folder."""
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise ExportError(f"{out} is not a folder; give the --out folder of a `transnli generate` run")
+    if (out / PROGRESS).exists():
+        raise ExportError(f"{out} holds an unfinished run ({PROGRESS} is there); run the same "
+                          "`transnli generate` command again to finish it, then export")
+    if not (out / FINISHED).exists():
+        raise ExportError(f"{out} is not a finished transnli run (no {FINISHED}); give the --out folder "
+                          "of a `transnli generate` run that has finished")
+    for name in (TRIPLES, REJECTED):
+        if not (out / name).is_file():
+            raise ExportError(f"{out / name} is missing; the run folder is incomplete")
+    stats, config = _read_json(out / STATS), _read_json(out / CONFIG)
+    for path, doc in ((out / STATS, stats), (out / CONFIG, config)):
+        if not isinstance(doc, dict):
+            raise ExportError(f"{path} is not a JSON object")
+    return FinishedRun(out, stats, config)
+
+
+def parse_kinds(values: tuple[str, ...] | list[str]) -> list[str]:
+    """`--to parquet --to hf` or `--to parquet,hf` as a list in canonical order."""
+    asked = {v.strip().lower() for value in values for v in value.split(",") if v.strip()}
+    unknown = sorted(asked - set(KINDS))
+    if unknown:
+        raise ExportError(f"unknown export kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
+    if not asked:
+        raise ExportError(f"nothing to export; give --to with one or more of {', '.join(KINDS)}")
+    return [k for k in KINDS if k in asked]
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    try:
+        return read_records(path)
+    except SchemaError as e:
+        raise ExportError(str(e)) from e
+    except UnicodeDecodeError as e:
+        raise ExportError(f"{path} is not UTF-8 text: {e}") from e
+
+
+def _write_parquet(rows: list[dict[str, Any]], target: Path) -> Path:
+    import pyarrow.parquet as pq
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    pq.write_table(arrow_table(rows), tmp)
+    os.replace(tmp, target)
+    return target
+
+
+# -- the three exports ------------------------------------------------------------------------------
+def export_parquet(out: Path) -> list[Path]:
+    written = []
+    for name in (TRIPLES, REJECTED):
+        rows = _rows(out / name)
+        target = out / name.replace(".jsonl", ".parquet")
+        if rows:
+            written.append(_write_parquet(rows, target))
+        else:  # an empty run writes no file, and no stale one from an earlier export stays
+            target.unlink(missing_ok=True)
+    return written
+
+
+def dataset_info(config: dict[str, Any] | None = None, stats: dict[str, Any] | None = None,
+                 sources: list[str] | None = None):
+    """The `datasets.DatasetInfo` of an export: declared features, description, citation, licence."""
+    import datasets
+
+    cfg = (config or {}).get("config", {})
+    preset = cfg.get("preset", "?")
+    accepted = (stats or {}).get("triples_accepted")
+    description = (
+        "Adversarial NLI triples (premise P, hypothesis H, modified hypothesis H') made by transnli: "
+        "one word of H replaced by its antonym, following Wu & Last (2025), "
+        f"\"{PAPER_TITLE}\". Preset {preset}" + (f"; {accepted} triples accepted." if accepted is not None else ".")
+    )
+    return datasets.DatasetInfo(description=description, citation=f"{tool_bibtex(config)}\n\n{PAPER_BIBTEX}",
+                                license=card_license(sources), features=triple_features())
+
+
+def export_hf(out: Path, config: dict[str, Any] | None = None, stats: dict[str, Any] | None = None) -> list[Path]:
+    import datasets
+
+    tables = {split: _rows(out / name) for name, split in ((TRIPLES, "triples"), (REJECTED, "rejected"))}
+    info = dataset_info(config, stats, sorted({r["dataset"] for rows in tables.values() for r in rows}))
+    splits = {}
+    for name, split in ((TRIPLES, "triples"), (REJECTED, "rejected")):
+        rows = tables[split]
+        if rows:
+            # A fingerprint from the file's bytes (datasets draws a random one otherwise), so that
+            # state.json, and with it the whole folder, is the same for the same run.
+            digest = hashlib.sha256((out / name).read_bytes()).hexdigest()[:16]
+            splits[split] = datasets.Dataset(arrow_table(rows), info=info.copy(), split=split, fingerprint=digest)
+    target = out / "hf_dataset"
+    if target.exists():
+        shutil.rmtree(target)
+    if not splits:
+        return []
+    quiet = not datasets.are_progress_bars_disabled()
+    if quiet:  # one bar per split is noise beside the one line `exported ...`
+        datasets.disable_progress_bars()
+    try:
+        datasets.DatasetDict(splits).save_to_disk(str(target))
+    finally:
+        if quiet:
+            datasets.enable_progress_bars()
+    return [target]
+
+
+def config_name(dataset: str) -> str:
+    """A Hub config name (and folder name) for a source dataset's name."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", dataset).strip("._-")
+    return name or "unnamed"
+
+
+def export_card(run: FinishedRun, *, title: str | None = None, license: str | None = None,
+                repo_id: str | None = None) -> list[Path]:
+    """OUT/hub: the data split by source dataset and the dataset card that describes it."""
+    hub = run.dir / HUB_DIR
+    if hub.exists():
+        shutil.rmtree(hub)  # what an earlier export wrote, e.g. a dataset this run no longer has
+    by_config: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for name, split in ((TRIPLES, "test"), (REJECTED, "rejected")):
+        for row in _rows(run.dir / name):
+            by_config.setdefault(config_name(row["dataset"]), {"test": [], "rejected": []})[split].append(row)
+    files: dict[str, dict[str, str]] = {}
+    for cfg in sorted(by_config):
+        for split, rows in by_config[cfg].items():
+            if rows:
+                rel = f"data/{cfg}/{split}.parquet"
+                _write_parquet(rows, hub / rel)
+                files.setdefault(cfg, {})[split] = rel
+    counts = {cfg: {split: len(rows) for split, rows in splits.items()} for cfg, splits in by_config.items()}
+    text = render_card(run, files, counts, title=title, license=license, repo_id=repo_id)
+    hub.mkdir(parents=True, exist_ok=True)
+    (hub / CARD).write_text(text, encoding="utf-8")
+    return [hub]
+
+
+def export(out_dir: str | Path, kinds: list[str], *, run: FinishedRun | None = None,
+           title: str | None = None, license: str | None = None) -> list[Path]:
+    """The exports `kinds` asks for; `run` (read from the folder when not given) for hf and card."""
+    out = Path(out_dir)
+    written: list[Path] = []
+    if "parquet" in kinds:
+        written += export_parquet(out)
+    if "hf" in kinds:
+        written += export_hf(out, run.config if run else _json_or_none(out / CONFIG),
+                             run.stats if run else _json_or_none(out / STATS))
+    if "card" in kinds:
+        if run is None:
+            run = FinishedRun(out, _json_or_none(out / STATS) or {}, _json_or_none(out / CONFIG) or {})
+        written += export_card(run, title=title, license=license)
+    return written
+
+
+def _json_or_none(path: Path) -> dict | None:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def export_finished(out_dir: str | Path, kinds: list[str], *, title: str | None = None,
+                    license: str | None = None) -> list[Path]:
+    """`transnli export`: the exports of a finished run, without generating again."""
+    run = open_finished_run(out_dir)
+    try:
+        return export(run.dir, kinds, run=run, title=title, license=license)
+    except OSError as e:
+        raise ExportError(f"cannot write under {run.dir}: {e.strerror or e}") from e
+
+
+# -- the dataset card -------------------------------------------------------------------------------
+def size_category(n: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
+                        (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M")):
+        if n < limit:
+            return name
+    return "10M<n<100M"
+
+
+def card_license(datasets_: list[str] | None, chosen: str | None = None) -> str:
+    """The licence id for the card: the one asked for, else the common licence of the source
+    datasets when they share a known one, else "other"."""
+    if chosen:
+        return chosen
+    found = {SOURCE_LICENSES.get(d.lower().split("_")[0]) for d in datasets_ or []}
+    return found.pop() if len(found) == 1 and None not in found else "other"
+
+
+def tool_bibtex(config: dict[str, Any] | None) -> str:
+    version = (config or {}).get("transnli_version", "")
+    lines = ["@software{transnli,",
+             "  title = {transnli: adversarial {NLI} test sets by antonym replacement and transitive "
+             "self-consistency evaluation},"]
+    if version:
+        lines.append(f"  version = {{{version}}},")
+    lines += ["  license = {MIT},", "  note = {Python package transnli}", "}"]
+    return "\n".join(lines)
+
+
+def card_metadata(run: FinishedRun, files: dict[str, dict[str, str]], counts: dict[str, dict[str, int]],
+                  license: str | None = None) -> dict[str, Any]:
+    """The YAML front matter of the card (the Hub's dataset card metadata)."""
+    import datasets
+    from datasets.info import DatasetInfosDict
+    from huggingface_hub import DatasetCardData
+
+    configs = []
+    many = len(files) > 1
+    if many:
+        splits = sorted({s for f in files.values() for s in f}, key=("test", "rejected").index)
+        configs.append({"config_name": "all", "data_files": [
+            {"split": s, "path": f"data/*/{s}.parquet"} for s in splits], "default": True})
+    for cfg in sorted(files):
+        entry: dict[str, Any] = {"config_name": cfg, "data_files": [
+            {"split": s, "path": p} for s, p in files[cfg].items()]}
+        if not many:
+            entry["default"] = True
+        configs.append(entry)
+    # dataset_info in the Hub's own format, made by `datasets` itself (as push_to_hub does).
+    infos = {}
+    split_counts = {cfg: counts[cfg] for cfg in files}
+    if many:
+        split_counts["all"] = {s: sum(c.get(s, 0) for c in counts.values()) for s in ("test", "rejected")}
+    for cfg, per_split in split_counts.items():
+        splits = datasets.SplitDict({s: datasets.SplitInfo(s, num_examples=n) for s, n in per_split.items() if n})
+        infos[cfg] = datasets.DatasetInfo(features=triple_features(), config_name=cfg, splits=splits)
+    card_data = DatasetCardData()
+    DatasetInfosDict(infos).to_dataset_card_data(card_data)
+    total = sum(c.get("test", 0) for c in counts.values())
+    return {
+        "license": card_license(sorted(files), license),
+        "language": ["en"],
+        "task_categories": ["text-classification"],
+        "task_ids": ["natural-language-inference"],
+        "pretty_name": None,  # filled by render_card
+        "size_categories": [size_category(total)],
+        "source_datasets": sorted(files),
+        "tags": ["nli", "adversarial", "antonym", "consistency", "transnli"],
+        "configs": configs,
+        "dataset_info": card_data.to_dict()["dataset_info"],
+    }
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "-"
+    if isinstance(value, float):
+        return f"{value:.4f}".rstrip("0").rstrip(".")
+    return str(value).replace("|", "\\|")
+
+
+def _table(rows: list[tuple[Any, ...]], header: tuple[str, ...]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_fmt(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+SETTING_KEYS = ("preset", "description", "pipeline", "antonyms", "pos", "include_aux", "grammar", "acceptability",
+                "max_chars", "seed", "limit")
+
+
+def _settings_rows(cfg: dict[str, Any]) -> list[tuple[str, Any]]:
+    rows = [(k, cfg.get(k)) for k in SETTING_KEYS if k in cfg]
+    if cfg.get("acceptability") == "cola":
+        rows += [("cola_model", cfg.get("cola_model")), ("cola_threshold", cfg.get("cola_threshold"))]
+    if cfg.get("pipeline", "wordnet") != "wordnet":
+        rows += [(k, cfg.get(k)) for k in ("llm_backend", "llm_model", "llm_temperature") if k in cfg]
+    return rows
+
+
+def _stats_rows(stats: dict[str, Any]) -> list[tuple[str, Any]]:
+    rows: list[tuple[str, Any]] = []
+    for key in ("sentences_read", "duplicate_pairs", "words_considered", "skipped_no_antonym", "skipped_no_pos_match",
+                "skipped_fixed_expression", "skipped_unrealisable", "rejected_llm_answer", "candidates_built"):
+        if key in stats:
+            rows.append((key.replace("_", " "), stats[key]))
+    for name, n in sorted((stats.get("sentences_skipped") or {}).items()):
+        rows.append((f"sentences skipped: {name}", n))
+    for name, n in sorted((stats.get("rejected_filters") or {}).items()):
+        rows.append((f"rejected by filter {name}", n))
+    for key in ("rejected_grammar", "rejected_acceptability", "triples_accepted", "acceptance_rate",
+                "acceptability_pass_rate"):
+        if key in stats:
+            rows.append((key.replace("_", " "), stats[key]))
+    return rows
+
+
+def _provenance_rows(config: dict[str, Any]) -> list[tuple[str, Any]]:
+    rows: list[tuple[str, Any]] = [("transnli", config.get("transnli_version"))]
+    inp = config.get("input") or {}
+    for key in ("source", "format", "sha256", "dataset"):
+        if inp.get(key) is not None:
+            rows.append((f"input {key}", inp[key]))
+    res = config.get("resources") or {}
+    for key in ("wordnet", "spacy_model", "spacy", "vectors", "lemminflect", "python"):
+        if res.get(key) is not None:
+            rows.append((key, res[key]))
+    for name, check in sorted((res.get("checks") or {}).items()):
+        rows.append((f"check {name}", f"{check.get('backend')}: {check.get('version')}"))
+    if res.get("llm"):
+        rows.append(("llm", json.dumps(res["llm"], sort_keys=True)))
+    if config.get("run_fingerprint"):
+        rows.append(("run fingerprint", config["run_fingerprint"]))
+    return rows
+
+
+def render_card(run: FinishedRun, files: dict[str, dict[str, str]], counts: dict[str, dict[str, int]], *,
+                title: str | None = None, license: str | None = None, repo_id: str | None = None) -> str:
+    """The dataset card: YAML front matter and a Markdown body, from the run's own files."""
+    import yaml
+
+    cfg = run.config.get("config") or {}
+    names = sorted(files)
+    title = title or f"transnli antonym-replacement triples ({', '.join(names) or 'empty'})"
+    meta = card_metadata(run, files, counts, license)
+    meta["pretty_name"] = title
+    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    total = sum(c.get("test", 0) for c in counts.values())
+    rejected = sum(c.get("rejected", 0) for c in counts.values())
+    filters = cfg.get("filters") or []
+    pipeline = cfg.get("pipeline", "wordnet")
+    parts = [
+        f"---\n{front}---\n",
+        f"# {title}\n",
+        f"{total} adversarial NLI triples (P, H, H') made with "
+        f"[transnli](https://pypi.org/project/transnli/) {run.config.get('transnli_version', '')} from "
+        f"{', '.join(names) or 'no data'}: H' is the hypothesis H with one word replaced by its antonym. "
+        "The triples are for measuring whether an NLI model is *transitively self-consistent* "
+        "(its own labels of (P,H), (H,H'), (H',H) and (P,H') obey the four transitive rules), which "
+        f"needs no gold label for H'. {rejected} candidates that a check or filter rejected are kept "
+        "in the `rejected` split for study.\n",
+        "## Contents\n",
+        _table([(c, files[c].get("test", "-"), counts[c].get("test", 0), counts[c].get("rejected", 0))
+                for c in names], ("config (source dataset)", "file", "triples", "rejected")) + "\n",
+        "```python\nimport datasets\n"
+        f"ds = datasets.load_dataset(\"{repo_id or 'USER/NAME'}\", \"{names[0] if names else 'default'}\", split=\"test\")\n```\n",
+        "## Method\n",
+        "Antonym replacement after Wu & Last (2025), *" + PAPER_TITLE + "* (Algorithm 1): for each content "
+        "word of H whose part of speech is selected, collect its WordNet antonyms of the same part of "
+        "speech, rank them by word-vector similarity to the rest of the sentence, put the best one in the "
+        "word's place (inflection and capitalisation matched), and keep the new sentence only if the "
+        "candidate filters and the grammar and acceptability checks pass. Each word gives at most one H'."
+        + (" Pipeline `" + pipeline + "`: an LLM proposes the antonym, and its answer is verified (one "
+           "word changed, no negation added) before the same checks." if pipeline != "wordnet" else "")
+        + "\n",
+        "## Preset and settings\n",
+        _table(_settings_rows(cfg), ("setting", "value")) + "\n",
+        "## Filters\n",
+        ("\n".join(f"- `{f}`: {FILTER_DOCS.get(f, '')}" for f in filters) if filters else "No candidate filters.")
+        + "\n",
+        "## Acceptance statistics\n",
+        "From the run's stats.json (counts over the whole run).\n",
+        _table(_stats_rows(run.stats), ("quantity", "value")) + "\n",
+        "## Provenance\n",
+        "From the run's config.json: the tool and the resources it used.\n",
+        _table(_provenance_rows(run.config), ("item", "version / value")) + "\n",
+        "## Fields\n",
+        _table(list(FIELD_DOCS), ("field", "type", "meaning")) + "\n",
+        "`checks` has one entry per check and filter (" + ", ".join(f"`{c}`" for c in triple_features()["checks"])
+        + "); an entry is null when that stage did not run on the candidate, and each has the same fields "
+        "(`backend`, `passed`, `reason` and the evidence of each backend, null where a backend gives none; "
+        "other evidence as a JSON object in `extra`). A missing gold label is -1.\n",
+        "## Limitations\n",
+        "H' is made automatically and carries no gold label: its relation to P is what a model's own "
+        "labels are tested against, not a human judgement. The checks lower, but do not remove, "
+        "ungrammatical or odd sentences. `gold_label` is the source dataset's label of (P, H).\n",
+        "## License\n",
+        f"`{card_license(names, license)}`. The sentences come from {', '.join(names) or 'the source data'}; "
+        "their licence applies to this derived data. transnli itself is MIT-licensed.\n",
+        "## Citation\n",
+        "```bibtex\n" + tool_bibtex(run.config) + "\n\n" + PAPER_BIBTEX + "\n```\n",
+    ]
+    return "\n".join(parts)
+
+
+# -- publishing -------------------------------------------------------------------------------------
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def hub_token(token_env: str) -> str:
+    """The Hub token: from the environment variable `token_env`, else the one `hf auth login` saved."""
+    token = os.environ.get(token_env, "").strip()
+    if token:
+        return token
+    from huggingface_hub import get_token
+
+    token = get_token()
+    if not token:
+        raise ExportError(f"no Hugging Face token: set {token_env} (a token with write access, from "
+                          "https://huggingface.co/settings/tokens) or run `hf auth login`")
+    return token
+
+
+def publish(out_dir: str | Path, repo_id: str, *, private: bool = False, token_env: str = "HF_TOKEN",
+            title: str | None = None, license: str | None = None, api=None) -> str:
+    """Upload OUT/hub (made now from the finished run) to the dataset repo `repo_id`; returns its URL."""
+    if not REPO_ID.match(repo_id):
+        raise ExportError(f"--repo-id {repo_id!r} is not of the form USER/NAME")
+    run = open_finished_run(out_dir)
+    token = hub_token(token_env)
+    hub = export_card(run, title=title, license=license, repo_id=repo_id)[0]
+    if api is None:
+        from huggingface_hub import HfApi
+
+        api = HfApi()
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+    try:
+        url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True, token=token)
+        api.upload_folder(folder_path=str(hub), repo_id=repo_id, repo_type="dataset", token=token,
+                          commit_message=f"Upload transnli triples from {run.dir.name}")
+    except OfflineModeIsEnabled as e:
+        raise ExportError(f"cannot publish: the Hugging Face Hub is switched off here (HF_HUB_OFFLINE is set): "
+                          f"{e}") from e
+    except HfHubHTTPError as e:
+        raise ExportError(f"the Hugging Face Hub refused the upload to {repo_id}: {str(e).splitlines()[0]}") from e
+    except _network_errors() as e:
+        raise ExportError(f"cannot reach the Hugging Face Hub ({type(e).__name__}: {e}); check the network, "
+                          f"or upload {hub} later with `transnli publish`") from e
+    return str(url) if url else f"https://huggingface.co/datasets/{repo_id}"
+
+
+def _network_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions a failed connection raises, whichever HTTP library huggingface_hub uses."""
+    import importlib
+
+    found: list[type[BaseException]] = [OSError]
+    for module, name in (("httpx", "TransportError"), ("httpx2", "TransportError"), ("requests", "RequestException")):
+        with suppress(ImportError, AttributeError):
+            found.append(getattr(importlib.import_module(module), name))
+    return tuple(found)

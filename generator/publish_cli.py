@@ -1,0 +1,66 @@
+"""`transnli export` and `transnli publish`: exports of a finished generation run, and its upload to
+the Hugging Face Hub (the work is in transnli.generator.publish)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+_TITLE = click.option("--title", default=None, help="Title of the dataset card (default: made from the source "
+                                                    "datasets' names).")
+_LICENSE = click.option("--license", "license_", default=None,
+                        help="Licence id for the card (a Hub licence id such as cc-by-sa-4.0; default: the "
+                             "source datasets' licence when they share a known one, else 'other').")
+
+
+@click.command("export")
+@click.argument("out_dir", metavar="OUT_DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--to", "kinds", multiple=True, required=True, metavar="KIND[,KIND]",
+              help="What to write: parquet (OUT/triples.parquet, rejected.parquet), hf (OUT/hf_dataset, "
+                   "a saved datasets.DatasetDict), card (OUT/hub: the data per source dataset and a dataset "
+                   "card, ready for `transnli publish`). Repeat it or give a comma list.")
+@_TITLE
+@_LICENSE
+def export(out_dir, kinds, title, license_):
+    """Export the finished generation run in OUT_DIR, without generating again.
+
+    Reads triples.jsonl, rejected.jsonl, stats.json and config.json; every table gets the same
+    declared schema, so the exports of different runs load together.
+    """
+    from transnli.generator.publish import ExportError, export_finished, parse_kinds
+
+    try:
+        written = export_finished(out_dir, parse_kinds(kinds), title=title, license=license_)
+    except ExportError as e:
+        raise click.ClickException(str(e)) from e
+    for path in written:
+        click.echo(f"exported {path}", err=True)
+    if not written:
+        click.echo(f"{out_dir} has no triples; nothing was exported", err=True)
+
+
+@click.command("publish")
+@click.argument("out_dir", metavar="OUT_DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--repo-id", required=True, metavar="USER/NAME", help="The Hub dataset repository to upload to "
+                                                                    "(created when it does not exist).")
+@click.option("--private", is_flag=True, help="Create the repository as private.")
+@click.option("--token-env", default="HF_TOKEN", show_default=True,
+              help="Environment variable holding a Hub token with write access (else the token "
+                   "`hf auth login` saved).")
+@_TITLE
+@_LICENSE
+def publish(out_dir, repo_id, private, token_env, title, license_):
+    """Upload the finished run in OUT_DIR to the Hugging Face Hub as a dataset.
+
+    Writes OUT_DIR/hub first (as `transnli export --to card`): one Parquet folder per source
+    dataset and the dataset card (README.md), then uploads that folder.
+    """
+    from transnli.generator.publish import ExportError
+    from transnli.generator.publish import publish as publish_run
+
+    try:
+        url = publish_run(out_dir, repo_id, private=private, token_env=token_env, title=title, license=license_)
+    except ExportError as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(f"published {out_dir} to {url}", err=True)
