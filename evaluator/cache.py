@@ -176,6 +176,8 @@ class LabelCache:
     def hash_file(self, path: str | Path) -> str:
         """sha256 of a file, memoised by (resolved path, size, mtime_ns)."""
         path = Path(path).resolve()
+        if path.is_dir():  # a folder's mtime misses edits inside it: never memoised
+            return sha256_file(path)
         st = path.stat()
         row = self.conn.execute(
             "SELECT sha256 FROM file_hashes WHERE path = ? AND size = ? AND mtime_ns = ?",

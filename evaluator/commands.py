@@ -99,7 +99,7 @@ def evaluation_options(f):
 
 @click.command("evaluate")
 @click.argument("triples", nargs=-1, required=True,
-                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+                type=click.Path(exists=True, path_type=Path))  # a folder: a saved HF dataset
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output folder: new, empty, or holding this same evaluation.")
 @click.option("--overwrite", is_flag=True,
@@ -107,7 +107,8 @@ def evaluation_options(f):
                    "report.md, tables/, plots/).")
 @evaluation_options
 def evaluate(triples, out_dir, models, **options):
-    """Label TRIPLES (JSONL files) with each --model and report transitive consistency.
+    """Label TRIPLES (JSONL or Parquet files, or saved Hugging Face dataset folders) with each
+    --model and report transitive consistency.
 
     Writes predictions.jsonl, summary.json, report.md (the paper's Tables 1-4, plus Table 9 when a
     generator stats.json sits beside the triples), tables/*.csv and plots/*.png into --out.
@@ -129,7 +130,7 @@ def evaluate(triples, out_dir, models, **options):
 
 @click.command("pairs")
 @click.argument("triples", nargs=-1, required=True,
-                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+                type=click.Path(exists=True, path_type=Path))  # a folder: a saved HF dataset
 @click.option("--out", "out_file", required=True, type=click.Path(dir_okay=False, allow_dash=True),
               help="Output JSONL file ('-' for stdout).")
 @click.option("--all-pairs", is_flag=True,

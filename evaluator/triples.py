@@ -9,7 +9,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from transnli.generator.record import RecordError, read_triples
+from transnli.generator.record import RecordError
+from transnli.generator.tables import TableError, read_any
 
 from .errors import EvaluatorError
 
@@ -26,7 +27,8 @@ class Triple:
 
 
 def iter_triples(paths: Iterable[str | Path]) -> Iterator[Triple]:
-    """Stream slim triples from triples files, in file then line order."""
+    """Stream slim triples from triples files (JSONL, Parquet, or saved Hugging Face dataset
+    folders), in file then row order."""
     seen: dict[str, str] = {}
 
     def intern(s: str) -> str:
@@ -34,9 +36,9 @@ def iter_triples(paths: Iterable[str | Path]) -> Iterator[Triple]:
 
     for path in paths:
         path = Path(path)
-        if not path.is_file():
+        if not path.exists():
             raise EvaluatorError(f"triples file {path} does not exist")
-        for rec in read_triples(path):
+        for rec in read_any(path):
             yield Triple(
                 id=rec.id,
                 dataset=intern(rec.dataset),
@@ -53,7 +55,7 @@ def load_triples(paths: Iterable[str | Path]) -> list[Triple]:
     paths = list(paths)
     try:
         triples = list(iter_triples(paths))
-    except RecordError as e:
+    except (RecordError, TableError) as e:
         raise EvaluatorError(str(e)) from e
     except UnicodeDecodeError as e:
         raise EvaluatorError(f"a triples file is not UTF-8 text: {e}") from e

@@ -213,14 +213,16 @@ def export_card(run: FinishedRun, *, title: str | None = None, license: str | No
         for row in _rows(run.dir / name):
             by_config.setdefault(config_name(row["dataset"]), {"test": [], "rejected": []})[split].append(row)
     files: dict[str, dict[str, str]] = {}
+    nbytes: dict[str, dict[str, int]] = {}
     for cfg in sorted(by_config):
         for split, rows in by_config[cfg].items():
             if rows:
                 rel = f"data/{cfg}/{split}.parquet"
                 _write_parquet(rows, hub / rel)
                 files.setdefault(cfg, {})[split] = rel
+                nbytes.setdefault(cfg, {})[split] = arrow_table(rows).nbytes
     counts = {cfg: {split: len(rows) for split, rows in splits.items()} for cfg, splits in by_config.items()}
-    text = render_card(run, files, counts, title=title, license=license, repo_id=repo_id)
+    text = render_card(run, files, counts, title=title, license=license, repo_id=repo_id, nbytes=nbytes)
     hub.mkdir(parents=True, exist_ok=True)
     (hub / CARD).write_text(text, encoding="utf-8")
     return [hub]
@@ -291,7 +293,7 @@ def tool_bibtex(config: dict[str, Any] | None) -> str:
 
 
 def card_metadata(run: FinishedRun, files: dict[str, dict[str, str]], counts: dict[str, dict[str, int]],
-                  license: str | None = None) -> dict[str, Any]:
+                  license: str | None = None, nbytes: dict[str, dict[str, int]] | None = None) -> dict[str, Any]:
     """The YAML front matter of the card (the Hub's dataset card metadata)."""
     import datasets
     from datasets.info import DatasetInfosDict
@@ -311,11 +313,16 @@ def card_metadata(run: FinishedRun, files: dict[str, dict[str, str]], counts: di
         configs.append(entry)
     # dataset_info in the Hub's own format, made by `datasets` itself (as push_to_hub does).
     infos = {}
+    sizes = nbytes or {}
     split_counts = {cfg: counts[cfg] for cfg in files}
+    split_sizes = {cfg: sizes.get(cfg, {}) for cfg in files}
     if many:
         split_counts["all"] = {s: sum(c.get(s, 0) for c in counts.values()) for s in ("test", "rejected")}
+        split_sizes["all"] = {s: sum(c.get(s, 0) for c in split_sizes.values()) for s in ("test", "rejected")}
     for cfg, per_split in split_counts.items():
-        splits = datasets.SplitDict({s: datasets.SplitInfo(s, num_examples=n) for s, n in per_split.items() if n})
+        # num_bytes: the split's size in Arrow (what `datasets` reports for a split)
+        splits = datasets.SplitDict({s: datasets.SplitInfo(s, num_bytes=split_sizes[cfg].get(s, 0), num_examples=n)
+                                     for s, n in per_split.items() if n})
         infos[cfg] = datasets.DatasetInfo(features=triple_features(), config_name=cfg, splits=splits)
     card_data = DatasetCardData()
     DatasetInfosDict(infos).to_dataset_card_data(card_data)
@@ -400,14 +407,15 @@ def _provenance_rows(config: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def render_card(run: FinishedRun, files: dict[str, dict[str, str]], counts: dict[str, dict[str, int]], *,
-                title: str | None = None, license: str | None = None, repo_id: str | None = None) -> str:
+                title: str | None = None, license: str | None = None, repo_id: str | None = None,
+                nbytes: dict[str, dict[str, int]] | None = None) -> str:
     """The dataset card: YAML front matter and a Markdown body, from the run's own files."""
     import yaml
 
     cfg = run.config.get("config") or {}
     names = sorted(files)
     title = title or f"transnli antonym-replacement triples ({', '.join(names) or 'empty'})"
-    meta = card_metadata(run, files, counts, license)
+    meta = card_metadata(run, files, counts, license, nbytes)
     meta["pretty_name"] = title
     front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
     total = sum(c.get("test", 0) for c in counts.values())

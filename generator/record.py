@@ -20,8 +20,10 @@ LABELS = ("entailment", "neutral", "contradiction")
 class RecordError(ValueError):
     """A malformed line in a triples file; the message names file, line and field."""
 
-    def __init__(self, path: str | Path, line: int, field_name: str | None, problem: str):
-        where = f"{path}:{line}" + (f": field '{field_name}'" if field_name else "")
+    def __init__(self, path: str | Path, line: int, field_name: str | None, problem: str, unit: str = "line"):
+        # A JSONL file's lines read path:line as editors do; a table's rows say "row N".
+        where = (f"{path}:{line}" if unit == "line" else f"{path}: {unit} {line}") + (
+            f": field '{field_name}'" if field_name else "")
         super().__init__(f"{where}: {problem}")
         self.path, self.line, self.field, self.problem = str(path), line, field_name, problem
 
@@ -90,13 +92,18 @@ def parse_triple_line(line: str, path: str | Path, lineno: int) -> TripleRecord:
         raise RecordError(path, lineno, None, f"not valid JSON ({e.msg} at column {e.colno})") from e
     if not isinstance(data, dict):
         raise RecordError(path, lineno, None, "expected a JSON object")
+    return parse_triple_dict(data, path, lineno)
+
+
+def parse_triple_dict(data: dict[str, Any], path: str | Path, lineno: int, unit: str = "line") -> TripleRecord:
+    """A record from one parsed line (or table row), validated like every triples input."""
     for name in REQUIRED:
         value = data.get(name)
         if not isinstance(value, str) or not value.strip():
-            raise RecordError(path, lineno, name, "missing or not a non-empty string")
+            raise RecordError(path, lineno, name, "missing or not a non-empty string", unit)
     gold = data.get("gold_label")
     if gold is not None and gold not in LABELS:
-        raise RecordError(path, lineno, "gold_label", f"{gold!r} is not one of {', '.join(LABELS)} or null")
+        raise RecordError(path, lineno, "gold_label", f"{gold!r} is not one of {', '.join(LABELS)} or null", unit)
     rec = TripleRecord.from_dict(data)
     if not rec.dataset:
         rec.dataset = Path(path).name.split(".")[0]

@@ -217,6 +217,27 @@ def normalise(record: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _strip(value: Any) -> Any:
+    """A check's entry without the null fields the schema added, with `extra` merged back."""
+    out = {k: v for k, v in value.items() if v is not None and k != "extra"}
+    if value.get("extra"):
+        out.update(json.loads(value["extra"]))
+    return out
+
+
+def denormalise(row: dict[str, Any]) -> dict[str, Any]:
+    """A table row back as a triples.jsonl record (a dict): gold label by name, only the checks
+    that ran, each with only the fields its backend gave. Columns the schema does not name are
+    kept as they are; validation is the record reader's (transnli.generator.record)."""
+    out = dict(row)
+    if "gold_label" in out:
+        out["gold_label"] = gold_from_int(out["gold_label"])
+    checks = out.get("checks")
+    if isinstance(checks, dict):
+        out["checks"] = {name: _strip(c) for name, c in checks.items() if isinstance(c, dict)}
+    return out
+
+
 def arrow_table(rows: list[dict[str, Any]]):
     """Normalised rows as a pyarrow Table of the declared schema (with the `datasets` features in
     its metadata, so `load_dataset("parquet")` gives the ClassLabel back)."""
