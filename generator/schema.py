@@ -143,7 +143,7 @@ def gold_from_int(value: Any) -> str | None:
     if isinstance(value, str):  # a table written by hand, with names
         return value
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < len(LABELS):
-        raise SchemaError(f"gold_label {value!r} is not a class index 0-{len(LABELS) - 1} or -1")
+        raise SchemaError(f"{value!r} is not a class index 0-{len(LABELS) - 1} or -1 (no label)")
     return LABELS[value]
 
 

@@ -50,8 +50,10 @@ def read_any(path: str | Path) -> Iterator[TripleRecord]:
 def _record(data: dict[str, Any], path: str | Path, row: int) -> TripleRecord:
     try:
         data = denormalise(data)
-    except (SchemaError, ValueError) as e:  # a gold label that is no class index, a broken `extra`
-        raise RecordError(path, row, "gold_label" if "gold_label" in str(e) else None, str(e), "row") from e
+    except SchemaError as e:  # a gold label that is no class index
+        raise RecordError(path, row, "gold_label", str(e), "row") from e
+    except ValueError as e:  # a check's `extra` that is not JSON
+        raise RecordError(path, row, "checks", f"an 'extra' that is not JSON ({e})", "row") from e
     return parse_triple_dict(data, path, row, unit="row")
 
 
