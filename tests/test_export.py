@@ -184,6 +184,11 @@ def test_card_front_matter_and_body(tmp_path):
     assert all(s["num_bytes"] > 0 for s in infos["snli"]["splits"])
     gold = next(f for f in infos["snli"]["features"] if f["name"] == "gold_label")
     assert gold["dtype"]["class_label"]["names"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
+    # the folder loads as the Hub would serve it: by default the `all` config
+    import datasets
+
+    loaded = datasets.load_dataset(str(run / "hub"), cache_dir=str(tmp_path / "hf-cache"))
+    assert {k: len(v) for k, v in loaded.items()} == {"test": 4, "rejected": 1}
     # the body: what, method, preset, filters, statistics, provenance, fields, citation
     assert body.lstrip().startswith("# My triples")
     for needle in ("Wu & Last (2025)", "| preset | default |", "- `light_verb`:", "| triples accepted | 4 |",
