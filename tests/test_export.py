@@ -144,6 +144,13 @@ def test_exports_are_deterministic_and_round_trip(tmp_path):
     different = [name for name in a if a[name] != b.get(name)]
     # only the card differs: it names each run's own fingerprint
     assert different == ["hub/README.md"]
+    # the saved HF dataset carries the declared features, a description and the citations
+    import datasets
+
+    saved = datasets.load_from_disk(str(runs[0] / "hf_dataset"))
+    assert list(saved) == ["triples", "rejected"] and saved["triples"].features == triple_features()
+    assert "Wu & Last (2025)" in saved["triples"].info.description
+    assert "@inproceedings{wu-last-2025-transitive" in saved["triples"].info.citation
     # exporting the same run again gives the same bytes, the card included
     export_finished(runs[0], ["parquet", "hf", "card"])
     assert files(runs[0]) == a
