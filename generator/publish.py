@@ -26,7 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from transnli.generator.output import CONFIG, FINISHED, PROGRESS, REJECTED, STATS, TRIPLES
+from transnli.generator.output import (
+    CONFIG,
+    FINISHED,
+    PROGRESS,
+    REJECTED,
+    STATS,
+    TRIPLES,
+    OutputError,
+)
 from transnli.generator.schema import (
     FIELD_DOCS,
     SchemaError,
@@ -64,8 +72,9 @@ FILTER_DOCS = {
 }
 
 
-class ExportError(RuntimeError):
-    """A run folder that cannot be exported or published; the message says why and what to do."""
+class ExportError(OutputError):
+    """A run folder that cannot be exported or published; the message says why and what to do.
+    (An OutputError, so that `generate --export` reports it as it reports a failed write.)"""
 
 
 # -- the run folder ---------------------------------------------------------------------------------
@@ -221,6 +230,8 @@ def export_card(run: FinishedRun, *, title: str | None = None, license: str | No
                 _write_parquet(rows, hub / rel)
                 files.setdefault(cfg, {})[split] = rel
                 nbytes.setdefault(cfg, {})[split] = arrow_table(rows).nbytes
+    if not files:  # no triples and no rejects: nothing a card could describe
+        return []
     counts = {cfg: {split: len(rows) for split, rows in splits.items()} for cfg, splits in by_config.items()}
     text = render_card(run, files, counts, title=title, license=license, repo_id=repo_id, nbytes=nbytes)
     hub.mkdir(parents=True, exist_ok=True)
@@ -501,7 +512,10 @@ def publish(out_dir: str | Path, repo_id: str, *, private: bool = False, token_e
         raise ExportError(f"--repo-id {repo_id!r} is not of the form USER/NAME")
     run = open_finished_run(out_dir)
     token = hub_token(token_env)
-    hub = export_card(run, title=title, license=license, repo_id=repo_id)[0]
+    written = export_card(run, title=title, license=license, repo_id=repo_id)
+    if not written:
+        raise ExportError(f"{run.dir} holds no triples; there is nothing to publish")
+    hub = written[0]
     if api is None:
         from huggingface_hub import HfApi
 

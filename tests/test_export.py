@@ -241,6 +241,16 @@ def test_export_refuses_an_unfinished_run_and_other_folders(tmp_path):
     assert res.exit_code == 1 and "unknown export kind(s) csv" in res.output
 
 
+def test_an_empty_run_exports_nothing_and_publishes_nothing(tmp_path, monkeypatch):
+    run = make_run(tmp_path / "run", [], [])
+    res = cli("export", run, "--to", "parquet,hf,card")
+    assert res.exit_code == 0 and "has no triples; nothing was exported" in res.output
+    assert not any((run / name).exists() for name in ("triples.parquet", "hf_dataset", "hub"))
+    monkeypatch.setenv("HF_TOKEN", "t")
+    with pytest.raises(ExportError, match="holds no triples"):
+        publish(run, "someone/triples", api=FakeApi())
+
+
 def test_export_names_the_bad_line(tmp_path):
     run = make_run(tmp_path / "run", [record(0)], [])
     with open(run / "triples.jsonl", "a") as fh:
@@ -347,3 +357,34 @@ def test_publish_reports_an_unreachable_or_refusing_hub(tmp_path, monkeypatch):
             publish(run, "someone/triples", api=HfApi(endpoint=f"http://127.0.0.1:{server.server_port}"))
     finally:
         server.shutdown()
+
+
+# -- real runs --------------------------------------------------------------------------------------
+def test_real_runs_of_two_presets_export_and_load_together(tmp_path):
+    """Every stage of two real generation runs (the default preset with its filters and checks; no
+    checks but sense_fit) gives records the declared schema takes, and their exports load together."""
+    import datasets
+    from transnli.resources import resource_path
+
+    sample = str(resource_path("samples", "snli_sample.jsonl"))
+    one, two = tmp_path / "one", tmp_path / "two"
+    res = cli("generate", sample, "--out", one, "-q", "--limit", "12", "--export", "card")
+    assert res.exit_code == 0, res.output
+    res = cli("generate", sample, "--out", two, "-q", "--limit", "12", "--filters", "sense_fit", "--grammar", "none",
+              "--acceptability", "none")
+    assert res.exit_code == 0, res.output
+    assert (one / "hub" / "README.md").is_file() and not (two / "hub").exists()
+    for run in (one, two):
+        res = cli("export", run, "--to", "parquet")
+        assert res.exit_code == 0, res.output
+    files = [str(run / name) for run in (one, two) for name in ("triples.parquet", "rejected.parquet")
+             if (run / name).exists()]
+    ds = datasets.load_dataset("parquet", data_files=files, split="train", cache_dir=str(tmp_path / "hf-cache"))
+    n = sum(len(list(read_triples(run / name))) for run in (one, two) for name in ("triples.jsonl", "rejected.jsonl"))
+    assert len(ds) == n and ds.features == triple_features()
+    backends = {(c["grammar"] or {}).get("backend") for c in ds["checks"]}
+    assert {"harper", "none"} <= backends
+    assert any(c["sense_fit"] for c in ds["checks"]) and any(c["light_verb"] for c in ds["checks"])
+    meta, body = split_card((one / "hub" / "README.md").read_text())
+    stats = json.loads((one / "stats.json").read_text())
+    assert meta["license"] == "cc-by-sa-4.0" and f"| triples accepted | {stats['triples_accepted']} |" in body
