@@ -127,21 +127,33 @@ def parse_kinds(values: tuple[str, ...] | list[str]) -> list[str]:
     return [k for k in KINDS if k in asked]
 
 
+_READ: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
+
+
 def _rows(path: Path) -> list[dict[str, Any]]:
+    """The normalised records of a JSONL file, read once for all the exports of one `export` call
+    (which clears them; keyed by size and mtime too, in case a file changes meanwhile)."""
     try:
-        return read_records(path)
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        if key not in _READ:
+            while len(_READ) >= 2:
+                _READ.pop(next(iter(_READ)))
+            _READ[key] = read_records(path)
+        return _READ[key]
     except SchemaError as e:
         raise ExportError(str(e)) from e
     except UnicodeDecodeError as e:
         raise ExportError(f"{path} is not UTF-8 text: {e}") from e
 
 
-def _write_parquet(rows: list[dict[str, Any]], target: Path) -> Path:
+def _write_parquet(rows: list[dict[str, Any]] | Any, target: Path) -> Path:
+    """Rows (or a table of the declared schema) to a Parquet file, replaced whole."""
     import pyarrow.parquet as pq
 
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
-    pq.write_table(arrow_table(rows), tmp)
+    pq.write_table(arrow_table(rows) if isinstance(rows, list) else rows, tmp)
     os.replace(tmp, target)
     return target
 
@@ -227,9 +239,10 @@ def export_card(run: FinishedRun, *, title: str | None = None, license: str | No
         for split, rows in by_config[cfg].items():
             if rows:
                 rel = f"data/{cfg}/{split}.parquet"
-                _write_parquet(rows, hub / rel)
+                table = arrow_table(rows)
+                _write_parquet(table, hub / rel)
                 files.setdefault(cfg, {})[split] = rel
-                nbytes.setdefault(cfg, {})[split] = arrow_table(rows).nbytes
+                nbytes.setdefault(cfg, {})[split] = table.nbytes
     if not files:  # no triples and no rejects: nothing a card could describe
         return []
     counts = {cfg: {split: len(rows) for split, rows in splits.items()} for cfg, splits in by_config.items()}
@@ -242,7 +255,14 @@ def export_card(run: FinishedRun, *, title: str | None = None, license: str | No
 def export(out_dir: str | Path, kinds: list[str], *, run: FinishedRun | None = None,
            title: str | None = None, license: str | None = None) -> list[Path]:
     """The exports `kinds` asks for; `run` (read from the folder when not given) for hf and card."""
-    out = Path(out_dir)
+    try:
+        return _export(Path(out_dir), kinds, run, title, license)
+    finally:
+        _READ.clear()  # the records are kept for the exports of this call only
+
+
+def _export(out: Path, kinds: list[str], run: FinishedRun | None, title: str | None,
+            license: str | None) -> list[Path]:
     written: list[Path] = []
     if "parquet" in kinds:
         written += export_parquet(out)
@@ -512,7 +532,10 @@ def publish(out_dir: str | Path, repo_id: str, *, private: bool = False, token_e
         raise ExportError(f"--repo-id {repo_id!r} is not of the form USER/NAME")
     run = open_finished_run(out_dir)
     token = hub_token(token_env)
-    written = export_card(run, title=title, license=license, repo_id=repo_id)
+    try:
+        written = export_card(run, title=title, license=license, repo_id=repo_id)
+    finally:
+        _READ.clear()
     if not written:
         raise ExportError(f"{run.dir} holds no triples; there is nothing to publish")
     hub = written[0]

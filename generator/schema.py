@@ -149,29 +149,31 @@ def gold_from_int(value: Any) -> str | None:
 
 def _fit(value: Any, feature: Any, where: str) -> Any:
     """`value` shaped to `feature` (a Value, a dict of features or a List); raises SchemaError."""
-    from datasets import Value
-
     if value is None:
         return None
     if isinstance(feature, dict):
         if not isinstance(value, dict):
             raise SchemaError(f"{where}: expected an object, got {type(value).__name__}")
-        out = {k: _fit(value.get(k), f, f"{where}.{k}") for k, f in feature.items() if k != "extra"}
-        if "extra" in feature:
-            rest = {k: v for k, v in value.items() if k not in feature}
-            out["extra"] = json.dumps(rest, ensure_ascii=False, sort_keys=True) if rest else None
-        else:
-            unknown = sorted(set(value) - set(feature))
-            if unknown:
-                raise SchemaError(f"{where}: unknown key(s) {', '.join(unknown)}")
+        # Only the keys present are visited (a check reports a few of its many fields).
+        out = dict.fromkeys(feature)
+        rest = {}
+        for k, v in value.items():
+            f = feature.get(k)
+            if f is None or k == "extra":
+                rest[k] = v
+            elif v is not None:
+                out[k] = _fit(v, f, f"{where}.{k}")
+        if rest:
+            if "extra" not in feature:
+                raise SchemaError(f"{where}: unknown key(s) {', '.join(sorted(rest))}")
+            out["extra"] = json.dumps(rest, ensure_ascii=False, sort_keys=True)
         return out
     if isinstance(feature, list) or hasattr(feature, "feature"):  # [x], or datasets' List(x)
         inner = feature[0] if isinstance(feature, list) else feature.feature
         if not isinstance(value, list | tuple):
             raise SchemaError(f"{where}: expected a list, got {type(value).__name__}")
         return [_fit(v, inner, f"{where}[{i}]") for i, v in enumerate(value)]
-    assert isinstance(feature, Value)
-    kind = feature.dtype
+    kind = feature.dtype  # a datasets.Value
     if kind == "string":
         if not isinstance(value, str):
             raise SchemaError(f"{where}: expected a string, got {value!r}")
