@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from transnli.generator.realise import inflect, match_case
+from transnli.generator.realise import _forms, inflect, match_case
 from transnli.generator.tagging import TaggedSentence, Token
 
 FINITE_TAGS = frozenset({"MD", "VBZ", "VBP", "VBD"})
@@ -47,6 +47,16 @@ MODAL_JOINED = {"can": "cannot"}
 NPI_POSITIVE = {"any": "some", "anything": "something", "anyone": "someone", "anybody": "somebody",
                 "anywhere": "somewhere"}
 NPI_DECLINED = frozenset({"ever", "yet", "either", "at all"})
+# Quantified subjects whose negation is not "not" on the verb ("Every seat is not occupied" reads
+# as "no seat is"; "Most companies do not have X" is not the negation of "most have X").
+UNIVERSAL = frozenset({"every", "each", "all", "both", "everyone", "everybody", "everything", "most", "many",
+                       "few"})
+# Auxiliaries that take "not" after them; other verbs spaCy tags AUX ("remained") take do-support.
+AUX_LEMMAS = frozenset({"be", "have", "do", "will", "shall", "can", "could", "may", "might", "must", "should",
+                        "would", "ought", "need", "dare"})
+CLITIC_AUX = frozenset({"'s", "'re", "'m", "'ve", "'d", "'ll", "’s", "’re", "’m", "’ve", "’d", "’ll"})
+# Adverbs that resist a negation right next to them ("is not still", "does not still walk").
+POSITIVE_POLARITY = frozenset({"still", "already", "sometimes", "somewhat", "now"})
 THIRD_SINGULAR_PRONOUNS = frozenset({
     "he", "she", "it", "this", "that", "one", "someone", "somebody", "something", "everyone",
     "everybody", "everything", "anyone", "anybody", "anything", "each", "who", "which",
@@ -54,7 +64,8 @@ THIRD_SINGULAR_PRONOUNS = frozenset({
 
 REASONS = (
     "empty", "question", "several_sentences", "no_finite_verb", "imperative", "never",
-    "negative_word", "coordinated_clauses", "unhandled_negation", "npi",
+    "negative_word", "quantified_subject", "coordinated_clauses", "polarity_item", "no_subject",
+    "unhandled_auxiliary", "unhandled_negation", "npi",
 )
 
 
@@ -113,10 +124,26 @@ def _case(word: str, like: str) -> str:
     return match_case(word, like)
 
 
-def _lower_or_upper(word: str, like: str) -> str:
-    """For a word added after another ("not" after "Is"): upper only when `like` is ALL CAPS."""
-    letters = [c for c in like if c.isalpha()]
-    return word.upper() if len(letters) >= 2 and all(c.isupper() for c in letters) else word
+def _all_caps(word: str) -> bool:
+    letters = [c for c in word if c.isalpha()]
+    return len(letters) >= 2 and all(c.isupper() for c in letters)
+
+
+def base_form(verb: Token) -> str:
+    """The verb's base form, checked against its inflection: spaCy's lemma when it inflects back
+    to the word ("rides" -> "ride"; spaCy's small model sometimes gives "rid"), else the first of
+    lemminflect's lemmas that does, else spaCy's."""
+    from lemminflect import getAllLemmas, getAllLemmasOOV
+
+    low = verb.text.lower()
+    if verb.tag in ("VB", "VBP"):
+        return low  # the base form itself ("play", "I play")
+    spacy_lemma = (verb.lemma or verb.text).lower()
+    candidates = [spacy_lemma, *getAllLemmas(low).get("VERB", ()), *getAllLemmasOOV(low, "VERB").get("VERB", ())]
+    for lemma in candidates:
+        if low in (f.lower() for f in _forms(lemma, verb.tag, False) + _forms(lemma, verb.tag, True)):
+            return lemma
+    return spacy_lemma
 
 
 class _Parse:
@@ -193,44 +220,63 @@ class Negator:
         for t in toks:
             if t.text.lower() in NEGATIVE_WORDS and t not in negs and parse.in_main_clause(t, root):
                 return NegationResult("negative_word")
+        if parse.kids(root, "parataxis"):
+            return NegationResult("coordinated_clauses")  # "the tying is an art; the untying is easy"
         for conj in parse.kids(root, "conj"):
-            if conj.pos in ("VERB", "AUX") and parse.subject(conj) is not None:
+            # A coordinated clause with its own subject, auxiliary or negation is not under the
+            # main clause's negation ("is tied up and can't see you").
+            if conj.pos in ("VERB", "AUX") and (parse.subject(conj) is not None
+                                                 or parse.kids(conj, "aux", "auxpass", "neg")):
                 return NegationResult("coordinated_clauses")
 
+        if subject is not None and (subject.text.lower() in UNIVERSAL or any(
+                d.text.lower() in UNIVERSAL for d in parse.kids(subject, "det", "predet", "nmod", "quantmod", "amod"))):
+            # "Every seat is occupied" -> "Every seat is not occupied" reads as "no seat is": the
+            # negation of a universal takes "not every", which is not a main-clause edit.
+            return NegationResult("quantified_subject")
         finite = auxes[0] if auxes else root
-        if finite.tag not in FINITE_TAGS and not (finite is root and root.tag == "VB" and subject is not None):
-            if subject is None and finite.tag == "VB":
-                return NegationResult("imperative")
+        if subject is None:
+            # Imperatives, and fragments whose finite-looking verb is often a participle
+            # ("brought to you live from ..."): an NLI hypothesis has a subject.
+            return NegationResult("imperative" if finite.tag == "VB" else "no_subject")
+        if finite.tag not in FINITE_TAGS and not (finite is root and root.tag == "VB"):
             return NegationResult("no_finite_verb")
-        if subject is None and finite.tag == "VB":
-            return NegationResult("imperative")
 
         negators = [n for n in negs if n.text.lower() in NEGATORS]
         if negs and not negators:
             return NegationResult("unhandled_negation")
         if negators:
             return self._remove(sentence, parse, root, auxes, negators[0])
-        if auxes or root.pos == "AUX" or root.lemma == "be":
+        after = parse.toks[finite.i + 1] if finite.i + 1 < len(parse.toks) else None
+        before = parse.toks[root.i - 1] if finite is root and root.i > 0 else None
+        if any(t is not None and t.text.lower() in POSITIVE_POLARITY and t.pos == "ADV" for t in (after, before)):
+            return NegationResult("polarity_item")  # "is still" -> "is not still", "still walks"
+        is_aux = finite.tag == "MD" or finite.lemma.lower() in AUX_LEMMAS or finite.text.lower() in CLITIC_AUX
+        if finite is not root:
+            if not is_aux:
+                return NegationResult("unhandled_auxiliary")  # "got arrested"
+            return self._add_not(sentence, finite)
+        # The main verb itself: a copula takes "not" ("is not tall"), so does a bare auxiliary
+        # ("He does." -> "He does not."); a lexical verb, "have" with an object included, takes
+        # do-support ("has a dog" -> "does not have a dog").
+        if root.lemma.lower() == "be" or (is_aux and root.pos == "AUX" and not parse.kids(root, "dobj")):
             return self._add_not(sentence, finite)
         return self._do_support(sentence, parse, root, subject)
 
     # -- adding a negation ------------------------------------------------------------------------
     def _add_not(self, sentence: TaggedSentence, aux: Token) -> NegationResult:
         low = aux.text.lower()
-        if low in MODAL_JOINED:
-            new = _case(MODAL_JOINED[low], aux.text) if aux.text[:1].isupper() or aux.text.isupper() \
-                else MODAL_JOINED[low]
-            if aux.text.isupper() and len(aux.text) > 1:
-                new = new.upper()
-            kind = "modal"
+        if low in MODAL_JOINED:  # "can" -> "cannot", in the auxiliary's case
+            new = MODAL_JOINED[low].upper() if _all_caps(aux.text) else _case(MODAL_JOINED[low], aux.text)
         else:
-            new = aux.text + " " + _lower_or_upper("not", aux.text)
-            kind = "modal" if aux.tag == "MD" else "add_not"
+            new = aux.text + " " + ("NOT" if _all_caps(aux.text) else "not")
+        kind = "modal" if aux.tag == "MD" else "add_not"
         text = _apply(sentence.text, [Edit(aux.idx, _end(aux), new)])
         return NegationResult("ok", Negated(text, aux.text, new, aux.idx, _end(aux), aux, kind))
 
     def _do_support(self, sentence: TaggedSentence, parse: _Parse, root: Token,
                     subject: Token | None) -> NegationResult:
+        toks, text = parse.toks, sentence.text
         if root.tag == "VBD":
             do = "did"
         elif root.tag == "VBZ":
@@ -239,37 +285,41 @@ class Negator:
             do = "do"
         else:  # a base form with a subject: person from the subject
             do = "does" if _third_singular(parse, subject) else "do"
-        lemma = (root.lemma or root.text).lower()
+        lemma = base_form(root)
         if not lemma.isalpha():
             return NegationResult("no_finite_verb")
-        # An adverb right before the verb ("always plays") goes inside the negation's scope.
-        start_tok = root
-        prev = parse.toks[root.i - 1] if root.i > 0 else None
+        # A hyphenated verb ("baby-sit") is several tokens written together: all of it follows "not".
+        first = root.i
+        while first >= 2 and toks[first - 1].text == "-" and not toks[first - 1].whitespace \
+                and not toks[first - 2].whitespace:
+            first -= 2
+        start = toks[first].idx
+        verb = text[start:root.idx] + lemma
+        # An adverb right before the verb ("always plays") goes inside the negation's scope:
+        # "does not always play".
+        prev = toks[first - 1] if first > 0 else None
         if prev is not None and prev.head == root.i and prev.dep == "advmod" and prev.pos == "ADV" \
                 and (subject is None or prev.i > subject.i):
-            start_tok = prev
-        aux_words = f"{do} {_lower_or_upper('not', root.text)}"
-        if root.text.isupper() and len(root.text) > 1:
-            aux_words, lemma = aux_words.upper(), lemma.upper()
-        elif start_tok.text[:1].isupper():
-            aux_words = aux_words[:1].upper() + aux_words[1:]
-            if start_tok is root:
-                pass  # the capital moved to "Does"; the verb itself is lower case
-        if start_tok is root:
-            verb_new = f"{aux_words} {lemma}"
-        else:
-            between = sentence.text[start_tok.idx:root.idx]
-            first = start_tok.text if not start_tok.text[:1].isupper() else start_tok.text.lower()
-            verb_new = f"{aux_words} {first}{between[len(start_tok.text):]}{lemma}"
-        edits = [Edit(start_tok.idx, _end(root), verb_new)]
-        # Verbs coordinated with the main verb share its subject and its do-support.
+            verb = text[prev.idx:start] + verb
+            start = prev.idx
+        caps = _all_caps(root.text)
+        new = f"{do} not {verb}"
+        if caps:
+            new = new.upper()
+        elif text[start:start + 1].isupper():  # the capital moves to the inserted word
+            new = new[:1].upper() + new[1:]
+            verb_cased = text[start:_end(root)]
+            new = new[: len(new) - len(verb)] + verb_cased[:1].lower() + verb[1:]
+        edits = [Edit(start, _end(root), new)]
+        # Verbs coordinated with the main verb share its subject and its do-support:
+        # "sits and reads" -> "does not sit and read".
         for conj in parse.kids(root, "conj"):
-            if conj.pos == "VERB" and conj.tag in ("VBZ", "VBD", "VBP") and conj.lemma.isalpha():
-                edits.append(Edit(conj.idx, _end(conj), _case(conj.lemma.lower(), conj.text)
-                                  if conj.text[:1].isupper() else conj.lemma.lower()))
-        text = _apply(sentence.text, edits)
-        word = sentence.text[start_tok.idx:_end(root)]
-        return NegationResult("ok", Negated(text, word, verb_new, start_tok.idx, _end(root), root, "do_support"))
+            if conj.pos == "VERB" and conj.tag in ("VBZ", "VBD", "VBP"):
+                base = base_form(conj)
+                if base.isalpha():
+                    edits.append(Edit(conj.idx, _end(conj), base.upper() if _all_caps(conj.text) else base))
+        word = text[start:_end(root)]
+        return NegationResult("ok", Negated(_apply(text, edits), word, new, start, _end(root), root, "do_support"))
 
     # -- removing a negation ----------------------------------------------------------------------
     def _remove(self, sentence: TaggedSentence, parse: _Parse, root: Token, auxes: list[Token],
@@ -292,7 +342,7 @@ class Negator:
         do_support = prev.lemma == "do" and prev is not root and root.pos == "VERB" and root.i > neg.i
         if do_support:
             tag = {"VBD": "VBD", "VBZ": "VBZ"}.get(prev.tag, "VBP")
-            lemma = (root.lemma or root.text).lower()
+            lemma = root.text.lower() if root.tag == "VB" else base_form(root)
             form = lemma if tag == "VBP" else inflect(lemma, tag, "v")
             if prev.text[:1].isupper():
                 form = _case(form, prev.text)
