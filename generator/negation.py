@@ -36,6 +36,7 @@ FINITE_TAGS = frozenset({"MD", "VBZ", "VBP", "VBD"})
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "expl", "csubj", "csubjpass"})
 # Dependencies that start a clause of their own: words under them are not in the main clause.
 CLAUSE_DEPS = frozenset({"advcl", "relcl", "acl", "ccomp", "csubj", "csubjpass", "parataxis", "conj"})
+CLAUSE_SEPARATORS = frozenset({";", "--", "—", "–"})
 NEGATORS = frozenset({"not", "n't", "n’t"})
 # Negative words whose presence in the main clause makes "add not" the wrong negation.
 NEGATIVE_WORDS = frozenset({"no", "nobody", "nothing", "none", "nowhere", "neither", "nor", "noone",
@@ -220,8 +221,9 @@ class Negator:
         for t in toks:
             if t.text.lower() in NEGATIVE_WORDS and t not in negs and parse.in_main_clause(t, root):
                 return NegationResult("negative_word")
-        if parse.kids(root, "parataxis"):
-            return NegationResult("coordinated_clauses")  # "the tying is an art; the untying is easy"
+        if parse.kids(root, "parataxis") or any(t.text in CLAUSE_SEPARATORS for t in toks):
+            # "the tying is an art; the untying is easy": which clause is the main one is a guess.
+            return NegationResult("coordinated_clauses")
         for conj in parse.kids(root, "conj"):
             # A coordinated clause with its own subject, auxiliary or negation is not under the
             # main clause's negation ("is tied up and can't see you").
@@ -253,9 +255,11 @@ class Negator:
             return NegationResult("polarity_item")  # "is still" -> "is not still", "still walks"
         is_aux = finite.tag == "MD" or finite.lemma.lower() in AUX_LEMMAS or finite.text.lower() in CLITIC_AUX
         if finite is not root:
-            if not is_aux:
-                return NegationResult("unhandled_auxiliary")  # "got arrested"
-            return self._add_not(sentence, finite)
+            if is_aux:
+                return self._add_not(sentence, finite)
+            if finite.tag in ("VBZ", "VBD", "VBP"):  # "got arrested", "remained collected"
+                return self._do_support(sentence, parse, finite, subject)
+            return NegationResult("unhandled_auxiliary")
         # The main verb itself: a copula takes "not" ("is not tall"), so does a bare auxiliary
         # ("He does." -> "He does not."); a lexical verb, "have" with an object included, takes
         # do-support ("has a dog" -> "does not have a dog").
@@ -339,22 +343,20 @@ class Negator:
                      and parse.in_main_clause(t, root)]
         fused = prev.whitespace == ""  # "isn't", "cannot", "can't"
 
-        do_support = prev.lemma == "do" and prev is not root and root.pos == "VERB" and root.i > neg.i
-        if do_support:
+        # The verb "do" supported: the next auxiliary ("did not get arrested") or the main verb.
+        verb = next((a for a in auxes if a.i > neg.i), root)
+        if prev.lemma == "do" and prev is not root and verb.i > neg.i and (verb is not root or root.pos == "VERB"):
             tag = {"VBD": "VBD", "VBZ": "VBZ"}.get(prev.tag, "VBP")
-            lemma = root.text.lower() if root.tag == "VB" else base_form(root)
+            lemma = verb.text.lower() if verb.tag == "VB" else base_form(verb)
             form = lemma if tag == "VBP" else inflect(lemma, tag, "v")
             if prev.text[:1].isupper():
                 form = _case(form, prev.text)
-            if not neg.whitespace and _end(neg) != root.idx:
-                return NegationResult("unhandled_negation")
             # "does not play" / "doesn't play" -> "plays"; words between (adverbs) are kept:
             # "does not always play" -> "always plays".
-            between = text[_end(neg):root.idx].lstrip()
-            new = between + form
-            edits = [Edit(prev.idx, _end(root), new), *npi_edits]
-            return NegationResult("ok", Negated(_apply(text, edits), text[prev.idx:_end(root)], new,
-                                                prev.idx, _end(root), root, "remove_do_support"))
+            new = text[_end(neg):verb.idx].lstrip() + form
+            edits = [Edit(prev.idx, _end(verb), new), *npi_edits]
+            return NegationResult("ok", Negated(_apply(text, edits), text[prev.idx:_end(verb)], new,
+                                                prev.idx, _end(verb), verb, "remove_do_support"))
 
         low = prev.text.lower()
         if fused and low in CLIPPED:  # "can't" -> "can", "won't" -> "will"
