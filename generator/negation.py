@@ -57,7 +57,9 @@ AUX_LEMMAS = frozenset({"be", "have", "do", "will", "shall", "can", "could", "ma
                         "would", "ought", "need", "dare"})
 CLITIC_AUX = frozenset({"'s", "'re", "'m", "'ve", "'d", "'ll", "’s", "’re", "’m", "’ve", "’d", "’ll"})
 # Adverbs that resist a negation right next to them ("is not still", "does not still walk").
-POSITIVE_POLARITY = frozenset({"still", "already", "sometimes", "somewhat", "now"})
+POSITIVE_POLARITY = frozenset({"still", "already", "sometimes", "somewhat", "now", "soon"})
+# "little"/"few" without an article are negative quantifiers ("gave little warning"); "a little" is not.
+NEGATIVE_QUANTITY = frozenset({"little", "few"})
 THIRD_SINGULAR_PRONOUNS = frozenset({
     "he", "she", "it", "this", "that", "one", "someone", "somebody", "something", "everyone",
     "everybody", "everything", "anyone", "anybody", "anything", "each", "who", "which",
@@ -219,7 +221,11 @@ class Negator:
         if any(n.text.lower() == "never" for n in negs):
             return NegationResult("never")
         for t in toks:
-            if t.text.lower() in NEGATIVE_WORDS and t not in negs and parse.in_main_clause(t, root):
+            low = t.text.lower()
+            negative = low in NEGATIVE_WORDS or (
+                low in NEGATIVE_QUANTITY and t.dep in ("amod", "det")
+                and (t.i == 0 or toks[t.i - 1].text.lower() not in ("a", "an", "the", "very", "so", "too")))
+            if negative and t not in negs and parse.in_main_clause(t, root):
                 return NegationResult("negative_word")
         if parse.kids(root, "parataxis") or any(t.text in CLAUSE_SEPARATORS for t in toks):
             # "the tying is an art; the untying is easy": which clause is the main one is a guess.

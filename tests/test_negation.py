@@ -30,6 +30,7 @@ NEGATED = [
     ("She had left before noon.", "She had not left before noon."),
     ("The ball was kicked by the boy.", "The ball was not kicked by the boy."),
     ("Music is being played outside.", "Music is not being played outside."),
+    ("A little dog is barking.", "A little dog is not barking."),
     ("The children will have finished by noon.", "The children will not have finished by noon."),
     ("The bus will arrive soon.", "The bus will not arrive soon."),
     # modals
@@ -84,6 +85,7 @@ DECLINED = [
     ("He never smiles.", "never"),
     ("Nobody is here.", "negative_word"),
     ("There is no dog.", "negative_word"),
+    ("They gave little warning.", "negative_word"),
     ("Every seat on the bus is occupied.", "quantified_subject"),
     ("A man is singing and a woman is dancing.", "coordinated_clauses"),
     ("The tying is an art; the untying is easy.", "coordinated_clauses"),
