@@ -57,7 +57,8 @@ AUX_LEMMAS = frozenset({"be", "have", "do", "will", "shall", "can", "could", "ma
                         "would", "ought", "need", "dare"})
 CLITIC_AUX = frozenset({"'s", "'re", "'m", "'ve", "'d", "'ll", "’s", "’re", "’m", "’ve", "’d", "’ll"})
 # Adverbs that resist a negation right next to them ("is not still", "does not still walk").
-POSITIVE_POLARITY = frozenset({"still", "already", "sometimes", "somewhat", "now", "soon"})
+POSITIVE_POLARITY = frozenset({"still", "already", "sometimes", "somewhat", "now", "soon", "also", "only"})
+QUOTES = frozenset({'"', "`", "``", "''", "“", "”"})
 # "little"/"few" without an article are negative quantifiers ("gave little warning"); "a little" is not.
 NEGATIVE_QUANTITY = frozenset({"little", "few"})
 THIRD_SINGULAR_PRONOUNS = frozenset({
@@ -67,7 +68,7 @@ THIRD_SINGULAR_PRONOUNS = frozenset({
 
 REASONS = (
     "empty", "question", "several_sentences", "no_finite_verb", "imperative", "never",
-    "negative_word", "quantified_subject", "coordinated_clauses", "polarity_item", "no_subject",
+    "negative_word", "quantified_subject", "quotation", "coordinated_clauses", "polarity_item", "no_subject",
     "unhandled_auxiliary", "unhandled_negation", "npi",
 )
 
@@ -133,16 +134,17 @@ def _all_caps(word: str) -> bool:
 
 
 def base_form(verb: Token) -> str:
-    """The verb's base form, checked against its inflection: spaCy's lemma when it inflects back
-    to the word ("rides" -> "ride"; spaCy's small model sometimes gives "rid"), else the first of
-    lemminflect's lemmas that does, else spaCy's."""
+    """The verb's base form, checked against its inflection: the first lemma that inflects back to
+    the word ("rides" -> "ride", where spaCy's small model sometimes gives "rid"), from
+    lemminflect's lexicon, then spaCy, then lemminflect's rules; else spaCy's lemma."""
     from lemminflect import getAllLemmas, getAllLemmasOOV
 
     low = verb.text.lower()
     if verb.tag in ("VB", "VBP"):
         return low  # the base form itself ("play", "I play")
     spacy_lemma = (verb.lemma or verb.text).lower()
-    candidates = [spacy_lemma, *getAllLemmas(low).get("VERB", ()), *getAllLemmasOOV(low, "VERB").get("VERB", ())]
+    # lemminflect's lexicon first (it knows "fuzzed" is fuzz + ed, where spaCy says "fuzze").
+    candidates = [*getAllLemmas(low).get("VERB", ()), spacy_lemma, *getAllLemmasOOV(low, "VERB").get("VERB", ())]
     for lemma in candidates:
         if low in (f.lower() for f in _forms(lemma, verb.tag, False) + _forms(lemma, verb.tag, True)):
             return lemma
@@ -227,7 +229,12 @@ class Negator:
                 and (t.i == 0 or toks[t.i - 1].text.lower() not in ("a", "an", "the", "very", "so", "too")))
             if negative and t not in negs and parse.in_main_clause(t, root):
                 return NegationResult("negative_word")
-        if parse.kids(root, "parataxis") or any(t.text in CLAUSE_SEPARATORS for t in toks):
+        if any(t.text in QUOTES for t in toks):
+            return NegationResult("quotation")  # quoted sentences parse as anything but quotes
+        if parse.kids(root, "parataxis") or any(t.text in CLAUSE_SEPARATORS for t in toks) \
+                or any(c.i < root.i for c in parse.kids(root, "ccomp")) \
+                or any(c.i < root.i and c.tag in ("VB", "VBP") and not parse.kids(c, "mark", *SUBJECT_DEPS)
+                       for c in parse.kids(root, "advcl")):  # "don't drill here, there's a gas pipe"
             # "the tying is an art; the untying is easy": which clause is the main one is a guess.
             return NegationResult("coordinated_clauses")
         for conj in parse.kids(root, "conj"):
