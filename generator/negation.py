@@ -47,7 +47,7 @@ MODAL_JOINED = {"can": "cannot"}
 # After removing a negation, the negative-polarity items it licensed take their positive form.
 NPI_POSITIVE = {"any": "some", "anything": "something", "anyone": "someone", "anybody": "somebody",
                 "anywhere": "somewhere"}
-NPI_DECLINED = frozenset({"ever", "yet", "either", "at all"})
+NPI_DECLINED = frozenset({"ever", "yet", "either", "even", "help"})  # "can't help being" is an idiom
 # Quantified subjects whose negation is not "not" on the verb ("Every seat is not occupied" reads
 # as "no seat is"; "Most companies do not have X" is not the negation of "most have X").
 UNIVERSAL = frozenset({"every", "each", "all", "both", "everyone", "everybody", "everything", "most", "many",
@@ -57,7 +57,9 @@ AUX_LEMMAS = frozenset({"be", "have", "do", "will", "shall", "can", "could", "ma
                         "would", "ought", "need", "dare"})
 CLITIC_AUX = frozenset({"'s", "'re", "'m", "'ve", "'d", "'ll", "’s", "’re", "’m", "’ve", "’d", "’ll"})
 # Adverbs that resist a negation right next to them ("is not still", "does not still walk").
-POSITIVE_POLARITY = frozenset({"still", "already", "sometimes", "somewhat", "now", "soon", "also", "only"})
+POSITIVE_POLARITY = frozenset({"still", "already", "sometimes", "somewhat", "now", "soon", "also", "almost"})
+# Focus words that take a negation's scope wherever they stand ("only the shine was not ...").
+FOCUS = frozenset({"only"})
 QUOTES = frozenset({'"', "`", "``", "''", "“", "”"})
 # "little"/"few" without an article are negative quantifiers ("gave little warning"); "a little" is not.
 NEGATIVE_QUANTITY = frozenset({"little", "few"})
@@ -204,8 +206,8 @@ class Negator:
         words = [t for t in toks if t.pos not in ("PUNCT", "SPACE")]
         if not words:
             return NegationResult("empty")
-        if sentence.text.rstrip().endswith("?"):
-            return NegationResult("question")
+        if sentence.text.rstrip().endswith("?") or words[0].tag in ("WRB", "WP", "WDT"):
+            return NegationResult("question")  # also "how silly he can be" (an exclamative)
         roots = [t for t in toks if t.dep == "ROOT" or t.head == t.i]
         if len([r for r in roots if r.pos not in ("PUNCT", "SPACE")]) != 1:
             return NegationResult("several_sentences")
@@ -225,7 +227,7 @@ class Negator:
         for t in toks:
             low = t.text.lower()
             negative = low in NEGATIVE_WORDS or (
-                low in NEGATIVE_QUANTITY and t.dep in ("amod", "det")
+                low in NEGATIVE_QUANTITY and t.pos != "PROPN"
                 and (t.i == 0 or toks[t.i - 1].text.lower() not in ("a", "an", "the", "very", "so", "too")))
             if negative and t not in negs and parse.in_main_clause(t, root):
                 return NegationResult("negative_word")
@@ -237,6 +239,8 @@ class Negator:
                        for c in parse.kids(root, "advcl")):  # "don't drill here, there's a gas pipe"
             # "the tying is an art; the untying is easy": which clause is the main one is a guess.
             return NegationResult("coordinated_clauses")
+        if any(c.text.lower() in ("but", "yet") for c in parse.kids(root, "cc")):
+            return NegationResult("coordinated_clauses")  # "looked meek but had the heart of a lion"
         for conj in parse.kids(root, "conj"):
             # A coordinated clause with its own subject, auxiliary or negation is not under the
             # main clause's negation ("is tied up and can't see you").
@@ -264,7 +268,8 @@ class Negator:
             return self._remove(sentence, parse, root, auxes, negators[0])
         after = parse.toks[finite.i + 1] if finite.i + 1 < len(parse.toks) else None
         before = parse.toks[root.i - 1] if finite is root and root.i > 0 else None
-        if any(t is not None and t.text.lower() in POSITIVE_POLARITY and t.pos == "ADV" for t in (after, before)):
+        if any(t is not None and t.text.lower() in POSITIVE_POLARITY and t.pos == "ADV" for t in (after, before)) \
+                or any(t.text.lower() in FOCUS and parse.in_main_clause(t, root) for t in toks):
             return NegationResult("polarity_item")  # "is still" -> "is not still", "still walks"
         is_aux = finite.tag == "MD" or finite.lemma.lower() in AUX_LEMMAS or finite.text.lower() in CLITIC_AUX
         if finite is not root:
@@ -346,6 +351,8 @@ class Negator:
             low = t.text.lower()
             if low in NPI_DECLINED and parse.in_main_clause(t, root) and t.i > neg.i:
                 return NegationResult("npi")
+            if low == "but" and t.i > neg.i:
+                return NegationResult("unhandled_negation")  # "not the typing but the earphones"
         prev = toks[neg.i - 1] if neg.i > 0 else None
         if prev is None or prev not in auxes and prev is not root:
             return NegationResult("unhandled_negation")  # "not" away from its auxiliary

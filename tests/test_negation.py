@@ -93,6 +93,13 @@ DECLINED = [
     ("picked up the curls from the floor", "no_subject"),
     ("He did not ever call.", "npi"),
     ("The man sat down. He was tired.", "several_sentences"),
+    ("We almost died laughing.", "polarity_item"),
+    ("Only the shine of the metal was visible.", "polarity_item"),
+    ("The dollar means little to him.", "negative_word"),
+    ("She looked meek but had the heart of a lion.", "coordinated_clauses"),
+    ("It was not the typing but the noise that she disliked.", "unhandled_negation"),
+    ("I don't have even a dollar!", "npi"),
+    ("The word `bow' is a heteronym.", "quotation"),
     ("", "empty"),
 ]
 
