@@ -16,12 +16,15 @@ H¬ is H with the main clause's polarity flipped and nothing else changed:
 
 Only the edited span changes: every other character of H (spacing, punctuation, capitals) is kept.
 
-Sentences with no clean negation are declined with a counted reason rather than negated badly:
-no finite verb in the main clause ("A man playing guitar."), imperatives, questions, several
-sentences, a main clause with "never" or a negative quantifier ("No one is here": its negation is
-not a matter of adding "not"), coordinated clauses with subjects of their own ("A man sings and a
-woman dances": negating the first clause alone is not the negation of the whole), and negation
-forms this module does not undo ("ain't", NPIs like "ever"/"yet").
+Sentences with no clean negation are declined with a counted reason (REASONS) rather than
+negated badly: no finite verb or no subject in the main clause ("A man playing guitar."),
+imperatives, questions, several sentences, "never" or a negative word in the main clause ("No one
+is here": its negation is not a matter of adding "not"), universal or majority subjects ("Every
+seat is not occupied" reads as "no seat is"), coordinated clauses ("A man sings and a woman
+dances": negating the first clause alone is not the negation of the whole), adverbs that resist a
+negation beside them ("still", "only"), quotations, and negations this module does not undo
+("ain't", NPIs like "ever"/"even", "not X but Y"). docs/negation.md lists them with the measured
+accuracy.
 """
 
 from __future__ import annotations
@@ -222,37 +225,9 @@ class Negator:
         if subject is not None and auxes and subject.i > auxes[0].i:
             return NegationResult("question")  # subject-auxiliary inversion without a "?"
         negs = [c for c in parse.kids(root, "neg") + [n for a in auxes for n in parse.kids(a, "neg")]]
-        if any(n.text.lower() == "never" for n in negs):
-            return NegationResult("never")
-        for t in toks:
-            low = t.text.lower()
-            negative = low in NEGATIVE_WORDS or (
-                low in NEGATIVE_QUANTITY and t.pos != "PROPN"
-                and (t.i == 0 or toks[t.i - 1].text.lower() not in ("a", "an", "the", "very", "so", "too")))
-            if negative and t not in negs and parse.in_main_clause(t, root):
-                return NegationResult("negative_word")
-        if any(t.text in QUOTES for t in toks):
-            return NegationResult("quotation")  # quoted sentences parse as anything but quotes
-        if parse.kids(root, "parataxis") or any(t.text in CLAUSE_SEPARATORS for t in toks) \
-                or any(c.i < root.i for c in parse.kids(root, "ccomp")) \
-                or any(c.i < root.i and c.tag in ("VB", "VBP") and not parse.kids(c, "mark", *SUBJECT_DEPS)
-                       for c in parse.kids(root, "advcl")):  # "don't drill here, there's a gas pipe"
-            # "the tying is an art; the untying is easy": which clause is the main one is a guess.
-            return NegationResult("coordinated_clauses")
-        if any(c.text.lower() in ("but", "yet") for c in parse.kids(root, "cc")):
-            return NegationResult("coordinated_clauses")  # "looked meek but had the heart of a lion"
-        for conj in parse.kids(root, "conj"):
-            # A coordinated clause with its own subject, auxiliary or negation is not under the
-            # main clause's negation ("is tied up and can't see you").
-            if conj.pos in ("VERB", "AUX") and (parse.subject(conj) is not None
-                                                 or parse.kids(conj, "aux", "auxpass", "neg")):
-                return NegationResult("coordinated_clauses")
-
-        if subject is not None and (subject.text.lower() in UNIVERSAL or any(
-                d.text.lower() in UNIVERSAL for d in parse.kids(subject, "det", "predet", "nmod", "quantmod", "amod"))):
-            # "Every seat is occupied" -> "Every seat is not occupied" reads as "no seat is": the
-            # negation of a universal takes "not every", which is not a main-clause edit.
-            return NegationResult("quantified_subject")
+        problem = self._problem(parse, root, subject, negs)
+        if problem is not None:
+            return NegationResult(problem)
         finite = auxes[0] if auxes else root
         if subject is None:
             # Imperatives, and fragments whose finite-looking verb is often a participle
@@ -284,6 +259,42 @@ class Negator:
         if root.lemma.lower() == "be" or (is_aux and root.pos == "AUX" and not parse.kids(root, "dobj")):
             return self._add_not(sentence, finite)
         return self._do_support(sentence, parse, root, subject)
+
+    @staticmethod
+    def _problem(parse: _Parse, root: Token, subject: Token | None, negs: list[Token]) -> str | None:
+        """Why the main clause has no clean negation by one edit (a REASONS entry), or None."""
+        if any(n.text.lower() == "never" for n in negs):
+            return "never"
+        for t in parse.toks:
+            low = t.text.lower()
+            negative = low in NEGATIVE_WORDS or (
+                low in NEGATIVE_QUANTITY and t.pos != "PROPN"
+                and (t.i == 0 or parse.toks[t.i - 1].text.lower() not in ("a", "an", "the", "very", "so", "too")))
+            if negative and t not in negs and parse.in_main_clause(t, root):
+                return "negative_word"
+        if any(t.text in QUOTES for t in parse.toks):
+            return "quotation"  # quoted sentences parse as anything but quotes
+        if parse.kids(root, "parataxis") or any(t.text in CLAUSE_SEPARATORS for t in parse.toks) \
+                or any(c.i < root.i for c in parse.kids(root, "ccomp")) \
+                or any(c.i < root.i and c.tag in ("VB", "VBP") and not parse.kids(c, "mark", *SUBJECT_DEPS)
+                       for c in parse.kids(root, "advcl")):  # "don't drill here, there's a gas pipe"
+            # "the tying is an art; the untying is easy": which clause is the main one is a guess.
+            return "coordinated_clauses"
+        if any(c.text.lower() in ("but", "yet") for c in parse.kids(root, "cc")):
+            return "coordinated_clauses"  # "looked meek but had the heart of a lion"
+        for conj in parse.kids(root, "conj"):
+            # A coordinated clause with its own subject, auxiliary or negation is not under the
+            # main clause's negation ("is tied up and can't see you").
+            if conj.pos in ("VERB", "AUX") and (parse.subject(conj) is not None
+                                                 or parse.kids(conj, "aux", "auxpass", "neg")):
+                return "coordinated_clauses"
+
+        if subject is not None and (subject.text.lower() in UNIVERSAL or any(
+                d.text.lower() in UNIVERSAL for d in parse.kids(subject, "det", "predet", "nmod", "quantmod", "amod"))):
+            # "Every seat is occupied" -> "Every seat is not occupied" reads as "no seat is": the
+            # negation of a universal takes "not every", which is not a main-clause edit.
+            return "quantified_subject"
+        return None
 
     # -- adding a negation ------------------------------------------------------------------------
     def _add_not(self, sentence: TaggedSentence, aux: Token) -> NegationResult:
