@@ -275,3 +275,19 @@ def test_negation_needs_no_llm_model_and_llm_pipelines_still_do():
     assert resolve_config(pipeline="wordnet+negation").pipeline == "wordnet+negation"
     with pytest.raises(ConfigError, match="needs an LLM"):
         resolve_config(pipeline="llm")
+
+
+@pytest.mark.slow
+def test_the_hand_judged_outputs_do_not_regress(negate):
+    """benchmarks/data/negation_judged.jsonl: 559 outputs read and judged by hand (docs/negation.md).
+    Every output judged correct must still come out the same; a change to the rules that alters
+    one needs it judged again."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "negation_judged.jsonl"
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    good = [r for r in rows if r["correct"]]
+    assert len(rows) >= 500 and len(good) >= 0.95 * len(rows)
+    results = negate(*[r["hypothesis"] for r in good])
+    changed = [(r["hypothesis"], res.negated.text if res.negated else res.status)
+               for r, res in zip(good, results, strict=True)
+               if res.negated is None or res.negated.text != r["negated"]]
+    assert not changed, changed[:5]
