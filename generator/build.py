@@ -98,10 +98,26 @@ def build_llm_pipeline(config: GeneratorConfig, client=None):
                        template=load_template(REPLACE_ANTONYM))
 
 
+def build_negation_pipeline(config: GeneratorConfig):
+    """The negation pipeline ("negation"), with the WordNet stages too for "wordnet+negation"."""
+    from transnli.generator.negation import Negator
+    from transnli.generator.negation_pipeline import NegationPipeline
+    from transnli.generator.tagging import SpacyTagger
+
+    if config.pipeline == "wordnet+negation":
+        wordnet = build_wordnet_pipeline(config)
+        return NegationPipeline(config, wordnet.tagger, Negator(), wordnet.checks, antonyms=wordnet.antonyms,
+                                ranker=wordnet.ranker, realiser=wordnet.realiser, filters=wordnet.filters)
+    checks = build_checks(config)
+    return NegationPipeline(config, SpacyTagger(config.spacy_model), Negator(), checks)
+
+
 def build_pipeline(config: GeneratorConfig):
     """The pipeline `config.pipeline` names."""
     if config.pipeline == "wordnet":
         return build_wordnet_pipeline(config)
+    if config.pipeline in ("negation", "wordnet+negation"):
+        return build_negation_pipeline(config)
     return build_llm_pipeline(config)
 
 
@@ -120,6 +136,7 @@ def provenance(config: GeneratorConfig, pipeline, input_desc: dict) -> dict:
             "lemminflect": dist_version("lemminflect"),
             "checks": {c.name: {"backend": c.backend, "version": c.version()} for c in pipeline.checks},
             "python": platform.python_version(),
+            **({"negation": pipeline.negator.version} if getattr(pipeline, "negator", None) is not None else {}),
             **({"llm": {**pipeline.client.describe(), "prompt": pipeline.template.id,
                         "compared_with_wordnet": pipeline.compare}}
                if getattr(pipeline, "client", None) is not None else {}),

@@ -12,6 +12,7 @@ import click
 from transnli.generator.config import (
     ANTONYM_MODES,
     LLM_BACKENDS,
+    LLM_PIPELINES,
     PIPELINES,
     POS_CHOICES,
     ConfigError,
@@ -95,12 +96,12 @@ _SETTINGS_OPTIONS = [
     click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Skip sentences longer than this."),
     click.option("--device", default=None, help="Device for model-based checks: auto, cpu, cuda, mps."),
     click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Pairs per batch."),
-    click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes for the wordnet pipeline (the output is identical to one worker's)."),
+    click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes for the wordnet and negation pipelines (the output is identical to one worker's)."),
     click.option("--skip-bad", is_flag=True, help="Skip and count malformed input lines instead of stopping."),
     click.option("--export", "exports", multiple=True, type=click.Choice(["parquet", "hf", "card"]), help="Also write Parquet files, a Hugging Face datasets folder and/or a Hub-ready folder with a dataset card (OUT/hub; see `transnli export`)."),
     click.option("--overwrite", is_flag=True, help="Replace what OUT holds instead of resuming or refusing."),
     click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
-    click.option("--pipeline", type=click.Choice(PIPELINES), default=None, help="wordnet (default); llm: an LLM replaces each word; wordnet+llm: the LLM only where WordNet has no antonym."),
+    click.option("--pipeline", type=click.Choice(PIPELINES), default=None, help="wordnet (default); llm: an LLM replaces each word; wordnet+llm: the LLM only where WordNet has no antonym; negation: the hypothesis with its main clause negated; wordnet+negation: both WordNet's and the negation's triples."),
     click.option("--llm-backend", type=click.Choice(LLM_BACKENDS), default=None, help="openai: any OpenAI-compatible server; hf-seq2seq / hf-causal: a local transformers model."),
     click.option("--llm-model", default=None, help="Model name (openai) or hub id / local folder (hf-*)."),
 ]
@@ -191,8 +192,8 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
         )
     except ConfigError as e:
         raise click.UsageError(str(e)) from e
-    if workers > 1 and config.pipeline != "wordnet":
-        raise click.UsageError(f"--workers applies to the wordnet pipeline; pipeline {config.pipeline} "
+    if workers > 1 and config.pipeline in LLM_PIPELINES:
+        raise click.UsageError(f"--workers applies to the wordnet and negation pipelines; pipeline {config.pipeline} "
                                "has --llm-concurrency instead")
     if not input_source.startswith("hf:") and not Path(input_source).exists():
         raise click.BadParameter(f"no such file: {input_source}", param_hint="INPUT")

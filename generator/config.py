@@ -20,7 +20,10 @@ from transnli.resources import resource_path
 ANTONYM_MODES = ("broad", "direct")
 POS_CHOICES = ("VERB", "ADJ", "ADV", "NOUN")
 
-PIPELINES = ("wordnet", "llm", "wordnet+llm")
+PIPELINES = ("wordnet", "llm", "wordnet+llm", "negation", "wordnet+negation")
+LLM_PIPELINES = ("llm", "wordnet+llm")
+# Pipelines that run without an LLM and can run on several worker processes.
+LOCAL_PIPELINES = ("wordnet", "negation", "wordnet+negation")
 LLM_BACKENDS = ("openai", "hf-seq2seq", "hf-causal")
 
 
@@ -89,7 +92,7 @@ class GeneratorConfig:
         if self.acceptability == "llm" and not self.llm_model:
             raise ConfigError("acceptability llm needs an LLM: give --llm-model (and --llm-base-url for a local "
                               "server, or --llm-backend hf-causal / hf-seq2seq for a local model)")
-        if self.pipeline != "wordnet" and not self.llm_model:
+        if self.pipeline in LLM_PIPELINES and not self.llm_model:
             raise ConfigError(f"pipeline {self.pipeline} needs an LLM: give --llm-model (a model name for the "
                               "openai backend, a hub id or local folder for hf-seq2seq / hf-causal)")
         if self.llm_concurrency < 1 or self.llm_timeout <= 0 or self.llm_max_retries < 0 or self.llm_max_tokens < 0:

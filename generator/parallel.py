@@ -38,7 +38,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from transnli.generator.checks.base import available_cpus
-from transnli.generator.config import GeneratorConfig
+from transnli.generator.config import LOCAL_PIPELINES, GeneratorConfig
 from transnli.generator.pipeline import BatchResult, GenerationStats, StageTimer, batched
 
 WARM_UP = (
@@ -84,9 +84,9 @@ def _worker_init(config: GeneratorConfig, barrier, check_threads: int, parent: i
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
     try:
-        from transnli.generator.build import build_wordnet_pipeline
+        from transnli.generator.build import build_pipeline
 
-        _WORKER_PIPELINE = build_wordnet_pipeline(config)
+        _WORKER_PIPELINE = build_pipeline(config)  # a LOCAL_PIPELINES one (ParallelRunner checks)
         for check in _WORKER_PIPELINE.checks:  # the CPUs are shared among the workers
             if hasattr(check, "set_threads"):
                 check.set_threads(check_threads)
@@ -133,8 +133,8 @@ class ParallelRunner:
                  timer: StageTimer | None = None, window: int | None = None, start_method: str = "spawn"):
         if workers < 2:
             raise ValueError("ParallelRunner needs at least 2 workers (use pipeline.run for one)")
-        if config.pipeline != "wordnet":
-            raise ValueError(f"--workers > 1 runs the wordnet pipeline only, not {config.pipeline!r} "
+        if config.pipeline not in LOCAL_PIPELINES:
+            raise ValueError(f"--workers > 1 runs the wordnet and negation pipelines only, not {config.pipeline!r} "
                              "(LLM pipelines have their own --llm-concurrency)")
         self.config = config
         self.workers = workers
