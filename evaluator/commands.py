@@ -66,6 +66,9 @@ def evaluation_options(f):
                           "0=contradiction,1=neutral,2=entailment (named labels always win)."),
         click.option("--all-pairs", is_flag=True,
                      help="Label (P,H') for every triple, not only where (H,H') is mutual E or C."),
+        click.option("--families", is_flag=True,
+                     help="Also label every ordered pair inside each sentence family (P, H, its H' and "
+                          "H¬) and report stran(K), scomm, sneg (see docs/families.md)."),
         click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                      help="Label cache folder (default: $TRANSNLI_CACHE or ~/.cache/transnli)."),
         click.option("--no-cache", is_flag=True, help="Neither read nor write the label cache."),
