@@ -20,9 +20,9 @@ from .backends import BackendOptions, NLIBackend, Pair, Prediction, create_backe
 from .backends.base import sha256_file
 from .cache import CachedBackend, LabelCache, default_cache_dir
 from .errors import EvaluatorError
+from .family_eval import FamilyLabelling
 from .labels import parse_label_map
 from .metrics import EXTRAS_NOTE, TripleLabels, dataset_metrics, rule_outcome
-from .family_eval import FamilyLabelling
 from .report import find_generation_stats, preload_in_background, write_jsonl, write_outputs
 from .rules import RULES
 from .schedule import H2H, HH2, KINDS, PH, PH2, first_stage, pair_for, second_stage, unique_pairs
