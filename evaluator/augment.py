@@ -106,13 +106,16 @@ def logic_rows(fam: Family, model: Label | None = None, gold: bool = True) -> li
     return out
 
 
-def repair_rows(fam: Family, graph: Sequence[Sequence[str | None]], pin_gold: bool = True,
+def repair_rows(fam: Family, graph: Sequence[Sequence[str | None]], pinned_rows: Iterable[Row] = (),
                 max_members: int = MAX_REPAIR_MEMBERS) -> list[Row]:
     """The family's model-labelled pairs with their repaired labels (rule "repair"; model_label
-    keeps the model's own). The gold label of (P,H), when known and `pin_gold`, is kept fixed."""
-    pinned = {(0, 1): fam.gold_label} if pin_gold and fam.gold_label is not None else None
-    fixed = repair(graph, negations=fam.index(NEG_ROLE), pinned=pinned, max_members=max_members)
+    keeps the model's own). `pinned_rows` (the gold row and the rows that follow from it) stay
+    fixed, so the repaired labels agree with them and the whole training file is consistent."""
     texts = fam.texts()
+    at = {t: i for i, t in enumerate(texts)}
+    pinned = {(at[r.premise], at[r.hypothesis]): r.label for r in pinned_rows
+              if r.premise in at and r.hypothesis in at}
+    fixed = repair(graph, negations=fam.index(NEG_ROLE), pinned=pinned, max_members=max_members)
     return [Row(texts[a], texts[b], fixed.graph[a][b], "repair", fam.source_id,
                 (fam.premise, fam.hypothesis), fam.dataset, graph[a][b])
             for a in range(len(texts)) for b in range(len(texts))
@@ -125,10 +128,11 @@ class AugmentStats:
     by_rule: dict[str, int] | None = None
     duplicates: int = 0
     conflicts: int = 0  # pairs dropped because rules of one tier gave them different labels
-    overridden: int = 0  # rows dropped because a higher tier labelled the pair
+    overridden: int = 0  # rows dropped because a higher tier gave the pair another label
     repaired_families: int = 0
     changed_labels: int = 0
     too_large: int = 0
+    unrepairable: int = 0
 
 
 def merge_rows(rows: Iterable[Row], stats: AugmentStats) -> list[Row]:
@@ -139,8 +143,9 @@ def merge_rows(rows: Iterable[Row], stats: AugmentStats) -> list[Row]:
         key = (r.premise, r.hypothesis)
         kept = best.get(key)
         if kept is None or _TIER[r.rule] < _TIER[kept[0].rule]:
-            if kept is not None:
-                stats.overridden += len(kept)
+            for k in kept or ():
+                stats.overridden += k.label != r.label
+                stats.duplicates += k.label == r.label
             best[key] = [r]
         elif _TIER[r.rule] == _TIER[kept[0].rule]:
             if all(k.label == r.label for k in kept):
@@ -148,7 +153,9 @@ def merge_rows(rows: Iterable[Row], stats: AugmentStats) -> list[Row]:
             else:
                 kept.append(r)
         else:
-            stats.overridden += 1
+            # a lower tier: dropped; only a different label is worth reporting
+            stats.overridden += any(k.label != r.label for k in kept)
+            stats.duplicates += all(k.label == r.label for k in kept)
     out = []
     for rows_of in best.values():
         if len({r.label for r in rows_of}) > 1:
@@ -159,19 +166,25 @@ def merge_rows(rows: Iterable[Row], stats: AugmentStats) -> list[Row]:
 
 
 def augment(families: Sequence[Family], model: Label | None, *, gold: bool = True,
-            do_repair: bool = False, pin_gold: bool = True,
+            do_repair: bool = False, pin: bool = True,
             max_members: int = MAX_REPAIR_MEMBERS) -> tuple[list[Row], AugmentStats]:
-    """All rows for the families, merged, in family order."""
+    """All rows for the families, merged, in family order. With `do_repair`, each family's model
+    labels are repaired too, keeping the gold and logic rows fixed when `pin`."""
     stats = AugmentStats()
     rows: list[Row] = []
     for fam in families:
-        rows += logic_rows(fam, model, gold=gold)
+        logic = logic_rows(fam, model, gold=True)
+        rows += [r for r in logic if gold or r.rule != "gold"]
         if do_repair and model is not None:
             graph = fam.graph(lambda pair: model.get(pair))
             try:
-                fixed = repair_rows(fam, graph, pin_gold=pin_gold, max_members=max_members)
+                fixed = repair_rows(fam, graph, logic if pin else (), max_members=max_members)
             except RepairLimitError as e:
                 stats.too_large += 1
+                log.warning("family %s (%s): %s; not repaired", fam.id, fam.source_id or fam.premise, e)
+                continue
+            except ValueError as e:  # pinned rows that admit no consistent labelling
+                stats.unrepairable += 1
                 log.warning("family %s (%s): %s; not repaired", fam.id, fam.source_id or fam.premise, e)
                 continue
             stats.repaired_families += 1
@@ -287,14 +300,15 @@ def _command():
     @click.option("--repair", "do_repair", is_flag=True,
                   help="Add each family's model labels, minimally relabelled to be consistent "
                        "(needs families.jsonl in --evaluation).")
-    @click.option("--pin-gold/--no-pin-gold", default=True, show_default=True,
-                  help="Keep the gold label of (P,H) fixed when repairing.")
+    @click.option("--pin/--no-pin", default=True, show_default=True,
+                  help="Keep the gold label and the rows that follow from it fixed when repairing "
+                       "(so the file is consistent as a whole).")
     @click.option("--max-members", type=click.IntRange(min=3), default=MAX_REPAIR_MEMBERS, show_default=True,
                   help="Largest family repaired (exact repair grows with n^3); larger ones are skipped.")
     @click.option("--gold/--no-gold", default=True, show_default=True,
                   help="Include the gold (P,H) rows themselves.")
     @click.option("--parquet", is_flag=True, help="Also write the rows as Parquet beside --out.")
-    def augment_command(triples, out_file, evaluation, model_spec, do_repair, pin_gold, max_members,
+    def augment_command(triples, out_file, evaluation, model_spec, do_repair, pin, max_members,
                         gold, parquet):
         """Write training pairs whose label follows logically from the gold labels of TRIPLES'
         source pairs and their generated sentences (H', H¬), each row with the rule that made it
@@ -318,7 +332,7 @@ def _command():
                     raise EvaluatorError(f"{evaluation} has no families.jsonl; run `transnli evaluate "
                                          "--families` first to --repair")
                 model_spec, labels = read_model_labels(evaluation, model_spec, items)
-            rows, stats = augment(families, labels, gold=gold, do_repair=do_repair, pin_gold=pin_gold,
+            rows, stats = augment(families, labels, gold=gold, do_repair=do_repair, pin=pin,
                                   max_members=max_members)
             written = write_rows(rows, out_file, parquet=parquet)
         except EvaluatorError as e:
@@ -330,10 +344,11 @@ def _command():
                    f"{', '.join(str(p) for p in written)} ({rules or 'no rule applied'})", err=True)
         if stats.conflicts or stats.overridden:
             click.echo(f"{stats.conflicts} pairs dropped for conflicting labels, {stats.overridden} rows "
-                       "overridden by gold-derived rows", err=True)
+                       "overridden by rows of a higher tier (gold, then logic, then repair)", err=True)
         if do_repair:
             click.echo(f"repair: {stats.repaired_families} families, {stats.changed_labels} labels changed"
-                       + (f", {stats.too_large} too large skipped" if stats.too_large else ""), err=True)
+                       + (f", {stats.too_large} too large skipped" if stats.too_large else "")
+                   + (f", {stats.unrepairable} unrepairable skipped" if stats.unrepairable else ""), err=True)
 
     return augment_command
 
