@@ -144,7 +144,10 @@ def evaluate(triples, out_dir, models, **options):
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Labelled first-stage pairs: write only the (P,H') pairs needed where (H,H') "
                    "is mutual E or C and this file lacks them.")
-def pairs(triples, out_file, all_pairs, first_stage, labels_file):
+@click.option("--families", is_flag=True,
+              help="Also every ordered pair inside each sentence family (what `evaluate --families` "
+                   "needs on top of the triples' pairs).")
+def pairs(triples, out_file, all_pairs, first_stage, labels_file, families):
     """Write the unique sentence pairs a run over TRIPLES needs, as {"premise", "hypothesis"}
     JSONL, to be labelled by anything (an API, another framework) and read back with
     --model precomputed:FILE.
@@ -163,6 +166,8 @@ def pairs(triples, out_file, all_pairs, first_stage, labels_file):
         raise click.UsageError("--first-stage and --labels exclude each other")
     if all_pairs and (first_stage or labels_file is not None):
         raise click.UsageError("--all-pairs excludes --first-stage and --labels")
+    if families and (first_stage or labels_file is not None):
+        raise click.UsageError("--families excludes --first-stage and --labels")
     try:
         items = load_triples(list(triples))
         if labels_file is not None:
@@ -180,6 +185,10 @@ def pairs(triples, out_file, all_pairs, first_stage, labels_file):
             selected = first_stage_pairs(items)
         else:
             selected = unique_pairs(items)
+        if families:
+            from .families import build_families, family_pairs
+
+            selected = list(dict.fromkeys(selected + family_pairs(build_families(items))))
     except EvaluatorError as e:
         raise click.ClickException(str(e)) from e
 

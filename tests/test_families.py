@@ -307,3 +307,21 @@ def test_evaluate_families_with_a_tiny_model_is_cached_and_deterministic(tmp_pat
     entry = summary["families"]["models"][0]["datasets"][0]
     assert entry["n_families"] == 2 and entry["stran"]["3"]["n"] == 5
     assert summary["provenance"]["config"]["families"] is True
+
+
+def test_pairs_families_exports_what_evaluate_families_needs(tmp_path):
+    from transnli.evaluator.commands import pairs
+
+    tfile = write_jsonl(tmp_path / "fam.jsonl", FAMILY_TRIPLES)
+    exported = tmp_path / "pairs.jsonl"
+    res = CliRunner().invoke(pairs, [str(tfile), "--families", "--out", str(exported)])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert len(rows) == 18 == len({(r["premise"], r["hypothesis"]) for r in rows})
+    labelled = write_jsonl(tmp_path / "labelled.jsonl", [{**r, "label": "neutral"} for r in rows])
+    res = CliRunner().invoke(evaluate, [str(tfile), "--model", f"precomputed:{labelled}", "--families",
+                                        "--out", str(tmp_path / "out"), "--no-plots", "--no-progress",
+                                        "--cache-dir", str(tmp_path / "c")])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(pairs, [str(tfile), "--families", "--first-stage", "--out", str(exported)])
+    assert res.exit_code == 2 and "--families excludes" in res.output
