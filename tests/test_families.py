@@ -255,6 +255,8 @@ def test_evaluate_families_with_hand_labels(tmp_path):
     # (h1,p,hn) hold.
     got = {k: (c["cases"], c["violations"]) for k, c in entry["rules"].items()}
     assert got == {"rule1": (2, 0), "rule2": (2, 0), "rule3": (1, 1), "rule4": (2, 0)}
+    # the violated chain hn -> h1 -> h is no triple's chain: only the family view sees it
+    assert entry["violations_beyond_triples"] == 1 and entry["families_inconsistent_beyond_triples"] == 1
     # sub-families: only {h, h1, hn} holds the violated chain
     assert (entry["stran"]["3"]["n"], entry["stran"]["3"]["consistent"]) == (5, 4)
     assert (entry["stran"]["4"]["n"], entry["stran"]["4"]["consistent"]) == (1, 0)
