@@ -259,26 +259,39 @@ def read_model_labels(evaluation: Path, model: str | None, triples: Sequence) ->
     return model, labels
 
 
-def write_rows(rows: Sequence[Row], out: Path, parquet: bool = False) -> list[Path]:
-    """JSONL at `out` (and the same rows as Parquet beside it); byte-identical for the same rows."""
+def _arrow_table(dicts: list[dict[str, Any]]):
+    import pyarrow as pa
+
+    fields = [pa.field(c, pa.string()) for c in COLUMNS]
+    fields[COLUMNS.index("source_pair")] = pa.field(
+        "source_pair", pa.struct([("premise", pa.string()), ("hypothesis", pa.string())]))
+    schema = pa.schema(fields)
+    return pa.Table.from_pylist(dicts, schema=schema)
+
+
+def write_rows(rows: Sequence[Row], out: Path, parquet: bool = False, hf: bool = False) -> list[Path]:
+    """JSONL at `out`; with `parquet` the same rows as OUT.parquet, with `hf` as a Hugging Face
+    `datasets` folder OUT_hf (split "train"), the generator's export forms. The JSONL and Parquet
+    files are byte-identical for the same rows."""
     out.parent.mkdir(parents=True, exist_ok=True)
     dicts = [r.to_dict() for r in rows]
     with open(out, "w", encoding="utf-8", newline="\n") as fh:
         for d in dicts:
             fh.write(json.dumps(d, ensure_ascii=False) + "\n")
     written = [out]
+    if parquet or hf:
+        table = _arrow_table(dicts)
     if parquet:
-        import pandas as pd
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         target = out.with_suffix(".parquet")
-        df = pd.DataFrame(dicts, columns=list(COLUMNS))
-        schema = pa.schema([(c, pa.string()) for c in COLUMNS if c != "source_pair"])
-        schema = schema.insert(5, pa.field("source_pair", pa.struct([("premise", pa.string()),
-                                                                       ("hypothesis", pa.string())])))
-        table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
         pq.write_table(table, target)
+        written.append(target)
+    if hf:
+        import datasets
+
+        target = out.with_name(out.stem + "_hf")
+        datasets.DatasetDict({"train": datasets.Dataset(table)}).save_to_disk(str(target))
         written.append(target)
     return written
 
@@ -307,9 +320,10 @@ def _command():
                   help="Largest family repaired (exact repair grows with n^3); larger ones are skipped.")
     @click.option("--gold/--no-gold", default=True, show_default=True,
                   help="Include the gold (P,H) rows themselves.")
-    @click.option("--parquet", is_flag=True, help="Also write the rows as Parquet beside --out.")
+    @click.option("--parquet", is_flag=True, help="Also write the rows as Parquet beside --out (OUT.parquet).")
+    @click.option("--hf", is_flag=True, help="Also write a Hugging Face datasets folder beside --out (OUT_hf).")
     def augment_command(triples, out_file, evaluation, model_spec, do_repair, pin, max_members,
-                        gold, parquet):
+                        gold, parquet, hf):
         """Write training pairs whose label follows logically from the gold labels of TRIPLES'
         source pairs and their generated sentences (H', H¬), each row with the rule that made it
         and its source pair; with --repair also the minimal consistent relabelling of a model's
@@ -334,7 +348,7 @@ def _command():
                 model_spec, labels = read_model_labels(evaluation, model_spec, items)
             rows, stats = augment(families, labels, gold=gold, do_repair=do_repair, pin=pin,
                                   max_members=max_members)
-            written = write_rows(rows, out_file, parquet=parquet)
+            written = write_rows(rows, out_file, parquet=parquet, hf=hf)
         except EvaluatorError as e:
             raise click.ClickException(str(e)) from e
         except OSError as e:

@@ -232,7 +232,7 @@ def test_augment_end_to_end(evaluated, tmp_path):
     for name in ("a", "b"):
         out = tmp_path / name / "train.jsonl"
         res = CliRunner().invoke(main, ["augment", str(tfile), "--evaluation", str(ev), "--repair",
-                                        "--parquet", "--out", str(out)])
+                                        "--parquet", "--hf", "--out", str(out)])
         assert res.exit_code == 0, res.output
         outs.append(out)
     assert "repair: 2 families, 1 labels changed" in res.output
@@ -258,6 +258,10 @@ def test_augment_end_to_end(evaluated, tmp_path):
     df = pd.read_parquet(outs[0].with_suffix(".parquet"))
     assert list(df.columns) == list(COLUMNS) and len(df) == len(rows)
     assert df["source_pair"][0] == rows[0]["source_pair"] and df["rule"].tolist() == [r["rule"] for r in rows]
+    import datasets
+
+    ds = datasets.load_from_disk(str(outs[0].with_name("train_hf")))["train"]
+    assert ds.column_names == list(COLUMNS) and ds[0] == rows[0]
 
 
 def test_augment_without_an_evaluation_and_its_errors(evaluated, tmp_path):
