@@ -107,7 +107,7 @@ def evaluation_options(f):
               help="Output folder: new, empty, or holding this same evaluation.")
 @click.option("--overwrite", is_flag=True,
               help="Replace another evaluation's outputs in --out (predictions.jsonl, summary.json, "
-                   "report.md, tables/, plots/).")
+                   "report.md, tables/, plots/, families.jsonl).")
 @evaluation_options
 def evaluate(triples, out_dir, models, **options):
     """Label TRIPLES (JSONL files) with each --model and report transitive consistency.
