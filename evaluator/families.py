@@ -7,9 +7,9 @@ no label). On that graph:
 
 - the four transitive rules of rules.py hold for every chain a -> b -> c of distinct members, not
   only (P, H, H') (see docs/families.md for why one-directional E and C keep them sound);
-- stran(K): the share of K-member sub-families in which the rules find no violation. Labels the
-  rules force (E or C) fill pairs the model left unlabelled, so, like the cycle check of the
-  logical-consistency paper on partial graphs, a violation may need more than three sentences;
+- stran(K): the share of K-member sub-families in which the rules hold. Where the model left pairs
+  unlabelled, a sub-family holds when some labelling of those pairs satisfies every chain (like
+  the paper's cycle check on partial graphs), so a violation may need more than three sentences;
 - scomm: contradiction is symmetric, C(a,b) iff C(b,a), over unordered pairs;
 - sneg: H¬ flips M(P,H) (E <-> C, N stays N), and (H,H¬) is mutual contradiction.
 """
@@ -24,8 +24,8 @@ from itertools import combinations, permutations
 
 from transnli.generator.record import stable_id
 
-from .labels import LABELS, C, E, N
-from .rules import RULES, applicable_rule
+from .labels import C, E, N
+from .rules import applicable_rule
 
 Graph = Sequence[Sequence[str | None]]
 P_ROLE, H_ROLE, H2_ROLE, NEG_ROLE = "P", "H", "H'", "Hneg"
@@ -155,44 +155,22 @@ def chain_outcomes(graph: Graph, members: Sequence[int] | None = None) -> list[C
     return out
 
 
-def _allowed(rule) -> frozenset[str]:
-    return frozenset(label for label in LABELS if not rule.violated_by(label))
-
-
-_ALLOWED = {r.key: _allowed(r) for r in RULES}
-
-
 def is_consistent(graph: Graph, members: Sequence[int] | None = None) -> bool:
-    """Whether the rules find no violation among `members` (all when None).
+    """Whether the rules hold among `members` (all when None): no chain violates a rule and, where
+    the model left pairs unlabelled, some labelling of those pairs makes every chain hold.
 
-    Forward chaining: a rule whose consequent is one label (E&E->E, E&C->C) writes that label
-    into a pair the model left unlabelled, where it can serve as an antecedent in turn; a rule
-    that only excludes a label (N&E->¬C, N&C->¬E) records the exclusion. A conflict between what
-    the model said, what was forced and what was excluded is a violation. With every pair
-    labelled this is exactly "no chain violates a rule"; with gaps it finds violations that
-    span four or more sentences (the paper's cycles through a partial graph)."""
+    With every pair labelled this is "no chain a -> b -> c violates a rule". With gaps it is the
+    counterpart of the logical-consistency paper's cycle check on partial graphs (a partial
+    ranking is transitive when it can be completed to one): a 0/1 program (repair.py) decides
+    whether a completion exists, so a violation may span four or more sentences (E(a,b), b = c,
+    c = d, C(a,d) with (a,c) unlabelled: (a,c) must be E by a -> b -> c, then a -> c -> d breaks)."""
     idx = list(range(len(graph)) if members is None else members)
-    known = {(a, b): graph[a][b] for a in idx for b in idx if a != b}
-    allowed: dict[tuple[int, int], frozenset[str]] = {}
-    changed = True
-    while changed:
-        changed = False
-        for a, b, c in permutations(idx, 3):
-            ph, hh2, h2h = known[a, b], known[b, c], known[c, b]
-            if ph is None or hh2 is None or h2h is None:
-                continue
-            rule = applicable_rule(ph, hh2, h2h)
-            if rule is None:
-                continue
-            ok = allowed.get((a, c), frozenset(LABELS)) & _ALLOWED[rule.key]
-            current = known[a, c]
-            if not ok or (current is not None and current not in ok):
-                return False
-            allowed[a, c] = ok
-            if current is None and len(ok) == 1:
-                known[a, c] = next(iter(ok))
-                changed = True
-    return True
+    if all(graph[a][b] is not None for a in idx for b in idx if a != b):
+        return not any(o.violated for o in chain_outcomes(graph, idx))
+    from .repair import repair
+
+    sub = [[graph[a][b] for b in idx] for a in idx]
+    return not repair(sub, max_members=None).changed
 
 
 # --------------------------------------------------------------------------- stran(K) sampling

@@ -52,15 +52,16 @@ def consistent_complete(graph: Graph, negations: Sequence[int] = (), p: int = 0,
 
 
 def repair(graph: Graph, negations: Sequence[int] = (), pinned: Mapping[tuple[int, int], str] | None = None,
-           p: int = 0, h: int = 1, max_members: int = MAX_REPAIR_MEMBERS) -> Repair:
+           p: int = 0, h: int = 1, max_members: int | None = MAX_REPAIR_MEMBERS) -> Repair:
     """The minimal relabelling of `graph` (member indices: `p` the premise, `h` the hypothesis,
-    `negations` the H¬ members). Raises RepairLimitError beyond `max_members`, ValueError when
-    the pinned labels leave no consistent labelling."""
+    `negations` the H¬ members). Raises RepairLimitError beyond `max_members` (None: no limit),
+    ValueError when the pinned labels leave no consistent labelling."""
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_matrix
 
     n = len(graph)
-    if n > max_members:
+    if max_members is not None and n > max_members:
         raise RepairLimitError(f"a family of {n} members is beyond the exact repair's limit of "
                                f"{max_members} members")
     pairs = [(a, b) for a, b in permutations(range(n), 2)]
@@ -76,13 +77,18 @@ def repair(graph: Graph, negations: Sequence[int] = (), pinned: Mapping[tuple[in
         observed = graph[pair[0]][pair[1]]
         if observed is not None:
             cost[var(pair, observed)] = -1.0  # keeping a label saves one change
-    rows, lo, hi = [], [], []
+    # the constraint matrix is sparse (at most 6 entries a row): kept as coordinates
+    data: list[float] = []
+    row_ix: list[int] = []
+    col_ix: list[int] = []
+    lo: list[float] = []
+    hi: list[float] = []
 
     def add(coeffs: dict[int, float], lower: float, upper: float):
-        row = np.zeros(nvar)
         for i, v in coeffs.items():
-            row[i] += v
-        rows.append(row)
+            data.append(v)
+            row_ix.append(len(lo))
+            col_ix.append(i)
         lo.append(lower)
         hi.append(upper)
 
@@ -101,7 +107,8 @@ def repair(graph: Graph, negations: Sequence[int] = (), pinned: Mapping[tuple[in
             add({var((p, q), FLIP[label]): 1.0, var((p, h), label): -1.0}, 0, 0)
     for pair, label in (pinned or {}).items():
         add({var(pair, label): 1.0}, 1, 1)
-    res = milp(cost, constraints=[LinearConstraint(np.array(rows), lo, hi)],
+    matrix = coo_matrix((data, (row_ix, col_ix)), shape=(len(lo), nvar)).tocsr()
+    res = milp(cost, constraints=[LinearConstraint(matrix, lo, hi)],
                integrality=np.ones(nvar), bounds=Bounds(0, 1))
     if res.status != 0 or res.x is None:
         raise ValueError(f"no consistent labelling exists under the pinned labels ({res.message})")

@@ -111,8 +111,8 @@ def test_violation_that_needs_four_sentences():
 
 
 def test_forced_and_excluded_labels_conflict():
-    # Two chains meet on the unlabelled pair (0,2): rule1 (E(0,1), mutual E(1,2)) forces E,
-    # rule4 (N(0,3), mutual C(3,2)) excludes E.
+    # Two chains meet on the unlabelled pair (0,2): rule1 (E(0,1), mutual E(1,2)) wants E,
+    # rule4 (N(0,3), mutual C(3,2)) excludes E: no label of (0,2) satisfies both.
     g = [[None] * 4 for _ in range(4)]
     g[0][1], g[1][2], g[2][1] = E, E, E
     g[0][3], g[3][2], g[2][3] = N, C, C
@@ -134,6 +134,30 @@ def test_complete_graphs_need_no_more_than_three_sentences(seed):
         assert is_consistent(g) == (not any(o.violated for o in chain_outcomes(g)))
         for sub in combinations(range(n), 4):
             assert is_consistent(g, sub) == all(is_consistent(g, s) for s in combinations(sub, 3))
+
+
+def test_gaps_are_consistent_when_some_labelling_of_them_is():
+    from itertools import product
+
+    rng = random.Random(2)
+    seen = {True: 0, False: 0}
+    for _ in range(60):
+        n = 4
+        g = [[None if i == j else rng.choice((E, E, N, C)) for j in range(n)] for i in range(n)]
+        gaps = rng.sample([(i, j) for i in range(n) for j in range(n) if i != j], 3)
+        for i, j in gaps:
+            g[i][j] = None
+        brute = False
+        for fill in product((E, N, C), repeat=len(gaps)):
+            full = [row[:] for row in g]
+            for (i, j), lab in zip(gaps, fill, strict=True):
+                full[i][j] = lab
+            if not any(o.violated for o in chain_outcomes(full)):
+                brute = True
+                break
+        assert is_consistent(g) == brute
+        seen[brute] += 1
+    assert seen[True] and seen[False]
 
 
 def test_true_labels_of_sets_are_always_consistent():
