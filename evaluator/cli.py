@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from transnli.evaluator.augment import augment_command
 from transnli.evaluator.commands import LLM_OPTIONS, evaluate, evaluation_options, pairs
 from transnli.generator.cli import (
     GENERATION_SETTING_NAMES,
@@ -33,6 +34,7 @@ main.add_command(evaluate)
 main.add_command(pairs)
 main.add_command(export_command)
 main.add_command(publish_command)
+main.add_command(augment_command)
 
 
 @main.command("run")

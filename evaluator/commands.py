@@ -66,6 +66,9 @@ def evaluation_options(f):
                           "0=contradiction,1=neutral,2=entailment (named labels always win)."),
         click.option("--all-pairs", is_flag=True,
                      help="Label (P,H') for every triple, not only where (H,H') is mutual E or C."),
+        click.option("--families", is_flag=True,
+                     help="Also label every ordered pair inside each sentence family (P, H, its H' and "
+                          "H¬) and report stran(K), scomm, sneg (see docs/families.md)."),
         click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                      help="Label cache folder (default: $TRANSNLI_CACHE or ~/.cache/transnli)."),
         click.option("--no-cache", is_flag=True, help="Neither read nor write the label cache."),
@@ -104,7 +107,7 @@ def evaluation_options(f):
               help="Output folder: new, empty, or holding this same evaluation.")
 @click.option("--overwrite", is_flag=True,
               help="Replace another evaluation's outputs in --out (predictions.jsonl, summary.json, "
-                   "report.md, tables/, plots/).")
+                   "report.md, tables/, plots/, families.jsonl).")
 @evaluation_options
 def evaluate(triples, out_dir, models, **options):
     """Label TRIPLES (JSONL or Parquet files, or saved Hugging Face dataset folders) with each
@@ -142,7 +145,10 @@ def evaluate(triples, out_dir, models, **options):
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Labelled first-stage pairs: write only the (P,H') pairs needed where (H,H') "
                    "is mutual E or C and this file lacks them.")
-def pairs(triples, out_file, all_pairs, first_stage, labels_file):
+@click.option("--families", is_flag=True,
+              help="Also every ordered pair inside each sentence family (what `evaluate --families` "
+                   "needs on top of the triples' pairs).")
+def pairs(triples, out_file, all_pairs, first_stage, labels_file, families):
     """Write the unique sentence pairs a run over TRIPLES needs, as {"premise", "hypothesis"}
     JSONL, to be labelled by anything (an API, another framework) and read back with
     --model precomputed:FILE.
@@ -161,6 +167,8 @@ def pairs(triples, out_file, all_pairs, first_stage, labels_file):
         raise click.UsageError("--first-stage and --labels exclude each other")
     if all_pairs and (first_stage or labels_file is not None):
         raise click.UsageError("--all-pairs excludes --first-stage and --labels")
+    if families and (first_stage or labels_file is not None):
+        raise click.UsageError("--families excludes --first-stage and --labels")
     try:
         items = load_triples(list(triples))
         if labels_file is not None:
@@ -178,6 +186,10 @@ def pairs(triples, out_file, all_pairs, first_stage, labels_file):
             selected = first_stage_pairs(items)
         else:
             selected = unique_pairs(items)
+        if families:
+            from .families import build_families, family_pairs
+
+            selected = list(dict.fromkeys(selected + family_pairs(build_families(items))))
     except EvaluatorError as e:
         raise click.ClickException(str(e)) from e
 

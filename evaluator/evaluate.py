@@ -20,9 +20,10 @@ from .backends import BackendOptions, NLIBackend, Pair, Prediction, create_backe
 from .backends.base import sha256_file
 from .cache import CachedBackend, LabelCache, default_cache_dir
 from .errors import EvaluatorError
+from .family_eval import FamilyLabelling
 from .labels import parse_label_map
 from .metrics import EXTRAS_NOTE, TripleLabels, dataset_metrics, rule_outcome
-from .report import find_generation_stats, preload_in_background, write_outputs
+from .report import find_generation_stats, preload_in_background, write_jsonl, write_outputs
 from .rules import RULES
 from .schedule import H2H, HH2, KINDS, PH, PH2, first_stage, pair_for, second_stage, unique_pairs
 from .triples import Triple, load_triples
@@ -30,7 +31,7 @@ from .triples import Triple, load_triples
 log = logging.getLogger("transnli")
 PROB_DIGITS = 6  # probabilities in predictions.jsonl
 # What an evaluation writes into its folder (and what --overwrite replaces; nothing else is touched).
-OUTPUT_NAMES = ("predictions.jsonl", "summary.json", "report.md", "tables", "plots")
+OUTPUT_NAMES = ("predictions.jsonl", "summary.json", "report.md", "tables", "plots", "families.jsonl")
 # Settings that do not change a label: rerunning with another value is the same evaluation.
 _NOT_IDENTITY = ("batch_size", "device")
 
@@ -266,6 +267,7 @@ def evaluate_triples(
     backend_extra: dict[str, Any] | None = None,
     echo: Callable[[str], None] | None = None,
     overwrite: bool = False,
+    families: bool = False,
 ) -> EvaluationResult:
     """Label the triples in `triple_paths` with every model in `model_specs` and write
     predictions.jsonl, summary.json, report.md, tables/*.csv and plots/*.png into `out_dir`.
@@ -301,6 +303,8 @@ def evaluate_triples(
                       for path in triple_paths]
         config = {"all_pairs": all_pairs, "batch_size": batch_size, "device": device, "dtype": dtype,
                   "max_length": max_length, "label_map": label_map}
+        if families:  # only when set: earlier evaluations keep their identity
+            config["families"] = True
         replaces_other = claim_out_dir(out, _run_identity(files_info, specs, config), overwrite)
     except BaseException:
         if cache is not None:
@@ -313,6 +317,7 @@ def evaluate_triples(
     results: list[tuple[str, dict[Pair, Prediction]]] = []
     described: list[dict[str, Any]] = []
     stats: list[ModelStats] = []
+    fam = FamilyLabelling(triples) if families else None
     try:
         for spec in specs:
             backend = create_backend(spec, options)
@@ -321,9 +326,10 @@ def evaluate_triples(
                 runner = CachedBackend(backend, cache)
             try:
                 labels = label_model(runner, triples, all_pairs=all_pairs, show_progress=show_progress)
+                extra = fam.label(spec, runner, labels, label_pairs, _progress_bar, show_progress) if fam else 0
             finally:
                 runner.close()
-            st = ModelStats(spec, pairs=len(labels))
+            st = ModelStats(spec, pairs=len(labels) + extra)
             if isinstance(runner, CachedBackend):
                 st.from_cache, st.computed = runner.hits, runner.computed
             else:
@@ -336,7 +342,7 @@ def evaluate_triples(
                     how = "cache not used" if backend.cacheable else getattr(backend, "uncached_note", "no model run")
                 echo(f"{spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, labels)}")
             results.append((spec, labels))
-            described.append({**backend.describe(), "pairs_labelled": len(labels)})
+            described.append({**backend.describe(), "pairs_labelled": len(labels) + extra})
     finally:
         if cache is not None:
             cache.close()
@@ -360,10 +366,14 @@ def evaluate_triples(
             "models": described,
         },
     }
+    if fam is not None:
+        summary["families"] = fam.summary()
     rows = (prediction_row(t, spec, labels) for spec, labels in results for t in triples)
     gen_rows = find_generation_stats(triple_paths, triples)
     removed = clear_outputs(out) if out.is_dir() else []
     if replaces_other and removed and echo:
         echo(f"replaced an earlier evaluation's outputs in {out} ({', '.join(removed)})")
     files = write_outputs(out, summary, rows, gen_rows, plots=plots)
+    if fam is not None:
+        files.append(fam.write_rows(out / "families.jsonl", write_jsonl))
     return EvaluationResult(summary=summary, out_dir=out, files=files, stats=stats)

@@ -260,6 +260,10 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]]) -> st
               "M(P,H') should equal M(P,H) (this also covers C and E -> C);",
               "- contradiction_symmetry: M(H,H') = C but M(H',H) != C.", "",
               _md(rules_table(summary, extras=True)), ""]
+    if "families" in summary:
+        from .family_eval import report_lines
+
+        lines += report_lines(summary)
     if gen_rows:
         lines += ["## Table 9. Acceptance rate of generated sentences", "",
                   "From the generator's stats.json beside the triples.", "",
@@ -386,6 +390,10 @@ def write_outputs(out_dir: Path, summary: dict[str, Any], prediction_rows: Itera
     }
     if gen_rows:
         tables["table9_acceptance.csv"] = table9(gen_rows, numeric=True)
+    if "families" in summary:
+        from .family_eval import families_table
+
+        tables["families.csv"] = families_table(summary)
     for name, df in tables.items():
         p = out_dir / "tables" / name
         _csv(df, p)

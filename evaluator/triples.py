@@ -24,6 +24,8 @@ class Triple:
     modified: str  # H'
     gold_label: str | None = None
     source: str = ""  # the triples file it came from
+    source_id: str = ""  # the source pair's id: triples sharing it form a family (family_eval)
+    pipeline: str = ""  # "negation" marks H¬ rather than an H'
 
 
 def iter_triples(paths: Iterable[str | Path]) -> Iterator[Triple]:
@@ -47,6 +49,8 @@ def iter_triples(paths: Iterable[str | Path]) -> Iterator[Triple]:
                 modified=intern(rec.modified_hypothesis),
                 gold_label=rec.gold_label,
                 source=intern(str(path)),
+                source_id=intern(rec.source_id),
+                pipeline=intern(rec.pipeline),
             )
 
 
