@@ -24,13 +24,14 @@ from .labels import parse_label_map
 from .metrics import EXTRAS_NOTE, TripleLabels, dataset_metrics, rule_outcome
 from .report import find_generation_stats, preload_in_background, write_outputs
 from .rules import RULES
+from .samples import sample_row
 from .schedule import H2H, HH2, KINDS, PH, PH2, first_stage, pair_for, second_stage, unique_pairs
 from .triples import Triple, load_triples
 
 log = logging.getLogger("transnli")
 PROB_DIGITS = 6  # probabilities in predictions.jsonl
 # What an evaluation writes into its folder (and what --overwrite replaces; nothing else is touched).
-OUTPUT_NAMES = ("predictions.jsonl", "summary.json", "report.md", "tables", "plots")
+OUTPUT_NAMES = ("predictions.jsonl", "samples.jsonl", "summary.json", "report.md", "tables", "plots")
 # Settings that do not change a label: rerunning with another value is the same evaluation.
 _NOT_IDENTITY = ("batch_size", "device")
 
@@ -361,9 +362,11 @@ def evaluate_triples(
         },
     }
     rows = (prediction_row(t, spec, labels) for spec, labels in results for t in triples)
+    samples = (sample_row(t, prediction_row(t, spec, labels), triple_labels(t, labels))
+               for spec, labels in results for t in triples)
     gen_rows = find_generation_stats(triple_paths, triples)
     removed = clear_outputs(out) if out.is_dir() else []
     if replaces_other and removed and echo:
         echo(f"replaced an earlier evaluation's outputs in {out} ({', '.join(removed)})")
-    files = write_outputs(out, summary, rows, gen_rows, plots=plots)
+    files = write_outputs(out, summary, rows, gen_rows, plots=plots, samples=samples)
     return EvaluationResult(summary=summary, out_dir=out, files=files, stats=stats)
