@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from transnli.evaluator.commands import LLM_OPTIONS, evaluate, evaluation_options, pairs
+from transnli.evaluator.show import show
 from transnli.generator.cli import (
     GENERATION_SETTING_NAMES,
     doctor,
@@ -29,6 +30,7 @@ main.add_command(generate)
 main.add_command(doctor)
 main.add_command(evaluate)
 main.add_command(pairs)
+main.add_command(show)
 
 
 @main.command("run")
