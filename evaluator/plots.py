@@ -39,6 +39,7 @@ STYLE = {
     "figure.dpi": 100, "savefig.dpi": PNG_DPI,
 }
 CELL_FONT = 7
+LABEL_BOX = {"facecolor": "white", "edgecolor": "none", "pad": 0.4}  # hides grid lines behind
 BAR_NOTE = "labels: count/total; error bars: Wilson 95% interval"
 HEATMAP_NOTE = "cells: violation rate (violations/cases) and Wilson 95% interval; grey: no case"
 METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
@@ -192,7 +193,8 @@ def _grouped_bars(ax, groups: Sequence[str], series: Sequence[tuple[str, list[tu
     "k/n" above each; a group where n == 0 gets "n/a" in place of a bar. Returns the labels and
     the width of one bar's slot (for fit_count_labels)."""
     n_series = max(1, len(series))
-    width = 0.8 / n_series
+    # one bar alone would fill its panel: keep it as narrow as one of a pair
+    width = 0.8 / max(n_series, 2 if len(groups) == 1 else 1)
     labels = []
     for s, (name, counts) in enumerate(series):
         xs, rates, errs, texts, empty = [], [], [[], []], [], []
@@ -212,12 +214,13 @@ def _grouped_bars(ax, groups: Sequence[str], series: Sequence[tuple[str, list[tu
         ax.errorbar(xs, rates, yerr=errs, fmt="none", ecolor="black", elinewidth=0.7, capsize=1.8,
                     capthick=0.7, zorder=3)
         for x, y, text in texts:
-            labels.append(ax.text(x, y + top * 0.015, text, ha="center", va="bottom",
-                                  fontsize=CELL_FONT))
+            labels.append(ax.text(x, y + top * 0.03, text, ha="center", va="bottom",
+                                  fontsize=CELL_FONT, bbox=LABEL_BOX))
         for x in empty:
             labels.append(ax.text(x, top * 0.015, "n/a", ha="center", va="bottom", fontsize=CELL_FONT,
                                   color="#555555"))
     ax.set_xticks(range(len(groups)), groups)
+    ax.set_xlim(-0.5, len(groups) - 0.5)
     ax.tick_params(axis="x", length=0)
     ax.yaxis.grid(True, color="#dddddd", linewidth=0.5, zorder=0)
     ax.set_axisbelow(True)
