@@ -269,7 +269,7 @@ def evaluate_triples(
     overwrite: bool = False,
 ) -> EvaluationResult:
     """Label the triples in `triple_paths` with every model in `model_specs` and write
-    predictions.jsonl, summary.json, report.md, tables/*.csv and plots/*.png into `out_dir`.
+    predictions.jsonl, samples.jsonl, summary.json, report.md, tables/*.csv and plots/ into `out_dir`.
 
     Options mirror `transnli evaluate`'s flags. Raises EvaluatorError (or a subclass) for anything
     the user can fix. `echo` receives one line per model with what the cache served.
