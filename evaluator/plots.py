@@ -45,11 +45,17 @@ HEATMAP_NOTE = "cells: violation rate (violations/cases) and Wilson 95% interval
 METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
 
 
+def short_name(spec: str) -> str:
+    """"hf:/models/roberta-large-mnli" -> "roberta-large-mnli"; "precomputed:x/b.jsonl" -> "b"."""
+    name = spec.rstrip("/").replace("\\", "/").split("/")[-1] or spec
+    for prefix in ("hf:", "precomputed:"):  # "hf:roberta-large-mnli" (llm:... keeps its prefix)
+        name = name.removeprefix(prefix)
+    return name.removesuffix(".jsonl") or spec
+
+
 def short_names(specs: Sequence[str]) -> list[str]:
-    """"hf:/models/roberta-large-mnli" -> "roberta-large-mnli" (unless two models would then
-    share a name)."""
-    short = [s.rstrip("/").replace("\\", "/").split("/")[-1] or s for s in specs]
-    short = [n.removesuffix(".jsonl") or n for n in short]  # precomputed:labels/roberta.jsonl
+    """Each spec's short_name, unless two models would then share a name (then the specs)."""
+    short = [short_name(s) for s in specs]
     return short if len(set(short)) == len(short) else list(specs)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from .labels import SHORT
+from .plots import short_name
 from .rules import RULES_BY_KEY
 from .samples import SAMPLES_NAME, all_rule_keys, violates
 from .schedule import KIND_TITLES, KINDS
@@ -54,12 +55,6 @@ def _choose(kind: str, given: str, valid: Sequence[str], aliases: dict[str, list
     raise ShowError(f"unknown {kind} {given!r}; valid: {listing}")
 
 
-def _short(spec: str) -> str:
-    """"precomputed:/x/roberta.jsonl" -> "roberta": the name plots use for a model."""
-    name = spec.rstrip("/").replace("\\", "/").split("/")[-1] or spec
-    return name.removesuffix(".jsonl") or name
-
-
 def resolve_query(summary: dict[str, Any], rule: str | None, model: str | None,
                   dataset: str | None, held: bool = False) -> Query:
     """Check the filters against the evaluation; errors list what is valid."""
@@ -70,7 +65,7 @@ def resolve_query(summary: dict[str, Any], rule: str | None, model: str | None,
     if model is not None:
         aliases: dict[str, list[str]] = {}
         for spec in models:
-            aliases.setdefault(_short(spec).lower(), []).append(spec)
+            aliases.setdefault(short_name(spec).lower(), []).append(spec)
             if ":" in spec:  # "hf:/x/model" also answers to "/x/model"
                 aliases.setdefault(spec.split(":", 1)[1].lower(), []).append(spec)
         model = _choose("model", model, models, aliases)

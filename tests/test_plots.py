@@ -154,5 +154,7 @@ def test_short_names():
     assert plots.short_names(["hf:/m/roberta-large-mnli/", "precomputed:/x/labels.jsonl"]) == [
         "roberta-large-mnli", "labels"]
     assert plots.short_names(["hf:/a/m", "hf:/b/m"]) == ["hf:/a/m", "hf:/b/m"]  # would clash: kept whole
+    assert plots.short_names(["hf:roberta-large-mnli", "precomputed:labels.jsonl", "llm:openai:gpt-4o"]) == [
+        "roberta-large-mnli", "labels", "llm:openai:gpt-4o"]
     assert plots.legend_columns(["a", "b", "c"], plots.COLUMN_IN) == 3
     assert plots.legend_columns(["x" * 40] * 3, plots.COLUMN_IN) == 1
