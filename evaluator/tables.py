@@ -12,8 +12,7 @@ from typing import Any
 
 from .metrics import wilson_interval
 from .rules import RULES
-
-EXTRA_KEYS = ("substitution", "contradiction_symmetry")
+from .samples import EXTRA_KEYS
 
 
 def _interval(k: int, n: int) -> tuple[float | None, float | None]:
