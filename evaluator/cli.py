@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 from transnli.evaluator.augment import augment_command
 from transnli.evaluator.commands import LLM_OPTIONS, evaluate, evaluation_options, pairs
+from transnli.evaluator.show import show
 from transnli.generator.cli import (
     GENERATION_SETTING_NAMES,
     doctor,
@@ -35,6 +36,7 @@ main.add_command(pairs)
 main.add_command(export_command)
 main.add_command(publish_command)
 main.add_command(augment_command)
+main.add_command(show)
 
 
 @main.command("run")

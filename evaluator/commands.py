@@ -75,7 +75,7 @@ def evaluation_options(f):
         click.option("--threads", type=click.IntRange(min=1), default=None,
                      help="CPU threads for torch (default: the CPUs this process may use)."),
         click.option("--plots/--no-plots", default=True, show_default=True,
-                     help="Write PNG plots."),
+                     help="Write the figures (plots/: PNG at 300 dpi, PDF, SVG)."),
         click.option("--progress/--no-progress", "show_progress", default=True, show_default=True,
                      help="Progress bar per model."),
         click.option("--llm-base-url", default=None,
@@ -106,15 +106,17 @@ def evaluation_options(f):
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output folder: new, empty, or holding this same evaluation.")
 @click.option("--overwrite", is_flag=True,
-              help="Replace another evaluation's outputs in --out (predictions.jsonl, summary.json, "
-                   "report.md, tables/, plots/, families.jsonl).")
+              help="Replace another evaluation's outputs in --out (predictions.jsonl, samples.jsonl, "
+                   "summary.json, report.md, tables/, plots/, families.jsonl).")
 @evaluation_options
 def evaluate(triples, out_dir, models, **options):
     """Label TRIPLES (JSONL or Parquet files, or saved Hugging Face dataset folders) with each
     --model and report transitive consistency.
 
-    Writes predictions.jsonl, summary.json, report.md (the paper's Tables 1-4, plus Table 9 when a
-    generator stats.json sits beside the triples), tables/*.csv and plots/*.png into --out.
+    Writes predictions.jsonl, samples.jsonl (sentences, labels and rule outcomes; browse them with
+    `transnli show`), summary.json, report.md (the paper's Tables 1-4, plus Table 9 when a
+    generator stats.json sits beside the triples, and violating triples), tables/*.csv and plots/
+    into --out (see docs/outputs.md).
     Labels are cached: a second run, or a run that crashed, reuses every label computed.
     """
     from .evaluate import evaluate_triples

@@ -25,13 +25,15 @@ from .labels import parse_label_map
 from .metrics import EXTRAS_NOTE, TripleLabels, dataset_metrics, rule_outcome
 from .report import find_generation_stats, preload_in_background, write_jsonl, write_outputs
 from .rules import RULES
+from .samples import sample_row
 from .schedule import H2H, HH2, KINDS, PH, PH2, first_stage, pair_for, second_stage, unique_pairs
 from .triples import Triple, load_triples
 
 log = logging.getLogger("transnli")
 PROB_DIGITS = 6  # probabilities in predictions.jsonl
 # What an evaluation writes into its folder (and what --overwrite replaces; nothing else is touched).
-OUTPUT_NAMES = ("predictions.jsonl", "summary.json", "report.md", "tables", "plots", "families.jsonl")
+OUTPUT_NAMES = ("predictions.jsonl", "samples.jsonl", "summary.json", "report.md", "tables", "plots",
+                "families.jsonl")
 # Settings that do not change a label: rerunning with another value is the same evaluation.
 _NOT_IDENTITY = ("batch_size", "device")
 
@@ -270,7 +272,7 @@ def evaluate_triples(
     families: bool = False,
 ) -> EvaluationResult:
     """Label the triples in `triple_paths` with every model in `model_specs` and write
-    predictions.jsonl, summary.json, report.md, tables/*.csv and plots/*.png into `out_dir`.
+    predictions.jsonl, samples.jsonl, summary.json, report.md, tables/*.csv and plots/ into `out_dir`.
 
     Options mirror `transnli evaluate`'s flags. Raises EvaluatorError (or a subclass) for anything
     the user can fix. `echo` receives one line per model with what the cache served.
@@ -369,11 +371,13 @@ def evaluate_triples(
     if fam is not None:
         summary["families"] = fam.summary()
     rows = (prediction_row(t, spec, labels) for spec, labels in results for t in triples)
+    samples = (sample_row(t, prediction_row(t, spec, labels), triple_labels(t, labels))
+               for spec, labels in results for t in triples)
     gen_rows = find_generation_stats(triple_paths, triples)
     removed = clear_outputs(out) if out.is_dir() else []
     if replaces_other and removed and echo:
         echo(f"replaced an earlier evaluation's outputs in {out} ({', '.join(removed)})")
-    files = write_outputs(out, summary, rows, gen_rows, plots=plots)
+    files = write_outputs(out, summary, rows, gen_rows, plots=plots, samples=samples)
     if fam is not None:
         files.append(fam.write_rows(out / "families.jsonl", write_jsonl))
     return EvaluationResult(summary=summary, out_dir=out, files=files, stats=stats)

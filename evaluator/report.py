@@ -1,4 +1,5 @@
-"""Writing the results: predictions.jsonl, summary.json, report.md, tables/*.csv, plots/*.png.
+"""Writing the results: predictions.jsonl, samples.jsonl, summary.json, report.md, tables/*.csv,
+plots/ (evaluator/plots.py).
 
 Every file is deterministic: the same triples, models and options give byte-identical files
 (fixed order, sorted or fixed keys, no timestamps; PNGs without a Software stamp).
@@ -14,6 +15,8 @@ from typing import Any
 
 from .errors import EvaluatorError
 from .rules import RULES
+from .samples import SAMPLES_NAME, render_examples, write_samples
+from .tables import per_dataset_table, per_model_table
 from .triples import Triple
 
 DASH = "–"
@@ -228,7 +231,7 @@ def table9(rows: list[dict[str, Any]], numeric: bool = False):
 
 
 # --------------------------------------------------------------------------- report.md
-def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]]) -> str:
+def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examples=None) -> str:
     prov = summary["provenance"]
     lines = ["# transnli evaluation report", ""]
     lines.append(f"{prov['n_triples']} triples from "
@@ -268,80 +271,9 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]]) -> st
         lines += ["## Table 9. Acceptance rate of generated sentences", "",
                   "From the generator's stats.json beside the triples.", "",
                   _md(table9(gen_rows)), ""]
+    if examples is not None:  # samples.ExampleCollector: the violating triples themselves
+        lines += render_examples(summary, examples)
     return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- plots
-def _short_names(specs: Sequence[str]) -> list[str]:
-    short = [s.rstrip("/").replace("\\", "/").split("/")[-1] or s for s in specs]
-    return short if len(set(short)) == len(short) else list(specs)
-
-
-def _save(fig, path: Path) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(fig)
-    fig.savefig(path, format="png", dpi=100, metadata={"Software": None})
-
-
-def plot_heatmap(summary: dict[str, Any], path: Path) -> None:
-    """Violation rate per model (rows) x dataset and rule (columns)."""
-    import numpy as np
-    from matplotlib.figure import Figure
-
-    models = summary["models"]
-    cols = [(d, r.key, r.name) for d in summary["datasets"] for r in RULES]
-    data = np.full((len(models), len(cols)), np.nan)
-    for i, m in enumerate(models):
-        by_ds = {e["dataset"]: e for e in m["datasets"]}
-        for j, (d, key, _) in enumerate(cols):
-            rate = by_ds[d]["rules"][key]["rate"]
-            if rate is not None:
-                data[i, j] = rate
-    fig = Figure(figsize=(max(6.0, 0.6 * len(cols) + 3), max(2.5, 0.6 * len(models) + 2)))
-    ax = fig.add_subplot(1, 1, 1)
-    import matplotlib
-
-    cmap = matplotlib.colormaps["Reds"].with_extremes(bad="#e6e6e6")  # grey: no case, no rate
-    im = ax.imshow(np.ma.masked_invalid(data), vmin=0.0, vmax=1.0, cmap=cmap, aspect="auto")
-    ax.set_xticks(range(len(cols)), [f"{d}\n{name}" for d, _, name in cols], rotation=90, fontsize=7)
-    ax.set_yticks(range(len(models)), _short_names([m["model"] for m in models]), fontsize=8)
-    for i in range(len(models)):
-        for j in range(len(cols)):
-            text = "n/a" if np.isnan(data[i, j]) else f"{100 * data[i, j]:.0f}"
-            ax.text(j, i, text, ha="center", va="center", fontsize=6,
-                    color="white" if not np.isnan(data[i, j]) and data[i, j] > 0.6 else "black")
-    fig.colorbar(im, ax=ax, label="violation rate")
-    ax.set_title("Inconsistency rate per model x dataset x rule")
-    fig.tight_layout()
-    _save(fig, path)
-
-
-def plot_mutual(summary: dict[str, Any], path: Path) -> None:
-    """Mutual entailment and mutual contradiction rates: bars per dataset, one per model."""
-    import numpy as np
-    from matplotlib.figure import Figure
-
-    models = summary["models"]
-    datasets = summary["datasets"]
-    names = _short_names([m["model"] for m in models])
-    fig = Figure(figsize=(max(6.0, 1.2 * len(datasets) * max(1, len(models)) / 2 + 3), 4))
-    width = 0.8 / max(1, len(models))
-    x = np.arange(len(datasets))
-    for k, which in enumerate(("entailment", "contradiction")):
-        ax = fig.add_subplot(1, 2, k + 1)
-        for i, m in enumerate(models):
-            by_ds = {e["dataset"]: e for e in m["datasets"]}
-            values = [by_ds[d][f"mutual_{which}_rate"] or 0.0 for d in datasets]
-            ax.bar(x + (i - (len(models) - 1) / 2) * width, values, width, label=names[i])
-        ax.set_xticks(x, datasets, rotation=30, fontsize=8)
-        ax.set_ylim(0, 1)
-        ax.set_title(f"mutual {which}")
-        ax.set_ylabel("share of triples")
-        if k == 0:
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    _save(fig, path)
 
 
 # --------------------------------------------------------------------------- files
@@ -364,8 +296,10 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
 
 
 def write_outputs(out_dir: Path, summary: dict[str, Any], prediction_rows: Iterable[dict[str, Any]],
-                  gen_rows: list[dict[str, Any]], plots: bool = True) -> list[Path]:
-    """Write every output file; returns their paths. `gen_rows`: Table 9 (may be empty)."""
+                  gen_rows: list[dict[str, Any]], plots: bool = True,
+                  samples: Iterable[dict[str, Any]] | None = None) -> list[Path]:
+    """Write every output file; returns their paths. `gen_rows`: Table 9 (may be empty);
+    `samples`: the rows of samples.jsonl (samples.sample_row), whose violations report.md lists."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "tables").mkdir(exist_ok=True)
     files: list[Path] = []
@@ -373,12 +307,17 @@ def write_outputs(out_dir: Path, summary: dict[str, Any], prediction_rows: Itera
     p = out_dir / "predictions.jsonl"
     write_jsonl(p, prediction_rows)
     files.append(p)
+    examples = None
+    if samples is not None:
+        p = out_dir / SAMPLES_NAME
+        examples = write_samples(p, samples, write_jsonl)
+        files.append(p)
     p = out_dir / "summary.json"
     write_json(p, summary)
     files.append(p)
 
     p = out_dir / "report.md"
-    p.write_text(render_report(summary, gen_rows), encoding="utf-8")
+    p.write_text(render_report(summary, gen_rows, examples), encoding="utf-8")
     files.append(p)
 
     tables = {
@@ -387,6 +326,8 @@ def write_outputs(out_dir: Path, summary: dict[str, Any], prediction_rows: Itera
         "table3_mutual_entailment.csv": mutual_table(summary, "entailment", numeric=True),
         "table4_rules.csv": rules_long(summary),
         "extras_beyond_paper.csv": rules_long(summary, extras=True),
+        "per_model.csv": per_model_table(summary),
+        "per_dataset.csv": per_dataset_table(summary),
     }
     if gen_rows:
         tables["table9_acceptance.csv"] = table9(gen_rows, numeric=True)
@@ -400,11 +341,7 @@ def write_outputs(out_dir: Path, summary: dict[str, Any], prediction_rows: Itera
         files.append(p)
 
     if plots:
-        (out_dir / "plots").mkdir(exist_ok=True)
-        p = out_dir / "plots" / "violation_heatmap.png"
-        plot_heatmap(summary, p)
-        files.append(p)
-        p = out_dir / "plots" / "mutual_rates.png"
-        plot_mutual(summary, p)
-        files.append(p)
+        from .plots import write_plots
+
+        files += write_plots(summary, out_dir / "plots")
     return files

@@ -152,7 +152,7 @@ def test_outputs_are_deterministic_and_table9(fixture_files, tmp_path):
         assert res.exit_code == 0, res.output
         outs.append(tmp_path / name)
     files = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
-    assert len(files) == 11
+    assert len(files) == 21  # 4 files, 7 tables (with Table 9), 3 figures x (png, pdf, svg)
     for rel in files:
         assert (outs[0] / rel).read_bytes() == (outs[1] / rel).read_bytes(), rel
     report = (outs[0] / "report.md").read_text()

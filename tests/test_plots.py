@@ -1,0 +1,160 @@
+"""The figures: counts and Wilson intervals annotated, percent scales, error bars that are the
+Wilson intervals, count labels that neither overlap nor leave the axes, paper sizes, 300 dpi PNG
+plus PDF and SVG, byte-identical across processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from transnli.evaluator import plots
+from transnli.evaluator.metrics import TripleLabels, dataset_metrics, wilson_interval
+
+E, N, C = "entailment", "neutral", "contradiction"
+
+
+def rows(rule1=(0, 0), rule2=(0, 0), neutral=0):
+    """TripleLabels giving rule1 and rule2 (cases, violations), plus `neutral` triples without a
+    rule (so the mutual rates have a denominator beyond the cases)."""
+    out = []
+    for (cases, bad), mutual, ok in ((rule1, E, E), (rule2, C, C)):
+        out += [TripleLabels(E, mutual, mutual, N if i < bad else ok) for i in range(cases)]
+    out += [TripleLabels(N, N, N) for _ in range(neutral)]
+    return out
+
+
+def make_summary():
+    """Two models x two datasets; "beta" has no rule2 case for model A (grey cell, n/a bar)."""
+    spec = {
+        "hf:/models/model-a": {"alpha": rows((249, 241), (4, 3), 7), "beta": rows((3, 3), (0, 0), 2)},
+        "precomputed:/labels/model-b.jsonl": {"alpha": rows((240, 12), (10, 5), 10),
+                                              "beta": rows((3, 0), (2, 1), 0)},
+    }
+    models = []
+    for name, per in spec.items():
+        models.append({"model": name,
+                       "datasets": [{"dataset": d, **dataset_metrics(r)} for d, r in per.items()],
+                       "overall": dataset_metrics([x for r in per.values() for x in r])})
+    return {"models": models, "datasets": ["alpha", "beta"]}
+
+
+@pytest.fixture(scope="module")
+def summary():
+    return make_summary()
+
+
+def texts(fig):
+    from matplotlib.text import Text
+
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+
+
+def test_heatmap_cells_show_rate_counts_and_interval(summary):
+    with plots.style():
+        fig = plots.heatmap_figure(summary)
+    strings = [t.get_text() for t in texts(fig)]
+    lo, hi = (100 * x for x in wilson_interval(241, 249))
+    assert f"96.8% (241/249)\n[{lo:.1f}, {hi:.1f}]" in strings
+    assert "100.0% (3/3)\n[43.9, 100.0]" in strings  # 3/3 and 241/249 no longer look alike
+    assert "no case (0/0)" in strings  # beta, model A, rule2 (and the rules nobody triggers)
+    assert any(s.startswith("rule2\nE&C→C") for s in strings)
+    assert {"alpha", "beta", "model-a", "model-b"} <= set(strings)
+    bar = fig.axes[-1]  # the colour bar: percent, like the cells
+    assert bar.get_ylabel() == "violation rate (%)" and bar.get_ylim() == (0.0, 100.0)
+    assert fig.get_figwidth() == plots.FULL_IN
+    assert min(t.get_fontsize() for t in texts(fig)) >= 7
+
+
+@pytest.mark.parametrize("build", [plots.mutual_figure, plots.comparison_figure])
+def test_bars_have_wilson_error_bars_and_counts(summary, build):
+    from matplotlib.container import ErrorbarContainer
+
+    with plots.style():
+        fig = build(summary)
+    assert fig.get_figwidth() in (plots.COLUMN_IN, plots.FULL_IN)
+    assert min(t.get_fontsize() for t in texts(fig)) >= 7
+    strings = {t.get_text() for t in texts(fig)}
+    assert "100" in strings  # percent, not 1.0
+    assert {"model-a", "model-b"} <= strings  # legend, short names
+    segments = []
+    for ax in fig.axes:
+        assert list(ax.get_yticks())[-1] == 100 and ax.get_ylabel() in ("", "share of triples (%)", "violation rate (%)")
+        for container in ax.containers:
+            if isinstance(container, ErrorbarContainer):
+                segments += [tuple(float(v) for v in seg[:, 1]) for seg in container.lines[2][0].get_segments()]
+    if build is plots.comparison_figure:  # pooled: model A rule1 244/252, model B rule2 6/12
+        expected = [(244, 252), (3, 4), (12, 243), (6, 12)]
+        assert {"244/252", "3/4", "12/243", "6/12"} <= strings
+    else:  # mutual entailment of model A on alpha: 249 of 260 triples; contradiction 4 of 260
+        expected = [(249, 260), (4, 260), (3, 5), (0, 5), (240, 260), (2, 5)]
+        assert {"249/260", "4/260", "3/5", "0/5", "2/5"} <= strings
+    for k, n in expected:
+        lo, hi = wilson_interval(k, n)
+        assert any(abs(a - 100 * lo) < 1e-9 and abs(b - 100 * hi) < 1e-9 for a, b in segments), (k, n)
+
+
+def test_count_labels_neither_overlap_nor_leave_the_axes(summary):
+    with plots.style():
+        for build in (plots.mutual_figure, plots.comparison_figure):
+            fig = build(summary)
+            fig.canvas.draw()
+            renderer = fig.canvas.get_renderer()
+            for ax in fig.axes:
+                labels = [t for t in ax.texts if "/" in t.get_text() or t.get_text() == "n/a"]
+                assert labels
+                boxes = [t.get_window_extent(renderer) for t in labels]
+                top = ax.get_window_extent(renderer).y1
+                assert all(b.y1 <= top + 0.5 for b in boxes)
+                for i, a in enumerate(boxes):
+                    for b in boxes[i + 1:]:
+                        assert not a.overlaps(b), (a, b)
+    one = {**summary, "models": summary["models"][:1]}
+    with plots.style():
+        fig = plots.comparison_figure(one)
+    assert {t.get_rotation() for t in fig.axes[0].texts} == {0.0}  # room enough: labels stay flat
+
+
+def test_files_in_three_formats_paper_sized(summary, tmp_path):
+    from PIL import Image
+
+    files = plots.write_plots(summary, tmp_path / "plots")
+    names = sorted(p.name for p in files)
+    assert names == sorted(f"{stem}.{fmt}" for stem in ("violation_heatmap", "mutual_rates", "model_comparison")
+                           for fmt in ("png", "pdf", "svg"))
+    for path in files:
+        data = path.read_bytes()
+        if path.suffix == ".png":
+            with Image.open(path) as im:
+                assert im.info["dpi"] == pytest.approx((300, 300), abs=0.01)
+                assert im.size[0] in (round(300 * plots.COLUMN_IN), round(300 * plots.FULL_IN))
+            assert b"Software" not in data
+        elif path.suffix == ".pdf":
+            assert data.startswith(b"%PDF") and b"CreationDate" not in data
+            assert b"/FontFile2" in data and b"/Type3" not in data  # TrueType embedded, no Type 3
+        else:
+            assert data.lstrip().startswith(b"<?xml") and b"<dc:date>" not in data
+
+
+def test_bytes_are_identical_across_processes(summary, tmp_path):
+    source = tmp_path / "summary.json"
+    source.write_text(json.dumps(summary))
+    script = ("import json, sys, pathlib; from transnli.evaluator import plots; "
+              "plots.write_plots(json.load(open(sys.argv[1])), pathlib.Path(sys.argv[2]))")
+    for name in ("one", "two"):
+        subprocess.run([sys.executable, "-c", script, str(source), str(tmp_path / name)], check=True)
+    files = sorted(p.name for p in (tmp_path / "one").iterdir())
+    assert len(files) == 9
+    for name in files:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
+
+
+def test_short_names():
+    assert plots.short_names(["hf:/m/roberta-large-mnli/", "precomputed:/x/labels.jsonl"]) == [
+        "roberta-large-mnli", "labels"]
+    assert plots.short_names(["hf:/a/m", "hf:/b/m"]) == ["hf:/a/m", "hf:/b/m"]  # would clash: kept whole
+    assert plots.short_names(["hf:roberta-large-mnli", "precomputed:labels.jsonl", "llm:openai:gpt-4o"]) == [
+        "roberta-large-mnli", "labels", "llm:openai:gpt-4o"]
+    assert plots.legend_columns(["a", "b", "c"], plots.COLUMN_IN) == 3
+    assert plots.legend_columns(["x" * 40] * 3, plots.COLUMN_IN) == 1
