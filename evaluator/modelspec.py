@@ -33,7 +33,7 @@ from .labels import parse_label_map
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 # A name: no path separator, colon, '?' or '=' (so no spec or path can be read as one).
-_NAMED = re.compile(r"^([^:/\\?=~.\s][^:/\\?=]*?)\s*=(.+)$", re.DOTALL)
+_NAMED = re.compile(r"^([^:/\\?=~.\s][^:/\\?=]*?)\s*=(.*)$", re.DOTALL)
 
 
 def _int_at_least(low: int):
