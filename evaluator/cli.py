@@ -9,9 +9,9 @@ from pathlib import Path
 
 import click
 from transnli.evaluator.commands import LLM_OPTIONS, evaluate, evaluation_options, pairs
+from transnli.evaluator.doctor import doctor
 from transnli.generator.cli import (
     GENERATION_SETTING_NAMES,
-    doctor,
     generate,
     generate_triples,
     generation_options,
