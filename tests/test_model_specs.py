@@ -153,3 +153,28 @@ def test_limit_and_run_info(tmp_path, tiny_nli_entailing_model_dir):
     again = run([triples_file(tmp_path), "--limit", "5", "--out", out, "--no-progress", "--no-plots",
                  "--model", f"m=hf:{tiny_nli_entailing_model_dir}?max_length=32"])
     assert again.exit_code == 1 and "already holds the outputs of another evaluation" in again.output
+
+
+def test_trust_remote_code_reaches_every_loader_only_when_asked(tmp_path, tiny_nli_entailing_model_dir, monkeypatch):
+    import transformers
+    from transnli.evaluator.backends import create_backend
+
+    seen = []
+    for cls in (transformers.AutoConfig, transformers.AutoTokenizer,
+                transformers.AutoModelForSequenceClassification):
+        original = cls.from_pretrained.__func__
+
+        def spy(klass, *args, _original=original, _name=cls.__name__, **kwargs):
+            seen.append((_name, kwargs.get("trust_remote_code")))
+            return _original(klass, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "from_pretrained", classmethod(spy))
+    calls = {}
+    for text in (f"hf:{tiny_nli_entailing_model_dir}?trust_remote_code=1", f"hf:{tiny_nli_entailing_model_dir}"):
+        spec = parse_model_spec(text)
+        seen.clear()
+        create_backend(spec.target, spec.backend_options(BackendOptions())).close()
+        calls[text.endswith("=1")] = set(seen)
+    loaders = {"AutoConfig", "AutoTokenizer", "AutoModelForSequenceClassification"}
+    assert calls[True] == {(name, True) for name in loaders}
+    assert calls[False] == {(name, None) for name in loaders}
