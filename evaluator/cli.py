@@ -4,15 +4,16 @@ generator's record type; the generator knows nothing of the evaluator."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 from transnli.evaluator.augment import augment_command
 from transnli.evaluator.commands import LLM_OPTIONS, evaluate, evaluation_options, pairs
+from transnli.evaluator.doctor import doctor
 from transnli.evaluator.show import show
 from transnli.generator.cli import (
     GENERATION_SETTING_NAMES,
-    doctor,
     generate,
     generate_triples,
     generation_options,
@@ -73,7 +74,8 @@ def run(input_source, out_dir, models, **options):
         extra = llm_backend_extra(options)
         # OUT/evaluate belongs to this command: each run replaces what an earlier one wrote there.
         result = evaluate_triples([gen_dir / "triples.jsonl"], list(models), eval_dir, backend_extra=extra,
-                                  echo=lambda line: click.echo(line, err=True), overwrite=True, **options)
+                                  echo=lambda line: click.echo(line, err=True), overwrite=True,
+                                  command_line=["transnli", *sys.argv[1:]], **options)
     except EvaluatorError as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"wrote {len(result.files)} files to {result.out_dir}", err=True)

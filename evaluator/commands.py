@@ -20,7 +20,10 @@ from .errors import EvaluatorError
 MODEL_HELP = (
     "Model to evaluate (repeatable): hf:ID_OR_FOLDER (a bare id or folder also means hf) or "
     "precomputed:LABELS.jsonl (labels made elsewhere, see `transnli pairs`), or "
-    "llm:openai:MODEL (an LLM judge behind an OpenAI-compatible server, see --llm-base-url)."
+    "llm:openai:MODEL (an LLM judge behind an OpenAI-compatible server, see --llm-base-url). "
+    "NAME=SPEC names the model in every output; SPEC?KEY=VALUE&... sets label_map, dtype, "
+    "max_length, batch_size, revision or trust_remote_code for this model only, e.g. "
+    "'base=hf:DIR?label_map=0=contradiction,1=neutral,2=entailment&dtype=bfloat16'."
 )
 LLM_OPTIONS = ("llm_base_url", "llm_api_key_env", "llm_concurrency", "llm_timeout", "llm_max_retries",
                "llm_temperature", "llm_max_tokens")
@@ -108,6 +111,8 @@ def evaluation_options(f):
 @click.option("--overwrite", is_flag=True,
               help="Replace another evaluation's outputs in --out (predictions.jsonl, samples.jsonl, "
                    "summary.json, report.md, tables/, plots/, families.jsonl).")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Evaluate only the first N triples (in file order; recorded in summary.json).")
 @evaluation_options
 def evaluate(triples, out_dir, models, **options):
     """Label TRIPLES (JSONL or Parquet files, or saved Hugging Face dataset folders) with each
@@ -125,7 +130,8 @@ def evaluate(triples, out_dir, models, **options):
     try:
         extra = llm_backend_extra(options)
         result = evaluate_triples(list(triples), list(models), out_dir, backend_extra=extra,
-                                  echo=lambda line: click.echo(line, err=True), **options)
+                                  echo=lambda line: click.echo(line, err=True),
+                                  command_line=["transnli", *sys.argv[1:]], **options)
     except EvaluatorError as e:
         raise click.ClickException(str(e)) from e
     except OSError as e:

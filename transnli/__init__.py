@@ -14,3 +14,19 @@ try:
     __version__ = version("transnli")
 except PackageNotFoundError:  # pragma: no cover - running from a checkout that is not installed
     __version__ = "0+unknown"
+
+# The Python API (transnli/api.py) loads on first use, so that `import transnli` stays cheap.
+_API = ("generate", "evaluate", "GenerationResult", "Evaluation", "TransnliError")
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str):
+    if name in _API:
+        from transnli import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'transnli' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))

@@ -57,6 +57,10 @@ class BackendOptions:
     max_length: int | None = None
     label_map: str | None = None
     threads: int | None = None
+    # hub revision (branch, tag or commit) and whether to run a checkpoint's own code: per-model
+    # options (`hf:ID?revision=...&trust_remote_code=1`), see evaluator/modelspec.py
+    revision: str | None = None
+    trust_remote_code: bool = False
     hash_file: Callable[[Path], str] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 

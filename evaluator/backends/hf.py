@@ -283,8 +283,16 @@ class HFBackend(NLIBackend):
         else:
             src, _, revision = arg.partition("@")
             revision = revision or None
+            if options.revision and revision and options.revision != revision:
+                raise BackendError(f"hf model {arg!r}: two revisions given ({revision} after '@', "
+                                   f"{options.revision} as an option); give one")
+            revision = revision or options.revision
             name = src
             load_kw = {"revision": revision} if revision else {}
+        if local.is_dir() and options.revision:
+            raise BackendError(f"hf model {arg!r} is a local folder: a revision applies to hub models only")
+        if options.trust_remote_code:  # the checkpoint's own modelling code runs: only when asked
+            load_kw["trust_remote_code"] = True
 
         def load(fn, **kw):
             # A hub id is taken from the local Hugging Face cache when it is there (fast, offline,

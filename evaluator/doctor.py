@@ -1,0 +1,206 @@
+"""`transnli doctor`: the generator's resources (transnli.generator.doctor) plus the evaluation
+side: torch and the devices it sees, transformers, and any `--model SPEC` given, resolved
+without loading weights.
+
+torch's import (1-3 s) is the one slow step the report needs, so it runs in a child process
+started first, while this process does the file checks; the report waits for it at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from transnli.generator.build import dist_version
+from transnli.generator.doctor import ResourceStatus, run_checks
+
+TORCH_FIX = "pip install torch (CPU), or a CUDA build from pytorch.org"
+# What the child process reports about torch: version, CUDA, MPS.
+_TORCH_PROBE = (
+    "import json, torch\n"
+    "cuda = torch.cuda.is_available()\n"
+    "mps = getattr(torch.backends, 'mps', None)\n"
+    "print(json.dumps({'version': torch.__version__, 'cuda_version': torch.version.cuda,\n"
+    "  'cuda': [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if cuda else [],\n"
+    "  'mps': bool(mps is not None and mps.is_available())}))\n"
+)
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "spiece.model",
+                   "sentencepiece.bpe.model")
+
+
+class TorchProbe:
+    """torch's facts from a child process (started at construction, read by `status`)."""
+
+    def __init__(self) -> None:
+        self.proc = None
+        if dist_version("torch") is not None:
+            self.proc = subprocess.Popen([sys.executable, "-c", _TORCH_PROBE], stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True)
+
+    def status(self, timeout: float = 120.0) -> ResourceStatus:
+        if self.proc is None:
+            return ResourceStatus("torch", False, None, "torch is not installed", TORCH_FIX)
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return ResourceStatus("torch", False, dist_version("torch"), f"import torch took over {timeout:.0f} s", TORCH_FIX)
+        try:
+            facts = json.loads(out.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            last = (err.strip().splitlines() or ["no output"])[-1]
+            return ResourceStatus("torch", False, dist_version("torch"), f"import torch failed: {last}", TORCH_FIX)
+        devices = ["cpu"] + [f"cuda:{i} ({name})" for i, name in enumerate(facts["cuda"])] + (["mps"] if facts["mps"] else [])
+        detail = "devices: " + ", ".join(devices)
+        if facts["cuda"]:
+            detail += f"; CUDA {facts['cuda_version']}; --device auto uses cuda"
+        return ResourceStatus("torch", True, facts["version"], detail, TORCH_FIX)
+
+
+def _transformers() -> ResourceStatus:
+    version = dist_version("transformers")
+    fix = "pip install 'transformers>=4.45'"
+    if version is None:
+        return ResourceStatus("transformers", False, None, "not installed: hf: models cannot be loaded", fix)
+    return ResourceStatus("transformers", True, version, "hf: models load through AutoModelForSequenceClassification", fix)
+
+
+# --------------------------------------------------------------------------- --model
+def _hf_folder(folder: Path, spec, shown: str) -> str:
+    """What a model folder holds, checked without loading it; raises BackendError when unusable."""
+    from .backends.hf import check_weights, model_files, resolve_label_order
+    from .errors import BackendError
+
+    config_path = folder / "config.json"
+    if not config_path.is_file():
+        raise BackendError(f"{folder} has no config.json: not a transformers model folder")
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise BackendError(f"{config_path}: unreadable ({e})") from e
+    id2label = config.get("id2label") or {}
+    num_labels = len(id2label) or int(config.get("num_labels", 0) or 0)
+    labels, source = resolve_label_order(id2label, num_labels, dict(spec.options).get("label_map"),
+                                         model_name=shown)
+    check_weights(folder)
+    weights = [p.name for p in model_files(folder) if p.suffix in (".safetensors", ".bin")]
+    if not weights:
+        raise BackendError(f"{folder} has no weights file (model.safetensors or pytorch_model.bin)")
+    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        raise BackendError(f"{folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, ...)")
+    order = ", ".join(f"{i}={label}" for i, label in enumerate(labels))
+    return (f"{config.get('model_type', '?')} model, labels {order} (from the {source}), "
+            f"weights {', '.join(weights)}; weights not loaded")
+
+
+def check_model(text: str) -> ResourceStatus:
+    """Whether a `--model` spec can be used here, decided without loading the model."""
+    from .errors import EvaluatorError
+    from .modelspec import parse_model_spec
+
+    try:
+        spec = parse_model_spec(text)
+    except EvaluatorError as e:
+        return ResourceStatus(f"model: {text}", False, None, str(e), "fix the spec (see `transnli evaluate --help`)")
+    row = f"model: {spec.name}"
+    prefix, _, arg = spec.target.partition(":")
+    try:
+        if prefix == "hf":
+            return _check_hf(spec, arg, row)
+        if prefix == "precomputed":
+            from .backends.precomputed import read_labelled_pairs
+
+            pairs = read_labelled_pairs(arg)
+            return ResourceStatus(row, True, None, f"{len(pairs)} labelled pairs in {arg}", "")
+        if prefix == "llm":
+            return _check_llm(arg, row)
+        return ResourceStatus(row, True, None, f"backend {prefix}: not checked by doctor", "")
+    except (EvaluatorError, OSError) as e:
+        fix = "give an existing file of labelled pairs (see `transnli pairs`)" if prefix == "precomputed" else \
+            "see the detail"
+        detail = f"{arg}: {e.strerror}" if isinstance(e, OSError) and e.strerror else str(e)
+        return ResourceStatus(row, False, None, detail, fix)
+
+
+def _check_hf(spec, arg: str, row: str) -> ResourceStatus:
+    from .backends.hf import hub_unreachable
+
+    if dist_version("transformers") is None:
+        return ResourceStatus(row, False, None, "transformers is not installed", "pip install transformers")
+    local = Path(arg).expanduser()
+    if local.is_dir():
+        return ResourceStatus(row, True, None, "folder: " + _hf_folder(local, spec, spec.name), "")
+    if local.exists() or arg.startswith((".", "/", "~")):
+        problem = "is a file, not a model folder" if local.exists() else "does not exist"
+        return ResourceStatus(row, False, None, f"{arg} {problem}", "give the folder holding config.json and the weights")
+    repo, _, revision = arg.partition("@")
+    revision = revision or dict(spec.options).get("revision")
+    fix = (f"on a machine with network: hf download {repo}" + (f" --revision {revision}" if revision else "")
+           + " --local-dir MODEL_DIR; copy MODEL_DIR here and pass hf:MODEL_DIR")
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(repo, "config.json", revision=revision)
+    if isinstance(cached, str):
+        return ResourceStatus(row, True, None, "Hugging Face cache: " + _hf_folder(Path(cached).parent, spec, spec.name), fix)
+    why = hub_unreachable()
+    if why is not None:
+        return ResourceStatus(row, False, None, f"{repo} is not in the Hugging Face cache and the hub cannot be reached ({why})", fix)
+    return ResourceStatus(row, True, None, f"{repo} is not in the Hugging Face cache; the hub is reachable, so it "
+                          "will be downloaded on first use", fix)
+
+
+def _check_llm(arg: str, row: str) -> ResourceStatus:
+    import socket
+    from urllib.parse import urlparse
+
+    from transnli.generator.llm.clients import resolve_base_url
+
+    base = resolve_base_url(None)
+    url = urlparse(base)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "", port), timeout=2.0):
+            pass
+    except OSError as e:
+        return ResourceStatus(row, False, None, f"{base}: no connection ({e.strerror or e})",
+                              "start the server, or pass --llm-base-url / set TRANSNLI_LLM_BASE_URL")
+    return ResourceStatus(row, True, None, f"{base} accepts connections (the model name {arg!r} is not checked)", "")
+
+
+def evaluation_checks(models: Sequence[str] = (), probe: TorchProbe | None = None) -> list[ResourceStatus]:
+    probe = probe or TorchProbe()
+    rows = [_transformers(), *(check_model(m) for m in models)]
+    return [probe.status(), *rows]
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--model", "-m", "models", multiple=True, metavar="SPEC",
+              help="Also check this model spec (repeatable), without loading its weights; exit "
+                   "status 1 when one cannot be used.")
+@click.option("--deep", is_flag=True, help="Load every resource for real (slower: 10-20 s).")
+def doctor(as_json, models, deep):
+    """List every resource and backend, whether it is usable, and how to get it when not."""
+    probe = TorchProbe()  # first: it runs while the other checks do
+    rows = run_checks(deep=deep) + evaluation_checks(models, probe)
+    failed = [r for r in rows if r.name.startswith("model: ") and not r.usable]
+    if as_json:
+        click.echo(json.dumps([r.__dict__ for r in rows], indent=2))
+    else:
+        from tabulate import tabulate
+
+        click.echo(tabulate(
+            [(r.name, "ok" if r.usable else "MISSING", r.version or "", r.detail if r.usable else r.fix)
+             for r in rows if not r.name.startswith("model: ")],
+            headers=["resource", "status", "version", "detail / how to get it"],
+        ))
+        for r in rows:
+            if r.name.startswith("model: "):
+                verdict = "usable" if r.usable else "NOT usable"
+                click.echo(f"\n{r.name[7:]}: {verdict}: {r.detail}" + (f"\n  fix: {r.fix}" if not r.usable else ""))
+    if failed:
+        raise click.exceptions.Exit(1)
