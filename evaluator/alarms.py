@@ -1,0 +1,315 @@
+"""No-knowledge alarms (Corrada-Emmanuel, "the logic of unsupervised evaluation"), pure functions.
+
+N judges label the same Q items with R labels. All we observe is each judge's label counts
+(R_1 .. R_R), the M = 1 summaries. An *answer key summary* is a point (Q_1 .. Q_R) of the integer
+simplex sum Q_i = Q: how many items truly carry each label. At a fixed key, a judge's possible
+evaluations are the integer confusion matrices c (rows: true label, columns: the judge's label)
+with row sums Q_i and column sums R_j; its accuracy on label i is c_ii / Q_i.
+
+Everything here is exact (integers and Fractions); floats appear only where a caller asks.
+
+Results (proved in docs/alarms.md):
+
+1. One judge, one key. The best weakest-label accuracy is  min over i with Q_i > 0 of
+   min(1, R_i / Q_i).  Every diagonal can reach min(Q_i, R_i) *at once*: put d_i = min(Q_i, R_i)
+   on the diagonal; what is left of row i (Q_i - d_i) and of column i (R_i - d_i) is zero for at
+   least one of the two, so the leftovers (equal totals) fill off-diagonal cells only (north-west
+   corner rule), and no c_ii can exceed min(Q_i, R_i) (it is bounded by its row and its column).
+   So the labels do not compete at M = 1, and no LP is needed.
+2. All judges, one key (the paper's product space of M = 1 sets): the judges are independent, so
+   the curve value is  f(Q) = min_i min(1, m_i / Q_i)  with  m_i = min over judges of R_i.
+3. theta* = max over keys of f(Q). f(Q) >= t  iff  Q_i <= floor(m_i / t) for every i, so
+   theta* = max { t : sum_i floor(m_i / t) >= Q }  (capped at 1): the Q-th largest of the numbers
+   m_i / q (q = 1, 2, ...), the D'Hondt quotient. It lies between sum(m)/(Q+R) and sum(m)/Q, so
+   only about R quotients per label need checking: O(R^2) work whatever Q is (Q = 10^6 included).
+   Integers are never rounded: the key, the matrices and theta* are exact.
+
+Convention: a label with Q_i = 0 has no items, so "at least theta of its items are labelled
+correctly" holds vacuously; it constrains nothing (as if its accuracy were 1). The paper's axioms
+likewise only constrain labels that occur.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+Counts = tuple[int, ...]
+
+
+class AlarmInputError(ValueError):
+    """Counts that describe no test (negative, different totals, a single label...)."""
+
+
+# --------------------------------------------------------------------------- validation
+def check_judges(judges: Sequence[Sequence[int]]) -> tuple[list[Counts], int, int]:
+    """Validate N judges' label counts; returns (counts, Q, R)."""
+    if not judges:
+        raise AlarmInputError("no judge given")
+    out = [tuple(j) for j in judges]
+    R = len(out[0])
+    if R < 2:
+        raise AlarmInputError(f"need at least 2 labels, got {R}")
+    for k, c in enumerate(out):
+        if len(c) != R:
+            raise AlarmInputError(f"judge {k} gives {len(c)} label counts, judge 0 gives {R}")
+        if any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in c):
+            raise AlarmInputError(f"judge {k}: counts must be non-negative integers, got {list(c)}")
+    Q = sum(out[0])
+    for k, c in enumerate(out):
+        if sum(c) != Q:
+            raise AlarmInputError(f"judge {k} labels {sum(c)} items, judge 0 labels {Q}: the judges "
+                                  "must label the same items")
+    if Q < 1:
+        raise AlarmInputError("the judges label no item")
+    return out, Q, R
+
+
+def check_key(key: Sequence[int], Q: int, R: int) -> Counts:
+    key = tuple(key)
+    if len(key) != R or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in key):
+        raise AlarmInputError(f"answer key summary {list(key)} is not {R} non-negative integers")
+    if sum(key) != Q:
+        raise AlarmInputError(f"answer key summary {list(key)} sums to {sum(key)}, not Q = {Q}")
+    return key
+
+
+# --------------------------------------------------------------------------- one judge, one key
+def best_weakest_accuracy(counts: Sequence[int], key: Sequence[int]) -> Fraction:
+    """Max over the judge's possible confusion matrices at `key` of its weakest per-label accuracy
+    (labels with Q_i = 0 ignored): min_i min(1, R_i / Q_i). Closed form, see the module doc."""
+    (counts,), Q, R = check_judges([counts])
+    key = check_key(key, Q, R)
+    return min((Fraction(min(r, q), q) for r, q in zip(counts, key, strict=True) if q > 0),
+               default=Fraction(1))
+
+
+def witness_matrix(counts: Sequence[int], key: Sequence[int]) -> list[list[int]]:
+    """An integer confusion matrix (rows: true label, columns: judge's label) with row sums `key`
+    and column sums `counts` whose diagonal is min(Q_i, R_i) everywhere: it attains
+    best_weakest_accuracy on every label at once."""
+    (counts,), Q, R = check_judges([counts])
+    key = check_key(key, Q, R)
+    c = [[0] * R for _ in range(R)]
+    rows, cols = [], []
+    for i in range(R):
+        c[i][i] = min(key[i], counts[i])
+        rows.append(key[i] - c[i][i])
+        cols.append(counts[i] - c[i][i])
+    # North-west corner fill of the leftovers: row i and column i are never both left over,
+    # so nothing lands on the diagonal.
+    i = j = 0
+    while i < R and j < R:
+        if rows[i] == 0:
+            i += 1
+            continue
+        if cols[j] == 0:
+            j += 1
+            continue
+        x = min(rows[i], cols[j])
+        c[i][j] += x
+        rows[i] -= x
+        cols[j] -= x
+    return c
+
+
+def per_label_accuracy(matrix: Sequence[Sequence[int]]) -> list[Fraction | None]:
+    """c_ii / Q_i per label; None for a label with no item."""
+    return [Fraction(row[i], sum(row)) if sum(row) else None for i, row in enumerate(matrix)]
+
+
+def confusion_matrices(counts: Sequence[int], key: Sequence[int]) -> Iterator[list[list[int]]]:
+    """Every integer confusion matrix with row sums `key` and column sums `counts` (brute force,
+    for tests and small cases only: the number grows like Q^((R-1)^2))."""
+    R = len(key)
+
+    def rows(i: int, left: list[int]):
+        if i == R - 1:
+            if sum(left) == key[i]:
+                yield [list(left)]
+            return
+        for row in _compositions(key[i], left):
+            rest = [a - b for a, b in zip(left, row, strict=True)]
+            for tail in rows(i + 1, rest):
+                yield [row, *tail]
+
+    yield from rows(0, list(counts))
+
+
+def _compositions(total: int, caps: Sequence[int]) -> Iterator[list[int]]:
+    """All non-negative integer vectors x with sum total and x_j <= caps[j]."""
+    if len(caps) == 1:
+        if total <= caps[0]:
+            yield [total]
+        return
+    rest_cap = sum(caps[1:])
+    for x in range(max(0, total - rest_cap), min(total, caps[0]) + 1):
+        for tail in _compositions(total - x, caps[1:]):
+            yield [x, *tail]
+
+
+def best_weakest_accuracy_brute(counts: Sequence[int], key: Sequence[int]) -> Fraction | None:
+    """best_weakest_accuracy by enumerating every confusion matrix (None if there is none)."""
+    best = None
+    for m in confusion_matrices(counts, key):
+        acc = min((a for a in per_label_accuracy(m) if a is not None), default=Fraction(1))
+        best = acc if best is None or acc > best else best
+    return best
+
+
+# --------------------------------------------------------------------------- all judges, all keys
+def label_minima(judges: Sequence[Sequence[int]]) -> Counts:
+    """m_i = min over judges of R_i: the only thing the M = 1 alarm depends on."""
+    judges, _, _ = check_judges(judges)
+    return tuple(min(c) for c in zip(*judges, strict=True))
+
+
+def curve_value(judges: Sequence[Sequence[int]], key: Sequence[int]) -> Fraction:
+    """f(key): the largest t such that, at this answer key, every judge can be at least t on every
+    label (min over judges of best_weakest_accuracy)."""
+    return min(best_weakest_accuracy(c, key) for c in judges)
+
+
+def simplex_points(Q: int, R: int) -> Iterator[Counts]:
+    """Every answer key summary: non-negative integer R-vectors summing to Q (lexicographic)."""
+    if R == 1:
+        yield (Q,)
+        return
+    for first in range(Q + 1):
+        for rest in simplex_points(Q - first, R - 1):
+            yield (first, *rest)
+
+
+def n_keys(Q: int, R: int) -> int:
+    return math.comb(Q + R - 1, R - 1)
+
+
+def keys_at_least(judges: Sequence[Sequence[int]], theta: Fraction | float | int) -> int:
+    """How many answer key summaries have f(key) >= theta, exactly: Q_i <= floor(m_i / theta) for
+    every i, counted by inclusion-exclusion over the labels whose bound is broken."""
+    judges, Q, R = check_judges(judges)
+    theta = Fraction(theta)
+    if theta <= 0:
+        return n_keys(Q, R)
+    if theta > 1:
+        return 0
+    caps = [math.floor(Fraction(m) / theta) for m in label_minima(judges)]
+    total = 0
+    for size in range(R + 1):
+        for subset in itertools.combinations(range(R), size):
+            left = Q - sum(caps[i] + 1 for i in subset)
+            if left >= 0:
+                total += (-1) ** size * math.comb(left + R - 1, R - 1)
+    return total
+
+
+@dataclass(frozen=True)
+class Alarm:
+    """theta* and the answer key that attains it."""
+
+    theta: Fraction  # the largest threshold every judge can meet on every label at one key
+    key: Counts  # an answer key summary where f(key) = theta
+    Q: int
+    R: int
+    continuous_bound: Fraction  # sum(m)/Q capped at 1: the LP relaxation (real-valued keys)
+
+    def fires(self, threshold: Fraction | float) -> bool:
+        """True when a threshold provably fails: some judge is below it on some label, whatever
+        the true labels are."""
+        return Fraction(threshold) > self.theta
+
+
+def theta_star(judges: Sequence[Sequence[int]]) -> Alarm:
+    """theta* = max over answer keys of min over judges of the best weakest-label accuracy.
+
+    Exact in O(R^2) arithmetic (module doc, point 3)."""
+    judges, Q, R = check_judges(judges)
+    m = label_minima(judges)
+    total = sum(m)
+    bound = min(Fraction(1), Fraction(total, Q))
+    if total >= Q:
+        theta = Fraction(1)
+    elif total == 0:
+        # Some judge never uses label i, for every i: any key puts a label with items where some
+        # judge has accuracy 0.
+        return Alarm(Fraction(0), tuple(judges[0]), Q, R, bound)
+    else:
+        hi, lo = Fraction(total, Q), Fraction(total, Q + R)
+        # theta* is some m_i / q in [lo, hi]: the quotients there, largest first.
+        cands = sorted({Fraction(mi, q) for mi in m if mi
+                        for q in range(max(1, math.ceil(mi / hi)), math.floor(mi / lo) + 1)},
+                       reverse=True)
+        theta = next(t for t in cands if sum(math.floor(mi / t) for mi in m) >= Q)
+    return Alarm(theta, _key_at(m, Q, theta), Q, R, bound)
+
+
+def _key_at(m: Sequence[int], Q: int, theta: Fraction) -> Counts:
+    """A key with f(key) >= theta: Q_i <= floor(m_i / theta), trimmed to sum Q from the last
+    label backwards (deterministic)."""
+    caps = [math.floor(mi / theta) if theta < 1 else mi for mi in m]
+    excess = sum(caps) - Q
+    for i in reversed(range(len(caps))):
+        cut = min(excess, caps[i])
+        caps[i] -= cut
+        excess -= cut
+    return tuple(caps)
+
+
+def theta_star_brute(judges: Sequence[Sequence[int]], matrices: bool = True) -> tuple[Fraction, list[Counts]]:
+    """theta* and every key attaining it by enumerating the simplex; with `matrices`, each judge's
+    best weakest accuracy is itself found by enumerating its confusion matrices (tests only)."""
+    judges, Q, R = check_judges(judges)
+    best, arg = Fraction(-1), []
+    for key in simplex_points(Q, R):
+        if matrices:
+            vals = [best_weakest_accuracy_brute(c, key) for c in judges]
+            v = min(vals)
+        else:
+            v = curve_value(judges, key)
+        if v > best:
+            best, arg = v, [key]
+        elif v == best:
+            arg.append(key)
+    return best, arg
+
+
+def sorted_curve(judges: Sequence[Sequence[int]], max_points: int = 200_000) -> list[Fraction]:
+    """The paper's Fig. 7: f(key) at every answer key summary, sorted from high to low (exact;
+    refuses simplices with more than `max_points` keys, use curve_shares there)."""
+    judges, Q, R = check_judges(judges)
+    if n_keys(Q, R) > max_points:
+        raise AlarmInputError(f"{n_keys(Q, R)} answer keys (Q={Q}, R={R}) are too many to list; "
+                              "use curve_shares")
+    return sorted((curve_value(judges, k) for k in simplex_points(Q, R)), reverse=True)
+
+
+def curve_shares(judges: Sequence[Sequence[int]], levels: int = 100) -> list[tuple[Fraction, Fraction]]:
+    """The same curve for any Q, as (t, share of answer keys with f(key) >= t) for t = 0, 1/levels,
+    .., 1: the sorted curve read sideways (its value at rank share s is the largest t with
+    share(t) >= s). Exact counts."""
+    judges, Q, R = check_judges(judges)
+    total = n_keys(Q, R)
+    return [(Fraction(k, levels), Fraction(keys_at_least(judges, Fraction(k, levels)), total))
+            for k in range(levels + 1)]
+
+
+def judge_report(judges: Sequence[Sequence[int]], key: Sequence[int]) -> list[dict]:
+    """Per judge at `key`: its best weakest-label accuracy and the best per label."""
+    out = []
+    for c in judges:
+        m = witness_matrix(c, key)
+        out.append({"best_weakest": best_weakest_accuracy(c, key), "best_per_label": per_label_accuracy(m),
+                    "matrix": m})
+    return out
+
+
+def true_accuracies(truth: Sequence[int], predictions: Sequence[int], R: int) -> list[Fraction | None]:
+    """Per-label accuracy of one judge against known labels (label indices 0..R-1)."""
+    right, total = [0] * R, [0] * R
+    for t, p in zip(truth, predictions, strict=True):
+        total[t] += 1
+        right[t] += t == p
+    return [Fraction(r, n) if n else None for r, n in zip(right, total, strict=True)]
