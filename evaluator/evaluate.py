@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .alarm_report import alarm_section
 from .backends import BackendOptions, NLIBackend, Pair, Prediction, create_backend
 from .backends.base import sha256_file
 from .cache import CachedBackend, LabelCache, default_cache_dir
@@ -360,6 +361,9 @@ def evaluate_triples(
             "models": described,
         },
     }
+    alarms = alarm_section(triples, results)  # no-knowledge alarms: two or more models only
+    if alarms is not None:
+        summary["alarms"] = alarms
     rows = (prediction_row(t, spec, labels) for spec, labels in results for t in triples)
     gen_rows = find_generation_stats(triple_paths, triples)
     removed = clear_outputs(out) if out.is_dir() else []

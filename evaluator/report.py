@@ -260,6 +260,9 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]]) -> st
               "M(P,H') should equal M(P,H) (this also covers C and E -> C);",
               "- contradiction_symmetry: M(H,H') = C but M(H',H) != C.", "",
               _md(rules_table(summary, extras=True)), ""]
+    from .alarm_report import report_lines
+
+    lines += report_lines(summary)  # no-knowledge alarms (two or more models)
     if gen_rows:
         lines += ["## Table 9. Acceptance rate of generated sentences", "",
                   "From the generator's stats.json beside the triples.", "",
@@ -399,4 +402,9 @@ def write_outputs(out_dir: Path, summary: dict[str, Any], prediction_rows: Itera
         p = out_dir / "plots" / "mutual_rates.png"
         plot_mutual(summary, p)
         files.append(p)
+        from .alarm_report import plot_alarm_curve
+
+        p = out_dir / "plots" / "alarm_curve.png"
+        if plot_alarm_curve(summary, p):
+            files.append(p)
     return files
