@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from transnli.evaluator.alarm_cli import alarm
 from transnli.evaluator.commands import LLM_OPTIONS, evaluate, evaluation_options, pairs
 from transnli.generator.cli import (
     GENERATION_SETTING_NAMES,
@@ -29,6 +30,7 @@ main.add_command(generate)
 main.add_command(doctor)
 main.add_command(evaluate)
 main.add_command(pairs)
+main.add_command(alarm)
 
 
 @main.command("run")
