@@ -175,12 +175,12 @@ def _kind_of(path: Path) -> str:
         return "counts-json"
     try:
         for n, row in _jsonl(path):
-            if "model" in row and "labels" in row:
+            if "model" in row:
                 return "predictions"
-            if "premise" in row and "label" in row:
+            if "premise" in row:
                 return "pairs"
-            raise _fail(path, "neither a predictions.jsonl row (model, labels) nor a labelled pair "
-                              "(premise, hypothesis, label)", n)
+            raise _fail(path, "neither a predictions.jsonl row (field 'model') nor a labelled pair "
+                              "(field 'premise')", n)
     except UnicodeDecodeError as e:
         raise _fail(path, f"not UTF-8 text ({e.reason})") from e
     raise _fail(path, "the file is empty")
