@@ -8,8 +8,11 @@ Inputs (one kind per call):
 - labelled-pairs files, one per judge ({"premise", "hypothesis", "label"} JSONL, the format of
   --model precomputed:FILE): the items are the pairs every file labels.
 
-Exit status: 0 no alarm, 1 the alarm fires (a threshold above theta* for some group of items),
-2 bad input or usage.
+With question-aligned inputs (predictions, labelled pairs) the pairs' joint label counts (M = 2,
+beyond the paper) also bound theta*; the alarm uses the lower of the two (--m1-only: M = 1 only).
+
+Exit status: 0 no alarm, 1 the alarm fires (a threshold above the proven bound for some group of
+items), 2 bad input or usage.
 """
 
 from __future__ import annotations
@@ -194,7 +197,7 @@ def _group(name: str, labels: Sequence[str], judges: dict[str, tuple[int, ...]],
         A.check_judges(list(judges.values()))
     except A.AlarmInputError as e:
         raise AlarmInputProblem(f"{name}: {e}") from e
-    return {"group": name, "labels": list(labels), "judges": judges, "note": note}
+    return {"group": name, "labels": list(labels), "judges": judges, "note": note, "aligned": None}
 
 
 def _from_items(name: str, per_judge: dict[str, dict[tuple, str | None]]) -> dict:
@@ -205,7 +208,11 @@ def _from_items(name: str, per_judge: dict[str, dict[tuple, str | None]]) -> dic
         raise AlarmInputProblem(f"{name}: no item has a label from every judge")
     judges = {j: tuple(sum(1 for i in common if labs[i] == lab) for lab in LABELS) for j, labs in per_judge.items()}
     left = len(union) - len(common)
-    return _group(name, LABELS, judges, f"{left} items without a label from every judge left out" if left else "")
+    group = _group(name, LABELS, judges, f"{left} items without a label from every judge left out" if left else "")
+    # question-aligned labels: what the M = 2 alarm needs
+    index = {lab: n for n, lab in enumerate(LABELS)}
+    group["aligned"] = [[index[labs[i]] for i in common] for labs in per_judge.values()]
+    return group
 
 
 def load_groups(paths: Sequence[Path], kind: str, dataset: str | None) -> list[dict]:
@@ -252,10 +259,16 @@ def parse_threshold(value: str | None) -> Fraction | None:
     return t
 
 
-def evaluate_group(group: dict, threshold: Fraction | None) -> dict:
+def evaluate_group(group: dict, threshold: Fraction | None, m2: bool = True) -> dict:
     alarm = A.theta_star(list(group["judges"].values()))
-    fires = threshold is not None and alarm.fires(threshold)
-    return {**group, "alarm": alarm, "fires": fires}
+    pair = None
+    if m2 and group["aligned"] is not None:
+        theta, (a, b) = A.theta_star_pairs(group["aligned"], len(group["labels"]))
+        names = list(group["judges"])
+        pair = (theta, names[a], names[b])
+    proven = alarm.theta if pair is None else min(alarm.theta, pair[0])
+    fires = threshold is not None and Fraction(threshold) > proven
+    return {**group, "alarm": alarm, "pair": pair, "proven": proven, "fires": fires}
 
 
 def describe(result: dict, threshold: Fraction | None) -> list[str]:
@@ -266,17 +279,22 @@ def describe(result: dict, threshold: Fraction | None) -> list[str]:
     for name, counts in result["judges"].items():
         lines.append(f"  {name}: " + ", ".join(f"{lab}={c}" for lab, c in zip(labels, counts, strict=True)))
     lines.append(f"  theta* = {_pct(alarm.theta)} ({alarm.theta}), reached at answer key {key}")
-    if alarm.theta == 1 and not result["fires"]:
+    if result["pair"] is not None:
+        theta, a, b = result["pair"]
+        lines.append(f"  theta* from pair counts (M = 2, beyond the paper) = {_pct(theta)} ({theta}), "
+                     f"pair {a} / {b}")
+    proven = result["proven"]
+    if proven == 1 and not result["fires"]:
         lines.append("  nothing is proven: these counts are consistent with every judge being perfect")
     elif threshold is None:
-        lines.append(f"  proven: whatever the true labels, some judge has accuracy <= {_pct(alarm.theta)} "
+        lines.append(f"  proven: whatever the true labels, some judge has accuracy <= {_pct(proven)} "
                      "on some label")
     elif result["fires"]:
         lines.append(f"  ALARM: threshold {_pct(threshold)} > theta*: proven, without gold labels, that at "
                      f"least one judge is below {_pct(threshold)} on at least one label")
     else:
-        lines.append(f"  no alarm: at answer key {key} every judge can be at least {_pct(alarm.theta)} "
-                     f">= {_pct(threshold)} on every label")
+        lines.append(f"  no alarm: {_pct(threshold)} <= {_pct(proven)}; these counts do not prove any judge "
+                     "below it")
     return lines
 
 
@@ -288,6 +306,10 @@ def to_json(result: dict) -> dict:
         "items": alarm.Q, "theta_star": float(alarm.theta), "theta_star_exact": str(alarm.theta),
         "answer_key_at_theta": dict(zip(result["labels"], alarm.key, strict=True)),
         "continuous_bound": float(alarm.continuous_bound), "fires": result["fires"],
+        "proven_bound": float(result["proven"]), "proven_bound_exact": str(result["proven"]),
+        "m2_pair": None if result["pair"] is None else {
+            "theta_star": float(result["pair"][0]), "theta_star_exact": str(result["pair"][0]),
+            "judges": list(result["pair"][1:])},
     }
 
 
@@ -300,7 +322,10 @@ def to_json(result: dict) -> dict:
               help="With predictions.jsonl: which kind of pair the judges labelled.")
 @click.option("--dataset", default=None, help="With predictions.jsonl: only this dataset.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-def alarm(inputs, threshold_text, kind, dataset, as_json):
+@click.option("--m1-only", is_flag=True,
+              help="Use only each judge's label counts (the paper's M = 1), not the pairs' joint "
+                   "counts that predictions and labelled-pairs files also give.")
+def alarm(inputs, threshold_text, kind, dataset, as_json, m1_only):
     """No-knowledge alarm: from how several judges' labels are distributed on the same items, prove
     (no gold labels) that at least one judge is below an accuracy threshold on some label.
 
@@ -312,7 +337,7 @@ def alarm(inputs, threshold_text, kind, dataset, as_json):
         threshold = parse_threshold(threshold_text)
     except click.BadParameter as e:
         raise AlarmInputProblem(f"--threshold: {e.message}") from None
-    results = [evaluate_group(g, threshold) for g in load_groups(list(inputs), kind, dataset)]
+    results = [evaluate_group(g, threshold, m2=not m1_only) for g in load_groups(list(inputs), kind, dataset)]
     if as_json:
         click.echo(json.dumps({"threshold": None if threshold is None else float(threshold),
                                "results": [to_json(r) for r in results]}, indent=2, sort_keys=True))

@@ -313,3 +313,193 @@ def true_accuracies(truth: Sequence[int], predictions: Sequence[int], R: int) ->
         total[t] += 1
         right[t] += t == p
     return [Fraction(r, n) if n else None for r, n in zip(right, total, strict=True)]
+
+
+# --------------------------------------------------------------------------- beyond the paper: joint
+# When the judges' labels are question-aligned (transnli has them), the counts of each *pattern*
+# of labels (one label per judge) are known: for two judges this is the paper's M = 2 summary; for
+# more it is the full M = N summary, which implies every M = 2 one. The possible evaluations at a
+# key are then the ways to split each pattern's count over the true labels: integer n[i][p] >= 0
+# with sum_i n[i][p] = J[p]. Judge k is right on label i for the items of pattern p with p_k = i
+# that are truly i. The labels now compete (an item counted as truly i is not truly j), so no
+# closed form: for a fixed t = a/b, "every judge >= t on every label" is the integer program
+#     b * sum_{p: p_k = i} n[i][p] - a * sum_p n[i][p] >= 0   for every judge k and label i
+# (a label with no item satisfies it as 0 >= 0, the same convention as above), solved by HiGHS
+# (scipy.optimize.milp) with integer coefficients. theta* is found by bisection over fractions:
+# each feasible solution is checked exactly in integers and its own min ratio raises the lower
+# bound; the search stops when no fraction with denominator <= Q lies strictly between the
+# attained lower bound and the infeasible upper bound (theta* = c / q with q <= Q).
+
+Pattern = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class JointAlarm:
+    theta: Fraction
+    key: Counts
+    split: dict[Pattern, Counts]  # pattern -> how many of its items are truly label 0..R-1
+    Q: int
+    R: int
+    programs: int  # integer programs solved
+
+
+def check_patterns(patterns: dict[Pattern, int], R: int) -> tuple[dict[Pattern, int], int, int]:
+    if R < 2:
+        raise AlarmInputError(f"need at least 2 labels, got {R}")
+    pats = {tuple(p): c for p, c in patterns.items() if c}
+    if not pats:
+        raise AlarmInputError("the judges label no item")
+    N = len(next(iter(pats)))
+    for p, c in pats.items():
+        if len(p) != N or any(not (isinstance(x, int) and 0 <= x < R) for x in p):
+            raise AlarmInputError(f"pattern {p} is not {N} label indices in 0..{R - 1}")
+        if isinstance(c, bool) or not isinstance(c, int) or c < 0:
+            raise AlarmInputError(f"pattern {p}: count {c!r} is not a non-negative integer")
+    return pats, N, sum(pats.values())
+
+
+def patterns_from_labels(per_judge: Sequence[Sequence[int]]) -> dict[Pattern, int]:
+    """Question-aligned labels (judge -> label index per item) to pattern counts."""
+    out: dict[Pattern, int] = {}
+    for p in zip(*per_judge, strict=True):
+        out[p] = out.get(p, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def marginal_counts(patterns: dict[Pattern, int], R: int) -> list[Counts]:
+    """Each judge's M = 1 counts implied by the pattern counts."""
+    N = len(next(iter(patterns)))
+    return [tuple(sum(c for p, c in patterns.items() if p[k] == i) for i in range(R)) for k in range(N)]
+
+
+def _joint_value(split: dict[Pattern, Counts], R: int, N: int) -> Fraction:
+    rows = [sum(s[i] for s in split.values()) for i in range(R)]
+    vals = [Fraction(sum(s[i] for p, s in split.items() if p[k] == i), rows[i])
+            for i in range(R) if rows[i] for k in range(N)]
+    return min(vals, default=Fraction(1))
+
+
+class JointTimeout(RuntimeError):
+    """An integer program ran out of its time limit before deciding."""
+
+
+def _joint_feasible(pats: dict[Pattern, int], R: int, N: int, t: Fraction,
+                    time_limit: float | None = None) -> dict[Pattern, Counts] | None:
+    """An integer split with every judge >= t on every label, or None when there is none."""
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    plist = list(pats)
+    P = len(plist)
+    nvar = R * P  # variable i * P + j: items of pattern j that are truly label i
+    a, b = t.numerator, t.denominator
+    eq = np.zeros((P, nvar))
+    for j in range(P):
+        eq[j, [i * P + j for i in range(R)]] = 1
+    rows = []
+    for i in range(R):
+        for k in range(N):
+            row = np.zeros(nvar)
+            for j, p in enumerate(plist):
+                row[i * P + j] = (b if p[k] == i else 0) - a
+            rows.append(row)
+    counts = np.array([pats[p] for p in plist], dtype=float)
+    constraints = [LinearConstraint(eq, counts, counts),
+                   LinearConstraint(np.array(rows), np.zeros(len(rows)), np.full(len(rows), np.inf))]
+    res = milp(np.zeros(nvar), constraints=constraints, integrality=np.ones(nvar),
+               bounds=Bounds(np.zeros(nvar), np.repeat(counts[None, :], R, axis=0).ravel()),
+               options={} if time_limit is None else {"time_limit": time_limit})
+    if res.status == 2:  # infeasible
+        return None
+    if res.x is None:
+        raise JointTimeout(f"the integer program did not finish: {res.message}")
+    x = [round(v) for v in res.x]
+    split = {p: tuple(x[i * P + j] for i in range(R)) for j, p in enumerate(plist)}
+    # exact check in integers: never trust a float solution
+    if any(min(s) < 0 or sum(s) != pats[p] for p, s in split.items()) or _joint_value(split, R, N) < t:
+        raise RuntimeError("the integer program's solution does not check out exactly")
+    return split
+
+
+def _simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
+    """The fraction with the smallest denominator strictly between lo < hi (lo >= 0)."""
+    fl = math.floor(lo)
+    if fl + 1 < hi:
+        return Fraction(fl + 1)
+    x = lo - fl
+    y = hi - fl
+    # both in [0, 1]; recurse on reciprocals
+    inner = _simplest_between(1 / y, 1 / x) if x else Fraction(math.floor(1 / y) + 1)
+    return fl + 1 / inner
+
+
+def theta_star_joint(patterns: dict[Pattern, int], R: int, time_limit: float | None = None) -> JointAlarm:
+    """theta* from question-aligned pattern counts (M = N summaries; M = 2 for two judges).
+    Never above theta_star of the marginal counts; exact (see the comment above). With
+    `time_limit` (seconds per integer program), raises JointTimeout rather than guess."""
+    pats, N, Q = check_patterns(patterns, R)
+    import time
+
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+
+    def feasible(t: Fraction):
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise JointTimeout(f"no answer within {time_limit} s")
+        return _joint_feasible(pats, R, N, t, left)
+
+    hi_m1 = theta_star(marginal_counts(pats, R)).theta
+    programs = 1
+    best = feasible(hi_m1)
+    if best is not None:
+        lo, hi = _joint_value(best, R, N), None
+    else:
+        best = {p: (c,) + (0,) * (R - 1) for p, c in pats.items()}  # t = 0 always holds
+        lo, hi = _joint_value(best, R, N), hi_m1
+    while hi is not None:
+        if _simplest_between(lo, hi).denominator > Q:
+            break
+        mid = (lo + hi) / 2
+        mid = mid.limit_denominator(Q * Q) if lo < mid.limit_denominator(Q * Q) < hi else mid
+        programs += 1
+        found = feasible(mid)
+        if found is None:
+            hi = mid
+        else:
+            best, lo = found, _joint_value(found, R, N)
+    key = tuple(sum(s[i] for s in best.values()) for i in range(R))
+    return JointAlarm(lo, key, dict(sorted(best.items())), Q, R, programs)
+
+
+def theta_star_pairs(per_judge: Sequence[Sequence[int]], R: int,
+                     time_limit: float | None = None) -> tuple[Fraction, tuple[int, int]]:
+    """The M = 2 alarm judge pair by judge pair: min over pairs of the pair's exact joint theta*,
+    and the pair reaching it. Sound (a pair below t everywhere proves the alarm for all judges);
+    never above that pair's own M = 1 theta*, but with N > 2 judges it can be above the M = 1
+    theta* of all of them (three judges' counts constrain more than any two): the best proven
+    bound is the lower of the two. Using every pair at one common key would be tighter still; this
+    does not attempt it. `time_limit`: seconds for all pairs."""
+    import time
+
+    if len(per_judge) < 2:
+        raise AlarmInputError("need at least two judges")
+    start = time.monotonic()
+    best: tuple[Fraction, tuple[int, int]] | None = None
+    for a, b in itertools.combinations(range(len(per_judge)), 2):
+        left = None if time_limit is None else time_limit - (time.monotonic() - start)
+        theta = theta_star_joint(patterns_from_labels([per_judge[a], per_judge[b]]), R, left).theta
+        if best is None or theta < best[0]:
+            best = (theta, (a, b))
+    return best
+
+
+def theta_star_joint_brute(patterns: dict[Pattern, int], R: int) -> Fraction:
+    """theta_star_joint by enumerating every split of every pattern (tests only)."""
+    pats, N, _ = check_patterns(patterns, R)
+    plist = list(pats)
+    choices = [list(_compositions(pats[p], [pats[p]] * R)) for p in plist]
+    best = Fraction(-1)
+    for combo in itertools.product(*choices):
+        v = _joint_value({p: tuple(c) for p, c in zip(plist, combo, strict=True)}, R, N)
+        best = max(best, v)
+    return best

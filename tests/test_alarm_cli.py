@@ -171,10 +171,15 @@ def test_evaluate_reports_alarms_that_are_sound(tmp_path):
             alarm = A.theta_star(counts)
             assert e["theta_star_exact"] == str(alarm.theta)
             assert e["curve"][0] == [0.0, 1.0] and e["curve"][-1][0] == 1.0
+            m2 = e["m2_pairs"]
+            assert Fraction(m2["theta_star_exact"]) == min(alarm.theta, Fraction(m2["pair_theta_star_exact"]))
+            a, b = (list(e["counts"]).index(spec) for spec in m2["pair"])
+            assert a < b
             if kind == "p_h":
                 gold = e["gold"]
                 assert gold["items_with_gold"] == e["items"]
                 assert gold["weakest_within_theta_star"] is True
+                assert gold["weakest_within_m2"] is True
                 assert gold["weakest_true_accuracy"] <= e["theta_star"] + 1e-9
                 # recompute the weakest from the per-label table
                 low = min(a for accs in gold["true_per_label_accuracy"].values()
@@ -238,3 +243,18 @@ def test_evaluate_with_a_tiny_hf_model_and_the_alarm_command_on_its_predictions(
     (res,) = json.loads(result.output)["results"]
     assert res["items"] == ph["items"] and res["theta_star_exact"] == ph["theta_star_exact"]
     assert invoke(out / "predictions.jsonl", "--dataset", "zz").exit_code == 2
+
+
+def test_labelled_pairs_use_the_pair_counts_too(tmp_path):
+    _, files = random_run(tmp_path, n_judges=2, seed=6)
+    labs = [[LABELS.index(json.loads(line)["label"]) for line in f.read_text().splitlines()] for f in files]
+    m1 = A.theta_star([tuple(x.count(i) for i in range(3)) for x in labs]).theta
+    m2 = A.theta_star_joint(A.patterns_from_labels(labs), 3).theta
+    assert m2 < m1  # this seed: the pair counts prove more
+    between = (m1 + m2) / 2
+    res = json.loads(invoke(*files, "--json").output)["results"][0]
+    assert res["m2_pair"]["theta_star_exact"] == str(m2) and res["proven_bound_exact"] == str(m2)
+    assert invoke(*files, "--threshold", str(between)).exit_code == 1
+    only = invoke(*files, "--threshold", str(between), "--m1-only")
+    assert only.exit_code == 0 and "M = 2" not in only.output
+    assert invoke(*files, "--threshold", str(m2)).exit_code == 0

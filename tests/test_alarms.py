@@ -210,3 +210,76 @@ def test_all_compositions_of_small_tests_agree():
     comps = list(A.simplex_points(6, 2))
     for j1, j2 in itertools.product(comps, repeat=2):
         assert A.theta_star([j1, j2]).theta == A.theta_star_brute([j1, j2])[0]
+
+
+# --------------------------------------------------------------------------- joint (M = 2 / M = N)
+def random_aligned(rng, Q, R, N):
+    gold = [rng.randrange(R) for _ in range(Q)]
+    preds = []
+    for _ in range(N):
+        skill = rng.random()
+        preds.append([g if rng.random() < skill else rng.randrange(R) for g in gold])
+    return gold, preds
+
+
+@pytest.mark.parametrize("R,Qmax,N,cases", [(2, 8, 2, 25), (3, 6, 2, 20), (2, 6, 3, 15)])
+def test_joint_theta_matches_brute_force_and_is_sound(R, Qmax, N, cases):
+    rng = random.Random(R * 10 + N)
+    for _ in range(cases):
+        gold, preds = random_aligned(rng, rng.randint(1, Qmax), R, N)
+        pats = A.patterns_from_labels(preds)
+        joint = A.theta_star_joint(pats, R)
+        assert joint.theta == A.theta_star_joint_brute(pats, R), pats
+        assert joint.theta <= A.theta_star(A.marginal_counts(pats, R)).theta
+        weakest = min(a for p in preds for a in A.true_accuracies(gold, p, R) if a is not None)
+        assert weakest <= joint.theta
+        assert sum(joint.key) == len(gold)
+
+
+def test_joint_on_the_papers_table():
+    experts = "bbttbatbbtbbaabbbttbtbbba"
+    authors = "abttbtabbttbtattbbtbaabbt"
+    gpt4 = "abbaababbbbbtabtbbbbbbbbb"
+    ix = {"a": 0, "b": 1, "t": 2}  # Table I columns, one letter a row (t: tie)
+    pats = A.patterns_from_labels([[ix[x] for x in authors], [ix[x] for x in gpt4]])
+    assert A.marginal_counts(pats, 3) == [AUTHORS, GPT4_FROM_TABLE]
+    assert A.theta_star_joint(pats, 3).theta == Fraction(5, 8)  # M = 1 gives 2/3
+    truth = [ix[x] for x in experts]
+    for judge in (authors, gpt4):
+        accs = A.true_accuracies(truth, [ix[x] for x in judge], 3)
+        assert min(accs) <= Fraction(5, 8)
+
+
+def test_simplest_fraction_between():
+    assert A._simplest_between(Fraction(0), Fraction(1, 3)) == Fraction(1, 4)
+    assert A._simplest_between(Fraction(1, 3), Fraction(1, 2)) == Fraction(2, 5)
+    assert A._simplest_between(Fraction(5, 8), Fraction(2, 3)) == Fraction(7, 11)
+    rng = random.Random(1)
+    for _ in range(200):
+        lo = Fraction(rng.randint(0, 50), rng.randint(1, 50))
+        hi = lo + Fraction(rng.randint(1, 20), rng.randint(1, 400))
+        s = A._simplest_between(lo, hi)
+        assert lo < s < hi
+        assert not any(lo < Fraction(n, d) < hi for d in range(1, s.denominator) for n in range(0, 71 * d))
+
+
+def test_pairwise_m2_alarm_is_between_the_joint_and_m1_and_sound():
+    rng = random.Random(21)
+    for _ in range(15):
+        R = rng.randint(2, 3)
+        gold, preds = random_aligned(rng, rng.randint(1, 7), R, 3)
+        pairs_theta, (a, b) = A.theta_star_pairs(preds, R)
+        joint = A.theta_star_joint(A.patterns_from_labels(preds), R).theta
+        m1 = A.theta_star([tuple(p.count(i) for i in range(R)) for p in preds]).theta
+        pair_m1 = A.theta_star([tuple(p.count(i) for i in range(R)) for p in (preds[a], preds[b])]).theta
+        assert joint <= min(pairs_theta, m1) and pairs_theta <= pair_m1
+        assert pairs_theta == A.theta_star_joint(A.patterns_from_labels([preds[a], preds[b]]), R).theta
+        weakest = min(x for p in preds for x in A.true_accuracies(gold, p, R) if x is not None)
+        assert weakest <= pairs_theta
+
+
+def test_joint_time_limit_raises_instead_of_guessing():
+    rng = random.Random(3)
+    gold, preds = random_aligned(rng, 2000, 3, 3)
+    with pytest.raises(A.JointTimeout):
+        A.theta_star_joint(A.patterns_from_labels(preds), 3, time_limit=1e-9)
