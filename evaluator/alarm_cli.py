@@ -263,9 +263,9 @@ def evaluate_group(group: dict, threshold: Fraction | None, m2: bool = True) -> 
     alarm = A.theta_star(list(group["judges"].values()))
     pair = None
     if m2 and group["aligned"] is not None:
-        theta, (a, b) = A.theta_star_pairs(group["aligned"], len(group["labels"]))
+        res = A.m2_alarm(group["aligned"], len(group["labels"]))
         names = list(group["judges"])
-        pair = (theta, names[a], names[b])
+        pair = (res["theta"], names[res["pair"][0]], names[res["pair"][1]], res["method"])
     proven = alarm.theta if pair is None else min(alarm.theta, pair[0])
     fires = threshold is not None and Fraction(threshold) > proven
     return {**group, "alarm": alarm, "pair": pair, "proven": proven, "fires": fires}
@@ -280,9 +280,9 @@ def describe(result: dict, threshold: Fraction | None) -> list[str]:
         lines.append(f"  {name}: " + ", ".join(f"{lab}={c}" for lab, c in zip(labels, counts, strict=True)))
     lines.append(f"  theta* = {_pct(alarm.theta)} ({alarm.theta}), reached at answer key {key}")
     if result["pair"] is not None:
-        theta, a, b = result["pair"]
-        lines.append(f"  theta* from pair counts (M = 2, beyond the paper) = {_pct(theta)} ({theta}), "
-                     f"pair {a} / {b}")
+        theta, a, b, method = result["pair"]
+        lines.append(f"  theta* from pair counts (M = 2, beyond the paper; {method}) = {_pct(theta)} "
+                     f"({theta}), pair {a} / {b}")
     proven = result["proven"]
     if proven == 1 and not result["fires"]:
         lines.append("  nothing is proven: these counts are consistent with every judge being perfect")
@@ -309,7 +309,7 @@ def to_json(result: dict) -> dict:
         "proven_bound": float(result["proven"]), "proven_bound_exact": str(result["proven"]),
         "m2_pair": None if result["pair"] is None else {
             "theta_star": float(result["pair"][0]), "theta_star_exact": str(result["pair"][0]),
-            "judges": list(result["pair"][1:])},
+            "judges": list(result["pair"][1:3]), "method": result["pair"][3]},
     }
 
 

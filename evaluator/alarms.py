@@ -471,14 +471,62 @@ def theta_star_joint(patterns: dict[Pattern, int], R: int, time_limit: float | N
     return JointAlarm(lo, key, dict(sorted(best.items())), Q, R, programs)
 
 
+def _joint_lp_feasible(pats: dict[Pattern, int], R: int, N: int, t: float) -> bool:
+    """Is there a real-valued split with every judge >= t on every label? (LP relaxation)"""
+    import numpy as np
+    from scipy.optimize import linprog
+
+    plist = list(pats)
+    P = len(plist)
+    nvar = R * P
+    eq = np.zeros((P, nvar))
+    for j in range(P):
+        eq[j, [i * P + j for i in range(R)]] = 1
+    rows = np.zeros((R * N, nvar))  # -(correct - t * row) <= 0
+    for i in range(R):
+        for k in range(N):
+            for j, p in enumerate(plist):
+                rows[i * N + k, i * P + j] = t - (1.0 if p[k] == i else 0.0)
+    res = linprog(np.zeros(nvar), A_ub=rows, b_ub=np.zeros(R * N), A_eq=eq,
+                  b_eq=np.array([pats[p] for p in plist], dtype=float), bounds=(0, None), method="highs")
+    if res.status not in (0, 2):
+        raise RuntimeError(f"the linear program did not finish: {res.message}")
+    return res.status == 0
+
+
+def theta_star_joint_lp(patterns: dict[Pattern, int], R: int, digits: int = 6) -> Fraction:
+    """Upper bound on theta_star_joint from the LP relaxation (real-valued splits), for any size
+    in milliseconds: no real split reaches a higher t, so no integer one does, and an alarm above
+    it is proven. Found by bisection on LP feasibility and rounded *up* to `digits` decimals (so
+    float tolerances can only make it larger, i.e. more cautious). Exceeds the integer value by
+    O(1/Q) at most in practice (tests compare both)."""
+    pats, N, Q = check_patterns(patterns, R)
+    m = [min(c) for c in zip(*marginal_counts(pats, R), strict=True)]
+    hi = min(1.0, sum(m) / Q) + 1e-12  # the M = 1 real-valued bound
+    if _joint_lp_feasible(pats, R, N, hi - 1e-12):
+        best = hi
+    else:
+        lo = 0.0
+        for _ in range(50):
+            mid = (lo + hi) / 2
+            if _joint_lp_feasible(pats, R, N, mid):
+                lo = mid
+            else:
+                hi = mid
+        best = hi + 1e-9
+    scale = 10 ** digits
+    return min(Fraction(1), Fraction(math.ceil(best * scale), scale))
+
+
 def theta_star_pairs(per_judge: Sequence[Sequence[int]], R: int,
-                     time_limit: float | None = None) -> tuple[Fraction, tuple[int, int]]:
+                     time_limit: float | None = None, exact: bool = True) -> tuple[Fraction, tuple[int, int]]:
     """The M = 2 alarm judge pair by judge pair: min over pairs of the pair's exact joint theta*,
     and the pair reaching it. Sound (a pair below t everywhere proves the alarm for all judges);
     never above that pair's own M = 1 theta*, but with N > 2 judges it can be above the M = 1
     theta* of all of them (three judges' counts constrain more than any two): the best proven
     bound is the lower of the two. Using every pair at one common key would be tighter still; this
-    does not attempt it. `time_limit`: seconds for all pairs."""
+    does not attempt it. `time_limit`: seconds for all pairs (exact only). exact=False uses
+    the LP relaxation (theta_star_joint_lp): milliseconds, an upper bound, still sound."""
     import time
 
     if len(per_judge) < 2:
@@ -487,10 +535,29 @@ def theta_star_pairs(per_judge: Sequence[Sequence[int]], R: int,
     best: tuple[Fraction, tuple[int, int]] | None = None
     for a, b in itertools.combinations(range(len(per_judge)), 2):
         left = None if time_limit is None else time_limit - (time.monotonic() - start)
-        theta = theta_star_joint(patterns_from_labels([per_judge[a], per_judge[b]]), R, left).theta
+        pats = patterns_from_labels([per_judge[a], per_judge[b]])
+        theta = theta_star_joint(pats, R, left).theta if exact else theta_star_joint_lp(pats, R)
         if best is None or theta < best[0]:
             best = (theta, (a, b))
     return best
+
+
+EXACT_M2_MAX_ITEMS = 2000  # above this, integer programs can take minutes: the LP bound is used
+
+
+def m2_alarm(per_judge: Sequence[Sequence[int]], R: int, time_limit: float = 30.0) -> dict:
+    """The M = 2 pair alarm as reported by transnli: exact integer programs up to
+    EXACT_M2_MAX_ITEMS items (falling back to the LP bound if they exceed `time_limit`), the LP
+    relaxation above. Returns theta (Fraction), pair (indices) and method."""
+    Q = len(per_judge[0])
+    if Q <= EXACT_M2_MAX_ITEMS:
+        try:
+            theta, pair = theta_star_pairs(per_judge, R, time_limit=time_limit)
+            return {"theta": theta, "pair": pair, "method": "integer programs (exact)"}
+        except JointTimeout:
+            pass
+    theta, pair = theta_star_pairs(per_judge, R, exact=False)
+    return {"theta": theta, "pair": pair, "method": "LP relaxation (upper bound, rounded up)"}
 
 
 def theta_star_joint_brute(patterns: dict[Pattern, int], R: int) -> Fraction:

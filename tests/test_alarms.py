@@ -283,3 +283,18 @@ def test_joint_time_limit_raises_instead_of_guessing():
     gold, preds = random_aligned(rng, 2000, 3, 3)
     with pytest.raises(A.JointTimeout):
         A.theta_star_joint(A.patterns_from_labels(preds), 3, time_limit=1e-9)
+
+
+def test_lp_bound_is_above_the_exact_joint_value_and_close():
+    rng = random.Random(8)
+    for _ in range(12):
+        gold, preds = random_aligned(rng, rng.randint(5, 300), 3, 2)
+        pats = A.patterns_from_labels(preds)
+        exact = A.theta_star_joint(pats, 3).theta
+        lp = A.theta_star_joint_lp(pats, 3)
+        assert exact <= lp <= exact + Fraction(3, len(gold)) + Fraction(1, 10**5)
+        assert lp <= A.theta_star(A.marginal_counts(pats, 3)).continuous_bound + Fraction(1, 10**6)
+    big_gold, big = random_aligned(random.Random(1), A.EXACT_M2_MAX_ITEMS + 1, 3, 2)
+    res = A.m2_alarm(big, 3)
+    assert res["method"].startswith("LP") and res["theta"] == A.theta_star_joint_lp(A.patterns_from_labels(big), 3)
+    assert min(x for p in big for x in A.true_accuracies(big_gold, p, 3)) <= res["theta"]
