@@ -258,3 +258,26 @@ def test_labelled_pairs_use_the_pair_counts_too(tmp_path):
     only = invoke(*files, "--threshold", str(between), "--m1-only")
     assert only.exit_code == 0 and "M = 2" not in only.output
     assert invoke(*files, "--threshold", str(m2)).exit_code == 0
+
+
+def test_alarm_section_leaves_out_pairs_a_judge_gave_no_label():
+    from transnli.evaluator.alarm_report import alarm_section
+    from transnli.evaluator.backends import Prediction
+    from transnli.evaluator.triples import Triple
+
+    triples = [Triple(f"t{i}", "d", f"p{i}", f"h{i}", f"x{i}", "entailment") for i in range(6)]
+    one = {(t.premise, t.hypothesis): Prediction("entailment") for t in triples}
+    two = {(t.premise, t.hypothesis): Prediction("neutral" if i < 2 else "entailment")
+           for i, t in enumerate(triples)}
+    two[("p5", "h5")] = Prediction(None)  # an unparseable LLM reply
+    for t in triples:
+        for pair in ((t.hypothesis, t.modified), (t.modified, t.hypothesis)):
+            one[pair] = two[pair] = Prediction("contradiction")
+    section = alarm_section(triples, [("one", one), ("two", two)])
+    ph = next(e for e in section["results"] if e["pairs"] == "p_h")
+    assert ph["items"] == 5 and ph["left_out_unlabelled"] == 1
+    assert ph["counts"]["two"] == {"entailment": 3, "neutral": 2, "contradiction": 0}
+    assert ph["theta_star_exact"] == "3/5"  # m = (3, 0, 0): all 5 items would have to be E
+    assert ph["gold"]["weakest_true_accuracy"] == 0.6 and ph["gold"]["weakest_within_theta_star"]
+    assert next(e for e in section["results"] if e["pairs"] == "p_h2")["skipped"].startswith("not every model")
+    assert alarm_section(triples, [("one", one)]) is None
