@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import click
+from transnli.evaluator.alarm_cli import alarm
 from transnli.evaluator.augment import augment_command
 from transnli.evaluator.commands import LLM_OPTIONS, evaluate, evaluation_options, pairs
 from transnli.evaluator.doctor import doctor
@@ -38,6 +39,7 @@ main.add_command(export_command)
 main.add_command(publish_command)
 main.add_command(augment_command)
 main.add_command(show)
+main.add_command(alarm)
 
 
 @main.command("run")

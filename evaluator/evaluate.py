@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .alarm_report import alarm_section
 from .backends import BackendOptions, NLIBackend, Pair, Prediction, create_backend
 from .backends.base import sha256_file
 from .cache import CachedBackend, LabelCache, default_cache_dir
@@ -400,6 +401,9 @@ def evaluate_triples(
             "models": described,
         },
     }
+    alarms = alarm_section(triples, results)  # no-knowledge alarms: two or more models only
+    if alarms is not None:
+        summary["alarms"] = alarms
     if fam is not None:
         summary["families"] = fam.summary()
     info = run_info(command_line, used, run_clock() - started)

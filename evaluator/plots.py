@@ -335,4 +335,9 @@ def write_plots(summary: dict[str, Any], folder: Path, formats: Sequence[str] = 
         for name, build in FIGURES.items():
             fig = build(summary)
             files += save_figure(fig, folder / name, formats)
+        from .alarm_report import alarm_curve_figure
+
+        fig = alarm_curve_figure(summary)  # only with two or more models
+        if fig is not None:
+            files += save_figure(fig, folder / "alarm_curve", formats)
     return files

@@ -268,6 +268,9 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
         from .family_eval import report_lines
 
         lines += report_lines(summary)
+    from .alarm_report import report_lines
+
+    lines += report_lines(summary)  # no-knowledge alarms (two or more models)
     if gen_rows:
         lines += ["## Table 9. Acceptance rate of generated sentences", "",
                   "From the generator's stats.json beside the triples.", "",

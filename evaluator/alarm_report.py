@@ -1,0 +1,213 @@
+"""No-knowledge alarms in `transnli evaluate`: the glue between the labels a run collected and
+the pure functions of alarms.py, plus the report paragraph and the plot.
+
+With two or more models, for every dataset and kind of pair that every model labelled (the same
+distinct pairs: always (P,H), (H,H'), (H',H); (P,H') only when every model was asked the same
+(P,H') pairs, e.g. with --all-pairs), the models are N judges of those Q items with the three NLI
+labels. theta* is then proven from label counts alone: whatever the true labels of those pairs,
+at least one model has accuracy <= theta* on at least one label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from . import alarms as A
+from .labels import LABELS, normalize_label
+from .schedule import KIND_TITLES, KINDS, PH, pair_for
+
+DIGITS = 6
+CURVE_LEVELS = 20  # summary.json: t = 0, 0.05, .., 1
+PLOT_LEVELS = 400
+M2_TIME_LIMIT = 30.0  # seconds for the exact integer programs of one entry, else the LP bound  # the plot recomputes a finer curve from the counts
+NOTE = ("theta_star: the largest accuracy t such that some answer key (true label counts) lets "
+        "every model be at least t on every label, given only each model's label counts on the "
+        "same pairs (the M = 1 summaries). Any alarm threshold above theta_star provably fires: at "
+        "least one model is below it on some label, whatever the true labels are. curve: for "
+        "t = 0, 0.05, .., 1, the share of answer keys at which every model can still be at least "
+        "t on every label (exact counts). Labels with no true item are not constrained. "
+        "m2_pairs (beyond the paper): pair_theta_star is the same bound from each pair of models' "
+        "joint label counts on the same pairs (exact integer programs up to 2000 pairs, above that "
+        "the LP relaxation, an upper bound rounded up), the lowest over pairs; "
+        "theta_star there is the lower of it and the M = 1 theta_star: also proven, never higher.")
+
+
+def _num(x: Fraction | None) -> float | None:
+    return None if x is None else round(float(x), DIGITS)
+
+
+def _counts(labels: Sequence[str]) -> tuple[int, ...]:
+    return tuple(sum(1 for lab in labels if lab == name) for name in LABELS)
+
+
+def alarm_entry(judges: Mapping[str, Sequence[str]], gold: Sequence[str | None] | None = None) -> dict[str, Any]:
+    """The alarm for judges (spec -> label per item, same items, same order); with `gold`, each
+    judge's true per-label accuracy beside theta* (only when every item has a gold label)."""
+    counts = {spec: _counts(labs) for spec, labs in judges.items()}
+    alarm = A.theta_star(list(counts.values()))
+    at_key = {spec: _num(A.best_weakest_accuracy(c, alarm.key)) for spec, c in counts.items()}
+    entry: dict[str, Any] = {
+        "items": alarm.Q,
+        "counts": {spec: dict(zip(LABELS, c, strict=True)) for spec, c in counts.items()},
+        "theta_star": _num(alarm.theta),
+        "theta_star_exact": str(alarm.theta),
+        "continuous_bound": _num(alarm.continuous_bound),
+        "answer_key_at_theta": dict(zip(LABELS, alarm.key, strict=True)),
+        "best_weakest_at_key": at_key,
+        "answer_keys": A.n_keys(alarm.Q, alarm.R),
+        "curve": [[_num(t), _num(s)] for t, s in A.curve_shares(list(counts.values()), CURVE_LEVELS)],
+        "gold": None,
+    }
+    m2 = entry["m2_pairs"] = m2_entry(judges)
+    if "pair_theta_star_exact" in m2:
+        # the best proven bound: M = 1 over all models, or M = 2 over the best pair
+        best = min(alarm.theta, Fraction(m2["pair_theta_star_exact"]))
+        m2["theta_star"], m2["theta_star_exact"] = _num(best), str(best)
+    if gold is not None:
+        entry["gold"] = check = gold_check(judges, gold, alarm.theta)
+        weakest = check.pop("_weakest", None)
+        if weakest is not None and "theta_star_exact" in m2:
+            check["weakest_within_m2"] = weakest <= Fraction(m2["theta_star_exact"])
+    return entry
+
+
+def m2_entry(judges: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """Beyond the paper: the M = 2 alarm from each pair of judges' joint label counts (exact integer
+    programs, alarms.theta_star_pairs). Never above theta_star; often much lower."""
+    idx = {name: i for i, name in enumerate(LABELS)}
+    specs = list(judges)
+    per_judge = [[idx[lab] for lab in judges[spec]] for spec in specs]
+    res = A.m2_alarm(per_judge, len(LABELS), time_limit=M2_TIME_LIMIT)
+    theta, (a, b) = res["theta"], res["pair"]
+    return {"pair_theta_star": _num(theta), "pair_theta_star_exact": str(theta), "pair": [specs[a], specs[b]],
+            "method": res["method"]}
+
+
+def gold_check(judges: Mapping[str, Sequence[str]], gold: Sequence[str | None],
+               theta: Fraction) -> dict[str, Any]:
+    """True per-label accuracies (when every item has gold) and whether the weakest is <= theta*
+    (it must be: the true key and confusion matrices are among those theta* ranges over)."""
+    have = sum(1 for g in gold if g is not None)
+    if have < len(gold):
+        return {"items_with_gold": have, "note": "not every item has a gold label: not compared"}
+    idx = {name: i for i, name in enumerate(LABELS)}
+    truth = [idx[g] for g in gold]
+    per_judge, weakest = {}, None
+    for spec, labs in judges.items():
+        acc = A.true_accuracies(truth, [idx[lab] for lab in labs], len(LABELS))
+        per_judge[spec] = dict(zip(LABELS, (_num(a) for a in acc), strict=True))
+        low = min(a for a in acc if a is not None)
+        weakest = low if weakest is None or low < weakest else weakest
+    return {"items_with_gold": have, "true_per_label_accuracy": per_judge,
+            "weakest_true_accuracy": _num(weakest), "weakest_within_theta_star": weakest <= theta,
+            "_weakest": weakest}
+
+
+def alarm_section(triples: Sequence, results: Sequence[tuple[str, Mapping]]) -> dict[str, Any] | None:
+    """summary.json's "alarms": per dataset (first-seen order) and kind of pair. None with fewer
+    than two models. `results`: (spec, {pair: Prediction}) per model, as evaluate collects them."""
+    if len(results) < 2:
+        return None
+    datasets = list(dict.fromkeys(t.dataset for t in triples))
+    entries = []
+    for dataset in datasets:
+        rows = [t for t in triples if t.dataset == dataset]
+        for kind in KINDS:
+            entries.append({"dataset": dataset, "pairs": kind, **_kind_entry(rows, kind, results)})
+    return {"note": NOTE, "labels": list(LABELS), "judges": [spec for spec, _ in results],
+            "results": entries}
+
+
+def _kind_entry(rows: Sequence, kind: str, results: Sequence[tuple[str, Mapping]]) -> dict[str, Any]:
+    pairs: dict[tuple[str, str], str | None] = {}
+    for t in rows:
+        pair = pair_for(t, kind)
+        # a (P,H) pair shared by triples is one item; its gold label is the first one given
+        if pair not in pairs or pairs[pair] is None:
+            pairs[pair] = normalize_label(t.gold_label) if kind == PH else None
+    asked = [p for p in pairs if all(p in labels for _, labels in results)]
+    if len(asked) < len(pairs):
+        return {"skipped": f"not every model labelled the same {KIND_TITLES[kind]} pairs "
+                           f"({len(asked)} of {len(pairs)} labelled by all)"}
+    # an LLM judge may give no label (failed request, unparseable reply): those items are left out
+    items = [p for p in pairs if all(labels[p].label is not None for _, labels in results)]
+    if not items:
+        return {"skipped": f"no {KIND_TITLES[kind]} pair has a label from every model"}
+    judges = {spec: [labels[p].label for p in items] for spec, labels in results}
+    gold = [pairs[p] for p in items] if kind == PH else None
+    return {"left_out_unlabelled": len(pairs) - len(items), **alarm_entry(judges, gold)}
+
+
+# --------------------------------------------------------------------------- report.md
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def report_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The report.md section (empty without alarms)."""
+    section = summary.get("alarms")
+    if not section:
+        return []
+    lines = ["## No-knowledge alarms", "",
+             "From the label counts alone (no gold labels), per dataset and kind of pair: theta* is "
+             "the largest accuracy every model could have on every label at once, for some true "
+             "label distribution. So it is **proven** that, whatever the true labels of these "
+             "pairs are, at least one model has accuracy at most theta* on at least one label; an "
+             "alarm set at any threshold above theta* fires. Where gold labels exist for every "
+             "pair, the models' weakest true per-label accuracy is shown beside it (it cannot "
+             "exceed theta*).", "",
+             "theta* (M = 2) uses, beyond the paper, how each pair of models labelled the same pairs "
+             "(their joint counts): also proven, and never higher.", "",
+             "| dataset | pairs | items | theta* | answer key at theta* (E/N/C) | theta* (M = 2) "
+             "| weakest true accuracy |",
+             "|---|---|---|---|---|---|---|"]
+    for e in section["results"]:
+        title = KIND_TITLES[e["pairs"]]
+        if "skipped" in e:
+            lines.append(f"| {e['dataset']} | {title} | – | – | {e['skipped']} | – | – |")
+            continue
+        key = "/".join(str(e["answer_key_at_theta"][lab]) for lab in LABELS)
+        gold = e.get("gold") or {}
+        weakest = _pct(gold.get("weakest_true_accuracy")) if "weakest_true_accuracy" in gold else "–"
+        m2 = e.get("m2_pairs", {})
+        m2_text = f"{_pct(m2['theta_star'])} ({m2['theta_star_exact']})" if "theta_star" in m2 else "–"
+        lines.append(f"| {e['dataset']} | {title} | {e['items']} | {_pct(e['theta_star'])} "
+                     f"({e['theta_star_exact']}) | {key} | {m2_text} | {weakest} |")
+    lines.append("")
+    return lines
+
+
+# --------------------------------------------------------------------------- plot
+def alarm_curve_figure(summary: Mapping[str, Any]):
+    """plots/alarm_curve.{png,pdf,svg}: for each dataset x kind, the share of answer keys (x) at which every
+    model can still reach accuracy t on every label (y = t), i.e. the paper's Fig. 7 sorted curve
+    with its x axis scaled to [0, 1]. None without alarms (no figure is written)."""
+    section = summary.get("alarms")
+    shown = [e for e in (section or {}).get("results", []) if "curve" in e]
+    if not shown:
+        return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.5, 4.2))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    for e in shown:
+        # the curve's value at share x is the largest t with share(t) >= x; it starts at theta*
+        best: dict[float, float] = {0.0: e["theta_star"]}
+        for t, s in A.curve_shares([tuple(c.values()) for c in e["counts"].values()], PLOT_LEVELS):
+            if s > 0:
+                best[float(s)] = max(float(t), best.get(float(s), 0.0))
+        shares = sorted(best)
+        ax.step(shares, [best[s] for s in shares], where="pre",
+                label=f"{e['dataset']} {KIND_TITLES[e['pairs']]}: theta* = {_pct(e['theta_star'])}")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("share of answer keys (true label counts), best first")
+    ax.set_ylabel("accuracy every model can reach on every label")
+    ax.set_title("No-knowledge alarm: thresholds above the curve's start fire")
+    ax.legend(fontsize=6, loc="upper right")
+    fig.tight_layout()
+    return fig
