@@ -52,7 +52,8 @@ def build_wordnet_pipeline(config: GeneratorConfig):
         ranker=ranker,
         realiser=Realiser(),
         checks=checks,
-        filters=build_filters(config.filters, include_aux=config.include_aux, ranker=ranker),
+        filters=build_filters(config.filters, include_aux=config.include_aux, ranker=ranker,
+                              quality_threshold=config.quality_threshold, quality_model=config.quality_model),
     )
 
 

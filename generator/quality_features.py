@@ -31,7 +31,6 @@ from functools import lru_cache
 import numpy as np
 
 from transnli.generator.filters import FilterItem, SenseFitFilter, word_senses
-from transnli.generator.tagging import Token
 
 POS_VALUES = ("ADJ", "ADV", "NOUN", "VERB")
 TAG_VALUES = ("JJ", "JJR", "JJS", "NN", "NNS", "RB", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ")
@@ -210,6 +209,3 @@ class QualityFeatures:
         f["sense_fit_prior"] = float(verdict.details.get("antonym_sense_prior", 1.0))
         return f
 
-
-def token_of(item: FilterItem) -> Token:  # small helper for callers that only hold an item
-    return item.token
