@@ -37,6 +37,13 @@ TAG_VALUES = ("JJ", "JJR", "JJS", "NN", "NNS", "RB", "VB", "VBD", "VBG", "VBN", 
 DEP_VALUES = ("ROOT", "amod", "acomp", "advmod", "attr", "compound", "conj", "dobj", "nsubj",
               "nsubjpass", "pobj", "xcomp", "ccomp", "advcl", "relcl", "pcomp", "npadvmod", "prep")
 HEAD_POS_VALUES = ("ADJ", "ADV", "NOUN", "VERB", "AUX", "ADP", "PROPN")
+# WordNet lexicographer files of the sense that carries the antonym (the commonest ones; the rest
+# count as other): the semantic field separates e.g. a verb of possession from a stative one.
+LEXNAMES = ("adj.all", "adj.pert", "adj.ppl", "adv.all", "noun.act", "noun.artifact", "noun.attribute",
+            "noun.cognition", "noun.communication", "noun.event", "noun.person", "noun.quantity",
+            "noun.state", "noun.time", "verb.change", "verb.cognition", "verb.communication",
+            "verb.contact", "verb.creation", "verb.motion", "verb.perception", "verb.possession",
+            "verb.social", "verb.stative")
 PREFIXES = ("un", "non", "in", "im", "il", "ir", "dis")
 # GloVe 6B has 400,000 rows: an out-of-vocabulary word gets the rank past the last one.
 OOV_RANK = 400_001
@@ -49,6 +56,7 @@ def _onehot(prefix: str, values: Sequence[str]) -> list[str]:
 FEATURE_NAMES: tuple[str, ...] = tuple(
     _onehot("pos", POS_VALUES) + _onehot("tag", TAG_VALUES) + _onehot("dep", DEP_VALUES)
     + _onehot("head_dep", DEP_VALUES) + _onehot("head_pos", HEAD_POS_VALUES)
+    + _onehot("lexname", LEXNAMES)
     + [
         "n_children", "has_dobj", "has_prep_child", "has_det", "position", "log_sentence_len",
         "log_n_senses", "antonym_sense_rank", "antonym_first_sense", "antonym_own_lemma",
@@ -90,6 +98,7 @@ def antonym_facts(text: str, lemma: str, wn_pos: str, participle: bool, antonym:
         indirect = bool(ind)
         rank, attested, own = (ind[0][0], True, False) if ind else (-1, False, False)
     n_senses = len(_senses(word, wn_pos))
+    lexname = _lexname(word, wn_pos, rank)
     senses = word_senses(word, wn_pos, antonym)
     total = sum(s.count + 0.5 for s in senses)
     carried = sum(s.count + 0.5 for s in senses if s.carries)
@@ -104,7 +113,21 @@ def antonym_facts(text: str, lemma: str, wn_pos: str, participle: bool, antonym:
         "log_sense_count": math.log1p(sum(s.count for s in senses)),
         "prefix_antonym": float(_prefix_pair(word, ant) or _prefix_pair(text, ant)),
         "prefix_word": float(_prefix_pair(ant, word) or _prefix_pair(ant, text)),
+        f"lexname={lexname if lexname in LEXNAMES else 'other'}": 1.0,
     }
+
+
+def _lexname(word: str, pos: str, rank: int) -> str | None:
+    """The lexicographer file of the word's sense number `rank` (its first sense when unknown)."""
+    senses = _senses(word, pos)
+    if not senses:
+        return None
+    sense = senses[rank if 0 <= rank < len(senses) else 0]
+    if isinstance(sense, tuple):  # (POS, offset) from the antonym index
+        from transnli.generator.antonyms import _wn
+
+        sense = _wn().synset_from_pos_and_offset(*sense)
+    return sense.lexname()
 
 
 @lru_cache(maxsize=4096)
