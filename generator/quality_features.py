@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-
 from transnli.generator.filters import FilterItem, SenseFitFilter, word_senses
 
 POS_VALUES = ("ADJ", "ADV", "NOUN", "VERB")
@@ -81,7 +80,11 @@ def _prefix_pair(a: str, b: str) -> bool:
 @lru_cache(maxsize=4096)
 def antonym_facts(text: str, lemma: str, wn_pos: str, participle: bool, antonym: str) -> dict[str, float]:
     """WordNet facts about the word and the chosen antonym, from the antonym stage's own tables."""
-    from transnli.generator.antonyms import _has_synsets, _indirect_adjective_antonyms, _sense_antonyms
+    from transnli.generator.antonyms import (
+        _has_synsets,
+        _indirect_adjective_antonyms,
+        _sense_antonyms,
+    )
 
     text, lemma = text.lower(), lemma.lower()
     ant = antonym.lower().replace(" ", "_")

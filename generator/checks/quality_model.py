@@ -19,7 +19,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-
 from transnli.generator.filters import FilterItem, FilterVerdict
 
 MODEL_FORMAT = "transnli-quality-logreg-1"
