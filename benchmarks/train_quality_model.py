@@ -162,6 +162,10 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--no-cv", action="store_true", help="Skip cross-validation (the file then has cv: null).")
     args = ap.parse_args(argv)
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        sys.exit("train_quality_model.py needs scikit-learn: .venv/bin/pip install scikit-learn (or .[train])")
 
     ds = build_dataset()
     cv = None if args.no_cv else cross_validate(ds, args.folds, args.seeds)

@@ -534,6 +534,6 @@ def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
 
 
 def _quality_model_filter(ranker, threshold: float, path: str | None):
-    from transnli.generator.checks.quality_model import QualityModelFilter, load_model
+    from transnli.generator.checks.quality_model import QualityModelFilter, check_model
 
-    return QualityModelFilter(ranker, load_model(path), threshold)
+    return QualityModelFilter(ranker, check_model(path), threshold)

@@ -169,3 +169,37 @@ def test_cli_options_reach_the_config():
     assert {"quality_threshold", "quality_model"} <= GENERATION_SETTING_NAMES
     result = CliRunner().invoke(generate, ["in.jsonl", "--out", "o", "--quality-threshold", "2"])
     assert result.exit_code == 2 and "--quality-threshold" in result.output
+
+
+def test_a_bad_model_file_is_a_configuration_error(tmp_path):
+    p = tmp_path / "model.json"
+    p.write_text(json.dumps({"format": MODEL_FORMAT, "feature_names": ["no_such_feature"], "mean": [0.0],
+                             "scale": [1.0], "coef": [1.0], "intercept": 0.0}))
+    with pytest.raises(ConfigError, match=r"quality_model: .*model.json: field 'feature_names'.*no_such_feature"):
+        resolve_config("default", filters="+quality_model", quality_model=str(p))
+    with pytest.raises(ConfigError, match="no such quality model file"):
+        resolve_config("default", filters="+quality_model", quality_model=str(tmp_path / "none.json"))
+    # Without the filter the file is not read.
+    assert resolve_config("default", quality_model=str(tmp_path / "none.json")).quality_model
+
+
+@pytest.mark.slow
+def test_pipeline_records_the_score_and_counts_rejections():
+    from transnli.generator.build import build_pipeline
+    from transnli.generator.readers import NLIPair
+
+    texts = ["The old man walked slowly to the small house", "She was happy to find the right answer",
+             "He made a strong case for the new law", "The water was cold and deep"]
+    pairs = [NLIPair(str(i), "p", t, None, "test", "", i + 1) for i, t in enumerate(texts)]
+    pipe = build_pipeline(resolve_config("default", filters="+quality_model", quality_threshold=0.5,
+                                         grammar="none", acceptability="none"))
+    result = pipe.process(pairs)
+    scored = [r for r in result.accepted + result.rejected if "quality_model" in r.checks]
+    assert scored, "no candidate reached the quality_model stage"
+    for r in scored:
+        q = r.checks["quality_model"]
+        assert 0 < q["score"] < 1 and q["threshold"] == 0.5
+        assert q["passed"] == (q["score"] >= 0.5)
+        assert (r.rejected_by == "quality_model") == (not q["passed"])
+    stats = pipe.stats.to_dict()
+    assert stats["rejected_filters"].get("quality_model", 0) == sum(not r.checks["quality_model"]["passed"] for r in scored)

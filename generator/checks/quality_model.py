@@ -85,6 +85,20 @@ def load_model(path: str | None = None) -> QualityModel:
     return QualityModel.from_dict(data, str(p))
 
 
+def check_model(path: str | None = None) -> QualityModel:
+    """The model at `path`, refused (QualityModelError) when it needs features this version of
+    transnli.generator.quality_features does not compute."""
+    from transnli.generator.quality_features import FEATURE_NAMES
+
+    model = load_model(path)
+    missing = [n for n in model.feature_names if n not in FEATURE_NAMES]
+    if missing:
+        where = path or str(default_model_path())
+        raise QualityModelError(f"{where}: field 'feature_names': features this version does not compute: "
+                                f"{', '.join(missing)}")
+    return model
+
+
 class QualityModelFilter:
     """Rejects a candidate whose learned quality score is below `threshold`."""
 
@@ -99,7 +113,7 @@ class QualityModelFilter:
         self.features = QualityFeatures(ranker)
         missing = [n for n in self.model.feature_names if n not in self.features.names]
         if missing:
-            raise QualityModelError(f"quality model uses features this version does not compute: {', '.join(missing)}")
+            raise QualityModelError(f"field 'feature_names': features this version does not compute: {', '.join(missing)}")
         self._columns = [self.features.names.index(n) for n in self.model.feature_names]
         self.threshold = threshold
 
