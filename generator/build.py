@@ -52,7 +52,8 @@ def build_wordnet_pipeline(config: GeneratorConfig):
         ranker=ranker,
         realiser=Realiser(),
         checks=checks,
-        filters=build_filters(config.filters, include_aux=config.include_aux, ranker=ranker),
+        filters=build_filters(config.filters, include_aux=config.include_aux, ranker=ranker,
+                              quality_threshold=config.quality_threshold, quality_model=config.quality_model),
     )
 
 
@@ -137,8 +138,22 @@ def provenance(config: GeneratorConfig, pipeline, input_desc: dict) -> dict:
             "checks": {c.name: {"backend": c.backend, "version": c.version()} for c in pipeline.checks},
             "python": platform.python_version(),
             **({"negation": pipeline.negator.version} if getattr(pipeline, "negator", None) is not None else {}),
+            **({"quality_model": _quality_model_provenance(config.quality_model)}
+               if "quality_model" in config.filters else {}),
             **({"llm": {**pipeline.client.describe(), "prompt": pipeline.template.id,
                         "compared_with_wordnet": pipeline.compare}}
                if getattr(pipeline, "client", None) is not None else {}),
         },
     }
+
+
+def _quality_model_provenance(path: str | None) -> dict:
+    """Which scorer a run used: the file and its sha256 (the model's bytes decide the output)."""
+    import hashlib
+    from pathlib import Path
+
+    from transnli.generator.checks.quality_model import default_model_path
+
+    p = Path(path) if path else default_model_path()
+    return {"file": str(path) if path else "shipped:resources/models/quality_model.json",
+            "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}

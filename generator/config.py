@@ -41,6 +41,10 @@ class GeneratorConfig:
     include_aux: bool = False
     # Candidate filters (transnli.generator.filters.FILTER_NAMES), run before the checks.
     filters: list[str] = field(default_factory=list)
+    # The quality_model filter: minimum learned quality score, and its model file (None: the shipped
+    # resources/models/quality_model.json). See docs/quality-model.md.
+    quality_threshold: float = 0.3
+    quality_model: str | None = None
     grammar: str = "harper"
     languagetool_url: str | None = None
     acceptability: str = "link-grammar"
@@ -81,6 +85,16 @@ class GeneratorConfig:
         unknown = [f for f in self.filters if f not in FILTER_NAMES]
         if unknown:
             raise ConfigError(f"unknown filter(s) {', '.join(unknown)}; choose from {', '.join(FILTER_NAMES)}")
+        if not 0.0 <= self.quality_threshold <= 1.0:
+            raise ConfigError(f"quality_threshold must be between 0 and 1, got {self.quality_threshold}")
+        if "quality_model" in self.filters:
+            # A bad model file fails here, as a one-line configuration error, before slow loads.
+            from transnli.generator.checks.quality_model import QualityModelError, check_model
+
+            try:
+                check_model(self.quality_model)
+            except QualityModelError as e:
+                raise ConfigError(f"quality_model: {e}") from e
         bad = [p for p in self.pos if p not in POS_CHOICES]
         if bad or not self.pos:
             raise ConfigError(f"pos must be a non-empty subset of {','.join(POS_CHOICES)}, got {self.pos}")

@@ -47,6 +47,9 @@ class FilterItem:
     antonym: str  # the WordNet lemma name, spaces for underscores
     antonym_pos: str  # its WordNet POS: n, v, a, r
     modified: str  # the realised sentence
+    # The ranker's candidates, best first ([{"antonym", "score"}]); the quality scorer reads the
+    # score margin from them. Empty when the caller has none.
+    ranked: tuple = ()
 
 
 @dataclass
@@ -507,11 +510,13 @@ class SenseFitFilter(_PerItem):
 
 
 FILTER_NAMES = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference",
-                "sense_fit")
+                "sense_fit", "quality_model")
 
 
-def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None) -> list:
-    """The filters `names` lists, in the canonical order (cheap look-ups first)."""
+def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
+                  quality_threshold: float = 0.3, quality_model: str | None = None) -> list:
+    """The filters `names` lists, in the canonical order (cheap look-ups first; the learned
+    quality scorer last, on what the rules leave)."""
     unknown = [n for n in names if n not in FILTER_NAMES]
     if unknown:
         raise ValueError(f"unknown filter(s) {', '.join(unknown)}; choose from {', '.join(FILTER_NAMES)}")
@@ -523,5 +528,12 @@ def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None) 
         "argument_structure": ArgumentStructureFilter,
         "coreference": CoreferenceFilter,
         "sense_fit": lambda: SenseFitFilter(ranker),
+        "quality_model": lambda: _quality_model_filter(ranker, quality_threshold, quality_model),
     }
     return [make[n]() for n in FILTER_NAMES if n in names]
+
+
+def _quality_model_filter(ranker, threshold: float, path: str | None):
+    from transnli.generator.checks.quality_model import QualityModelFilter, check_model
+
+    return QualityModelFilter(ranker, check_model(path), threshold)

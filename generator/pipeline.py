@@ -282,7 +282,7 @@ class WordNetPipeline:
             if not alive:
                 break
             items = [FilterItem(c.sentence, c.token, c.record.antonym, c.lookup.pos[c.lookup.antonyms.index(c.record.antonym)],
-                                c.record.modified_hypothesis) for c in alive]
+                                c.record.modified_hypothesis, tuple(c.record.candidates)) for c in alive]
             survivors = []
             for choice, verdict in zip(alive, flt.judge_many(items), strict=True):
                 rec = choice.record

@@ -1,0 +1,120 @@
+"""The judged dev candidates as a feature table, for training and cross-validating the quality
+scorer (benchmarks/train_quality_model.py).
+
+Every judged candidate of benchmarks/data/quality_dev.jsonl is rebuilt with the generator's own
+stages (spaCy parse, WordNet antonyms in both modes with auxiliaries included, ranking,
+realising; no filters or checks), matched to its judgement by (H, H'), and turned into a feature
+row by transnli.generator.quality_features, the code the scorer runs at generation time. The
+default preset is run too, to mark which candidates it accepts: the population the scorer is
+evaluated on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+DATA = Path(__file__).resolve().parent / "data"
+SENTENCES = DATA / "quality_dev_sentences.jsonl"
+JUDGEMENTS = DATA / "quality_dev.jsonl"
+
+
+def key(hypothesis: str, modified: str) -> str:
+    return f"{hypothesis}\x1f{modified}"
+
+
+def sha256_of(*paths: Path) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+@dataclass
+class Dataset:
+    names: tuple[str, ...]
+    X: np.ndarray  # features, one row per judged candidate that was rebuilt
+    y: np.ndarray  # 1 = good (QUALITY.md)
+    groups: np.ndarray  # source sentence (H) index: no sentence in both train and test
+    default_accepted: np.ndarray  # bool: the default preset accepts this candidate
+    keys: list[str]
+    missing: int  # judged candidates the stages no longer build (left out)
+    data_sha256: str
+
+
+def load_judgements(path: Path = JUDGEMENTS) -> dict[str, dict]:
+    out = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                j = json.loads(line)
+                out[key(j["hypothesis"], j["modified_hypothesis"])] = j
+    return out
+
+
+def default_accepted_keys() -> set[str]:
+    """Keys of the candidates today's default preset accepts (its filters and checks on)."""
+    from transnli.generator.build import build_pipeline
+    from transnli.generator.config import resolve_config
+    from transnli.generator.readers import read_pairs
+
+    pipeline = build_pipeline(resolve_config("default", filters="-quality_model"))
+    out = set()
+    for batch in pipeline.run(read_pairs(str(SENTENCES))):
+        out |= {key(r.hypothesis, r.modified_hypothesis) for r in batch.accepted}
+    return out
+
+
+def rebuilt_items(judged: dict[str, dict]):
+    """(key, FilterItem, ranked candidates) for every judged candidate the stages build, first
+    in direct mode, then broad (a candidate both modes build is taken once)."""
+    from transnli.generator.build import build_wordnet_pipeline
+    from transnli.generator.config import resolve_config
+    from transnli.generator.filters import FilterItem
+    from transnli.generator.readers import read_pairs
+
+    pairs = list(read_pairs(str(SENTENCES)))
+    seen: dict[str, tuple] = {}
+    for mode in ("direct", "broad"):
+        config = resolve_config("default", antonyms=mode, include_aux=True, filters=[],
+                                grammar="none", acceptability="none")
+        pipeline = build_wordnet_pipeline(config)
+        tagged = pipeline.tagger.tag([p.hypothesis for p in pairs])
+        for choice in pipeline.choose_words(pairs, tagged):
+            rec = choice.record
+            if rec is None:
+                continue
+            k = key(rec.hypothesis, rec.modified_hypothesis)
+            if k in judged and k not in seen:
+                ant_pos = choice.lookup.pos[choice.lookup.antonyms.index(rec.antonym)]
+                item = FilterItem(choice.sentence, choice.token, rec.antonym, ant_pos, rec.modified_hypothesis)
+                seen[k] = (item, rec.candidates)
+    return pipeline.ranker, seen
+
+
+def build_dataset() -> Dataset:
+    from transnli.generator.quality_features import FEATURE_NAMES, QualityFeatures
+
+    judged = load_judgements()
+    ranker, items = rebuilt_items(judged)
+    accepted = default_accepted_keys()
+    keys = sorted(items)  # a fixed row order, whatever order the stages produced
+    feats = QualityFeatures(ranker)
+    X = feats.matrix([items[k][0] for k in keys], [items[k][1] for k in keys])
+    hyps = sorted({judged[k]["hypothesis"] for k in keys})
+    gid = {h: i for i, h in enumerate(hyps)}
+    return Dataset(
+        names=FEATURE_NAMES, X=X,
+        y=np.array([int(bool(judged[k]["good"])) for k in keys]),
+        groups=np.array([gid[judged[k]["hypothesis"]] for k in keys]),
+        default_accepted=np.array([k in accepted for k in keys]),
+        keys=keys, missing=len(judged) - len(keys),
+        data_sha256=sha256_of(JUDGEMENTS, SENTENCES),
+    )
