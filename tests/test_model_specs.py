@@ -127,8 +127,10 @@ def test_revision_for_a_folder_is_refused(tmp_path, tiny_nli_entailing_model_dir
     assert res.exit_code == 1 and "a revision applies to hub models only" in res.output
 
 
-def test_limit_and_run_info(tmp_path, tiny_nli_entailing_model_dir):
+def test_limit_and_run_info(tmp_path, tiny_nli_entailing_model_dir, monkeypatch):
     out = tmp_path / "out"
+    # what a shell would have put in sys.argv for this run (pytest's own argv varies with how it is called)
+    monkeypatch.setattr("sys.argv", ["/venv/bin/transnli", "evaluate", "triples.jsonl", "--limit", "4"])
     res = run([triples_file(tmp_path), "--limit", "4", "--out", out, "--no-progress", "--no-plots",
                "--model", f"m=hf:{tiny_nli_entailing_model_dir}?max_length=32", "--device", "cpu"])
     assert res.exit_code == 0, res.output
@@ -144,7 +146,7 @@ def test_limit_and_run_info(tmp_path, tiny_nli_entailing_model_dir):
     assert info["date_utc"].endswith("Z") and len(info["date_utc"]) == 20
     assert set(info["versions"]) >= {"python", "torch", "transformers", "datasets", "spacy", "transnli"} - {"python"}
     assert info["python"] and info["versions"]["torch"]
-    assert info["command_line"].startswith("transnli ")
+    assert info["command_line"] == "transnli evaluate triples.jsonl --limit 4"
     (model,) = info["models"]
     assert model["name"] == "m" and model["device"] == "cpu" and model["dtype"] == "float32"
     assert model["pairs"] == model["computed"] + model["from_cache"] > 0
