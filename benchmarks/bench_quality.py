@@ -68,7 +68,7 @@ def parse_value(text: str):
         return text
 
 
-def run_preset(preset: str, overrides: dict):
+def run_preset(preset: str, overrides: dict, sentences: Path = SENTENCES):
     """Every candidate the configuration builds, accepted and rejected, in input order."""
     from transnli.generator.build import build_pipeline
     from transnli.generator.config import resolve_config
@@ -78,7 +78,7 @@ def run_preset(preset: str, overrides: dict):
     pipeline = build_pipeline(config)
     accepted, rejected = [], []
     t0 = time.perf_counter()
-    for batch in pipeline.run(read_pairs(str(SENTENCES))):
+    for batch in pipeline.run(read_pairs(str(sentences))):
         accepted += batch.accepted
         rejected += batch.rejected
     return config, pipeline, accepted, rejected, time.perf_counter() - t0
@@ -147,17 +147,23 @@ def main(argv=None) -> None:
     ap.add_argument("--save", type=Path, help="Write the full result (with the good triples' keys) here.")
     ap.add_argument("--unjudged-out", type=Path, help="Write accepted triples with no judgement here (JSONL).")
     ap.add_argument("--show", type=int, default=10, help="How many unjudged triples to print.")
+    ap.add_argument("--sentences", type=Path, default=SENTENCES,
+                    help="Sentences to generate from (default: the dev sentences; the test set is "
+                         "data/quality_test_sentences.jsonl).")
+    ap.add_argument("--judgements", type=Path, default=JUDGEMENTS,
+                    help="Judged candidates of those sentences (test set: data/quality_test.jsonl).")
     args = ap.parse_args(argv)
 
     overrides = {}
     for item in args.set:
         k, _, v = item.partition("=")
         overrides[k.strip()] = v if k.strip() == "filters" else parse_value(v.strip())
-    judged = load_judgements()
-    n_sentences = len(SENTENCES.read_text(encoding="utf-8").split("\n")) - 1
-    config, pipeline, accepted, rejected, seconds = run_preset(args.preset, overrides)
+    judged = load_judgements(args.judgements)
+    n_sentences = len(args.sentences.read_text(encoding="utf-8").split("\n")) - 1
+    config, pipeline, accepted, rejected, seconds = run_preset(args.preset, overrides, args.sentences)
     result = {
         "preset": args.preset, "overrides": overrides, "filters": config.filters,
+        "sentences_file": args.sentences.name, "judgements_file": args.judgements.name,
         "judgements": len(judged), **score(accepted, rejected, judged, n_sentences),
         "seconds": round(seconds, 1),
     }
