@@ -292,3 +292,37 @@ def test_augment_without_an_evaluation_and_its_errors(evaluated, tmp_path):
 
 def test_flip_is_an_involution():
     assert all(FLIP[FLIP[x]] == x for x in LABELS)
+
+
+def test_bundled_sample_end_to_end_with_a_tiny_model(tmp_path, tiny_nli_model_dir, monkeypatch):
+    """What the README shows: the sample through wordnet+negation, evaluate --families, augment."""
+    from transnli.resources import resource_path
+
+    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "default-cache"))
+    sample = str(resource_path("samples", "snli_sample.jsonl"))
+    gen, ev, train = tmp_path / "both", tmp_path / "eval", tmp_path / "train.jsonl"
+    runner = CliRunner()
+    res = runner.invoke(main, ["generate", sample, "--out", str(gen), "-q", "--limit", "25",
+                               "--pipeline", "wordnet+negation"])
+    assert res.exit_code == 0, res.output
+    records = [json.loads(x) for x in (gen / "triples.jsonl").read_text().splitlines()]
+    assert {r["pipeline"] for r in records} == {"wordnet", "negation"}
+    res = runner.invoke(main, ["evaluate", str(gen / "triples.jsonl"), "--model", f"m=hf:{tiny_nli_model_dir}",
+                               "--families", "--out", str(ev), "--no-plots", "--no-progress",
+                               "--cache-dir", str(tmp_path / "c")])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((ev / "summary.json").read_text())
+    fam = summary["families"]
+    assert fam and json.dumps(fam).count("stran") >= 3 and "sneg" in json.dumps(fam)
+    report = (ev / "report.md").read_text()
+    assert "## Sentence families" in report and "How to read" in report
+    assert report.index("Table 4") < report.index("## Sentence families")
+    res = runner.invoke(main, ["augment", str(gen / "triples.jsonl"), "--evaluation", str(ev), "--repair",
+                               "--out", str(train)])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(x) for x in train.read_text().splitlines()]
+    assert rows and all(r["rule"] and r["source_id"] and r["label"] in ("entailment", "neutral", "contradiction")
+                        for r in rows)
+    negated = {r["modified_hypothesis"] for r in records if r["pipeline"] == "negation"}
+    assert any(r["hypothesis"] in negated and r["rule"].startswith("neg_") for r in rows)
+    assert any(r["rule"] == "repair" for r in rows)
