@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from transnli.generator.jsonl import jsonl_objects
+
 from .errors import EvaluatorError
 from .families import FLIP, H2_ROLE, NEG_ROLE, Family
 from .labels import C, E, N, parse_label
@@ -210,17 +212,10 @@ def read_model_labels(evaluation: Path, model: str | None, triples: Sequence) ->
         raise EvaluatorError(f"{evaluation} holds neither families.jsonl nor predictions.jsonl "
                              "(give the --out folder of `transnli evaluate`)")
     rows = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise EvaluatorError(f"{path}:{lineno}: not valid JSON ({e.msg})") from e
-            if not isinstance(row, dict) or not isinstance(row.get("model"), str):
-                raise EvaluatorError(f"{path}:{lineno}: field 'model': missing")
-            rows.append((lineno, row))
+    for lineno, row in jsonl_objects(path, EvaluatorError):
+        if not isinstance(row.get("model"), str):
+            raise EvaluatorError(f"{path}:{lineno}: field 'model': missing")
+        rows.append((lineno, row))
     specs = list(dict.fromkeys(r["model"] for _, r in rows))
     if model is None:
         if len(specs) != 1:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from transnli.generator.jsonl import jsonl_objects
 from transnli.generator.record import LABELS
 
 NO_LABEL = -1
@@ -251,20 +252,11 @@ def arrow_table(rows: list[dict[str, Any]]):
 def read_records(path) -> list[dict[str, Any]]:
     """The records of a triples JSONL file as dicts, normalised; errors name file, line and field."""
     rows = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise SchemaError(f"{path}:{lineno}: not valid JSON ({e.msg} at column {e.colno})") from e
-            if not isinstance(data, dict):
-                raise SchemaError(f"{path}:{lineno}: expected a JSON object")
-            try:
-                rows.append(normalise(data))
-            except SchemaError as e:
-                raise SchemaError(f"{path}:{lineno}: field {e}") from e
+    for lineno, data in jsonl_objects(path, SchemaError):
+        try:
+            rows.append(normalise(data))
+        except SchemaError as e:
+            raise SchemaError(f"{path}:{lineno}: field {e}") from e
     return rows
 
 

@@ -10,10 +10,11 @@ name (ENTAILMENT, entail, e ...). `transnli pairs` writes the pairs a run needs 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from transnli.generator.jsonl import jsonl_objects
 
 from ..errors import BackendError, LabelError, MissingPairsError
 from ..labels import LABELS, normalize_label, parse_label
@@ -57,35 +58,26 @@ def read_labelled_pairs(path: str | Path) -> dict[Pair, Prediction]:
 
 def _read_into(path: Path, out: dict[Pair, Prediction]) -> None:
     first_line: dict[Pair, int] = {}
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise BackendError(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from e
-            if not isinstance(data, dict):
-                raise BackendError(f"{where}: expected a JSON object")
-            for name in ("premise", "hypothesis"):
-                if not isinstance(data.get(name), str):
-                    raise BackendError(f"{where}: field '{name}' missing or not a string")
-            if "label" not in data:
-                raise BackendError(f"{where}: field 'label' missing")
-            try:
-                label = parse_label(data["label"], where=f"{where}: field 'label'")
-            except LabelError as e:
-                raise BackendError(str(e)) from e
-            pred = Prediction(label, _read_probs(data.get("probs"), where))
-            pair = (data["premise"], data["hypothesis"])
-            if pair in out and out[pair].label != label:
-                raise BackendError(
-                    f"{where}: pair labelled {label!r} here but {out[pair].label!r} on line "
-                    f"{first_line[pair]}"
-                )
-            out.setdefault(pair, pred)
-            first_line.setdefault(pair, lineno)
+    for lineno, data in jsonl_objects(path, BackendError):
+        where = f"{path}:{lineno}"
+        for name in ("premise", "hypothesis"):
+            if not isinstance(data.get(name), str):
+                raise BackendError(f"{where}: field '{name}' missing or not a string")
+        if "label" not in data:
+            raise BackendError(f"{where}: field 'label' missing")
+        try:
+            label = parse_label(data["label"], where=f"{where}: field 'label'")
+        except LabelError as e:
+            raise BackendError(str(e)) from e
+        pred = Prediction(label, _read_probs(data.get("probs"), where))
+        pair = (data["premise"], data["hypothesis"])
+        if pair in out and out[pair].label != label:
+            raise BackendError(
+                f"{where}: pair labelled {label!r} here but {out[pair].label!r} on line "
+                f"{first_line[pair]}"
+            )
+        out.setdefault(pair, pred)
+        first_line.setdefault(pair, lineno)
 
 
 class PrecomputedBackend(NLIBackend):
