@@ -46,9 +46,10 @@ main.add_command(alarm)
 @click.argument("input_source", metavar="INPUT")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output folder: triples go to OUT/generate, the evaluation to OUT/evaluate.")
-# --device, --batch-size and the --llm-* transport flags come once, from the evaluation options,
-# and serve both stages (model-based checks and an LLM generator use the same device and server).
-@generation_options(llm_transport=False, exclude=("--device", "--batch-size"))
+# --device, --batch-size, the progress flags and the --llm-* transport flags come once, from the
+# evaluation options, and serve both stages (model-based checks and an LLM generator use the same
+# device and server).
+@generation_options(llm_transport=False, exclude=("--device", "--batch-size", "--quiet"))
 @evaluation_options
 @resumable_on_interrupt
 def run(input_source, out_dir, models, **options):
@@ -67,6 +68,7 @@ def run(input_source, out_dir, models, **options):
     shared = {"device", *LLM_OPTIONS}
     gen_opts = {k: options.pop(k) for k in list(options) if k in GENERATION_SETTING_NAMES - shared}
     gen_opts.update({k: options[k] for k in shared if k in options})
+    gen_opts["quiet"] = not options["show_progress"]  # -q / --no-progress silence both stages
     gen_dir, eval_dir = Path(out_dir) / "generate", Path(out_dir) / "evaluate"
     stats = generate_triples(input_source, gen_dir, reuse_finished=True, **gen_opts)
     if not stats["triples_accepted"]:

@@ -79,8 +79,8 @@ def evaluation_options(f):
                      help="CPU threads for torch (default: the CPUs this process may use)."),
         click.option("--plots/--no-plots", default=True, show_default=True,
                      help="Write the figures (plots/: PNG at 300 dpi, PDF, SVG)."),
-        click.option("--progress/--no-progress", "show_progress", default=True, show_default=True,
-                     help="Progress bar per model."),
+        click.option("--progress/--no-progress", " /-q", " /--quiet", "show_progress", default=True,
+                     show_default=True, help="Progress bar per model (-q, --quiet: none)."),
         click.option("--llm-base-url", default=None,
                      help="llm: models: OpenAI-compatible base URL, e.g. http://localhost:8000/v1 "
                           "(default: $TRANSNLI_LLM_BASE_URL, $OPENAI_BASE_URL, else api.openai.com)."),

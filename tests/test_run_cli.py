@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from click.testing import CliRunner
 from transnli.evaluator.cli import main
 from transnli.resources import resource_path
@@ -39,3 +40,17 @@ def test_run_generates_then_evaluates(tmp_path, tiny_nli_entailing_model_dir):
 
     other = CliRunner().invoke(main, [*args, "--antonyms", "broad"])  # other settings: refused
     assert other.exit_code != 0 and "--overwrite" in other.output
+
+
+@pytest.mark.parametrize("flag", ["-q", "--quiet", "--no-progress"])
+def test_progress_flags_are_the_same_in_every_command(flag, tmp_path):
+    triples = tmp_path / "t.jsonl"
+    triples.write_text("")
+
+    def params(command, *args):
+        return main.commands[command].make_context(command, [*args, flag]).params
+
+    assert params("generate", "in.jsonl", "--out", "o")["quiet"] is True
+    assert params("evaluate", str(triples), "--out", "o", "--model", "m")["show_progress"] is False
+    assert params("run", "in.jsonl", "--out", "o", "--model", "m")["show_progress"] is False
+    assert main.commands["generate"].make_context("generate", ["in.jsonl", "--out", "o"]).params["quiet"] is False
