@@ -270,19 +270,23 @@ def transnli_command() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "transnli.evaluator.cli"]
 
 
-def run_cli(triples: Path, model: Path, out: Path, extra: list[str]) -> float:
+def run_cli(triples: Path, model: Path, out: Path, extra: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds (user + system) of the command and its children)."""
+    import resource
     import shutil
     import subprocess
 
     shutil.rmtree(out, ignore_errors=True)
     cmd = [*transnli_command(), "evaluate", str(triples), "--out", str(out), "--model", f"hf:{model}",
            "--no-cache", "--device", "cpu", *extra]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
-    return wall
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def import_seconds(statement: str, repeat: int) -> float:
@@ -374,7 +378,7 @@ STAGE_TARGETS = [
 ]
 
 
-def stage_breakdown(triples: Path, model: Path, out: Path, n_triples: int) -> dict:
+def stage_breakdown(triples: Path, model: Path, out: Path, n_triples: int, options: dict) -> dict:
     """One in-process evaluate_triples run with the stages of STAGE_TARGETS timed."""
     import importlib
     import shutil
@@ -422,7 +426,7 @@ def stage_breakdown(triples: Path, model: Path, out: Path, n_triples: int) -> di
     t0 = time.perf_counter()
     try:
         ev.evaluate_triples([triples], [f"hf:{model}"], out, device="cpu", no_cache=True,
-                            show_progress=False, plots=True)
+                            show_progress=False, plots=True, **options)
     finally:
         total = time.perf_counter() - t0
         for owner, attr, old in reversed(undo):
@@ -450,11 +454,14 @@ def tiny_main(args) -> None:
         if args.threads:
             extra += ["--threads", str(args.threads)]
         run_cli(small, model, tmp / "warm", extra)  # disk cache, .pyc files
-        walls_small, walls_big = [], []
+        small_runs, big_runs = [], []
         for r in range(args.repeat):
-            walls_small.append(run_cli(small, model, tmp / f"s{r}", extra))
-            walls_big.append(run_cli(big, model, tmp / f"b{r}", extra))
-        stages = stage_breakdown(big, model, tmp / "stages", n_big) if args.stages else None
+            small_runs.append(run_cli(small, model, tmp / f"s{r}", extra))
+            big_runs.append(run_cli(big, model, tmp / f"b{r}", extra))
+        walls_small, walls_big = [w for w, _ in small_runs], [w for w, _ in big_runs]
+        cpu_small, cpu_big = [c for _, c in small_runs], [c for _, c in big_runs]
+        options = {"threads": args.threads} if args.threads else {}
+        stages = stage_breakdown(big, model, tmp / "stages", n_big, options) if args.stages else None
         imports = {
             "transnli.evaluator.cli": import_seconds("import transnli.evaluator.cli", args.repeat),
             "torch+transformers": import_seconds(
@@ -472,6 +479,11 @@ def tiny_main(args) -> None:
         "marginal_us_per_pair": round(1e6 * (wb - ws) / added, 2),
         "fixed_seconds_small_run": round(ws, 3),
         "wall_seconds": {"small": [round(w, 3) for w in walls_small], "big": [round(w, 3) for w in walls_big]},
+        # CPU time (user + system) of the command: on a shared, loaded machine the wall time
+        # counts the other processes too; the CPU time counts only the command's own work.
+        "marginal_cpu_us_per_pair": round(1e6 * (statistics.median(cpu_big) - statistics.median(cpu_small)) / added, 2),
+        "fixed_cpu_seconds_small_run": round(statistics.median(cpu_small), 3),
+        "cpu_seconds": {"small": [round(c, 3) for c in cpu_small], "big": [round(c, 3) for c in cpu_big]},
         "big_run_pairs_per_s": round(4 * n_big / wb, 1),
         "import_seconds": {k: round(v, 3) for k, v in imports.items()},
         "stages": stages,

@@ -32,7 +32,7 @@ PROB_DIGITS = 6  # probabilities in predictions.jsonl
 # What an evaluation writes into its folder (and what --overwrite replaces; nothing else is touched).
 OUTPUT_NAMES = ("predictions.jsonl", "summary.json", "report.md", "tables", "plots")
 # Settings that do not change a label: rerunning with another value is the same evaluation.
-_NOT_IDENTITY = ("batch_size", "device")
+_NOT_IDENTITY = ("batch_size", "device", "batch_tokens", "compile")
 
 
 @dataclass
@@ -252,7 +252,7 @@ def evaluate_triples(
     model_specs: Sequence[str],
     out_dir: str | Path,
     *,
-    batch_size: int = 32,
+    batch_size: int | str = 32,
     device: str = "auto",
     dtype: str = "auto",
     max_length: int | None = None,
@@ -266,6 +266,8 @@ def evaluate_triples(
     backend_extra: dict[str, Any] | None = None,
     echo: Callable[[str], None] | None = None,
     overwrite: bool = False,
+    batch_tokens: int | None = None,
+    compile: bool = False,
 ) -> EvaluationResult:
     """Label the triples in `triple_paths` with every model in `model_specs` and write
     predictions.jsonl, summary.json, report.md, tables/*.csv and plots/*.png into `out_dir`.
@@ -282,8 +284,10 @@ def evaluate_triples(
         raise EvaluatorError("no triples file given")
     if not specs:
         raise EvaluatorError("no model given (use --model SPEC, e.g. hf:PATH or precomputed:FILE)")
-    if batch_size < 1:
-        raise EvaluatorError("batch size must be at least 1")
+    if batch_size != "auto" and (not isinstance(batch_size, int) or batch_size < 1):
+        raise EvaluatorError("batch size must be at least 1, or auto")
+    if batch_tokens is not None and batch_tokens < 1:
+        raise EvaluatorError("batch tokens must be at least 1")
     if max_length is not None and max_length < 8:
         raise EvaluatorError("max length must be at least 8 tokens")
     if label_map:
@@ -307,7 +311,9 @@ def evaluate_triples(
             cache.close()
         raise
     preload_in_background(plots)  # the output libraries load while the models run
-    options = BackendOptions(batch_size=batch_size, device=device, dtype=dtype,
+    options = BackendOptions(batch_size=32 if batch_size == "auto" else batch_size,
+                             batch_auto=batch_size == "auto", batch_tokens=batch_tokens, compile=compile,
+                             device=device, dtype=dtype,
                              max_length=max_length, label_map=label_map, threads=threads,
                              hash_file=hash_file, extra=dict(backend_extra or {}))
     results: list[tuple[str, dict[Pair, Prediction]]] = []
