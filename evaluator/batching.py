@@ -112,3 +112,83 @@ class Packed:
         if mask_name and mask_name not in out:
             out[mask_name] = valid.astype(np.int64)
         return out
+
+
+def ragged_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """concatenate([arange(s, s + n) for s, n in zip(starts, lengths)]) without the loop."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(lengths)
+    return np.repeat(np.asarray(starts, dtype=np.int64) - ends + lengths, lengths) + np.arange(total, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class PairTemplate:
+    """How a tokenizer joins two encoded sentences: prefix + A + middle + B + suffix special
+    tokens, each part with one token type (BERT: [CLS] A [SEP] B [SEP], types 0 0 0 1 1)."""
+
+    prefix: tuple[int, ...]
+    middle: tuple[int, ...]
+    suffix: tuple[int, ...]
+    types: tuple[int, int, int, int, int]  # prefix, A, middle, B, suffix
+
+    @classmethod
+    def infer(cls, pair_ids: Sequence[int], pair_types: Sequence[int] | None,
+              a_ids: Sequence[int], b_ids: Sequence[int]) -> PairTemplate | None:
+        """The template that turns a_ids, b_ids into pair_ids (and pair_types), or None when the
+        pair is not such a concatenation."""
+        pair_ids, a_ids, b_ids = list(pair_ids), list(a_ids), list(b_ids)
+        n, la, lb = len(pair_ids), len(a_ids), len(b_ids)
+        types = list(pair_types) if pair_types is not None else [0] * n
+        for x in range(0, n - la - lb + 1):
+            if pair_ids[x:x + la] != a_ids:
+                continue
+            for y in range(0, n - la - lb - x + 1):
+                b0 = x + la + y
+                if pair_ids[b0:b0 + lb] != b_ids:
+                    continue
+                parts = [(0, x), (x, x + la), (x + la, b0), (b0, b0 + lb), (b0 + lb, n)]
+                seg_types = []
+                for s, e in parts:
+                    kinds = set(types[s:e])
+                    if len(kinds) > 1:
+                        return None
+                    seg_types.append(kinds.pop() if kinds else 0)
+                return cls(tuple(pair_ids[:x]), tuple(pair_ids[x + la:b0]), tuple(pair_ids[b0 + lb:]),
+                           tuple(seg_types))  # type: ignore[arg-type]
+        return None
+
+    @property
+    def extra(self) -> int:
+        return len(self.prefix) + len(self.middle) + len(self.suffix)
+
+    def join(self, sentences: Packed, a: np.ndarray, b: np.ndarray, with_types: bool) -> Packed:
+        """Pairs (sentence a[i], sentence b[i]) encoded with this template, as a Packed."""
+        flat = sentences.flat["input_ids"]
+        la, lb = sentences.lengths[a], sentences.lengths[b]
+        px, my, sz = len(self.prefix), len(self.middle), len(self.suffix)
+        lengths = px + la + my + lb + sz
+        offsets = np.zeros(len(a), dtype=np.int64)
+        if len(a):
+            np.cumsum(lengths[:-1], out=offsets[1:])
+        ids = np.empty(int(lengths.sum()), dtype=np.int64)
+        types = np.empty_like(ids) if with_types else None
+        a_at, b_at = offsets + px, offsets + px + la + my
+        parts = [(offsets, self.prefix, self.types[0]), (a_at + la, self.middle, self.types[2]),
+                 (b_at + lb, self.suffix, self.types[4])]
+        for at, tokens, kind in parts:
+            for j, token in enumerate(tokens):
+                ids[at + j] = token
+                if types is not None:
+                    types[at + j] = kind
+        for at, which, n, kind in ((a_at, a, la, self.types[1]), (b_at, b, lb, self.types[3])):
+            dst = ragged_ranges(at, n)
+            ids[dst] = flat[ragged_ranges(sentences.offsets[which], n)]
+            if types is not None:
+                types[dst] = kind
+        columns = {"input_ids": ids}
+        if types is not None:
+            columns["token_type_ids"] = types
+        return Packed(columns, offsets, lengths)

@@ -152,6 +152,102 @@ def test_fast_tokenizer_path_gives_the_tokenizers_ids(varied_model_dir):
         assert types == enc["token_type_ids"]
 
 
+def test_sentences_tokenised_once_give_the_pairs_ids(varied_model_dir):
+    b = backend(varied_model_dir)
+    assert b._fast, "the tests' tokenizer loads as a fast one"
+    pairs = random_pairs(200, seed=8) + [("a", ""), ("", "the dog")]
+    joined = b._tokenize(pairs)
+    assert b._by_sentence  # the joined path was taken, not abandoned
+    b._by_sentence = False
+    plain = b._tokenize(pairs)
+    for name in plain.flat:
+        assert joined.flat[name].tolist() == plain.flat[name].tolist(), name
+    assert joined.lengths.tolist() == plain.lengths.tolist()
+
+
+def test_pair_template_and_ragged_ranges():
+    from transnli.evaluator.batching import PairTemplate, ragged_ranges
+
+    t = PairTemplate.infer([101, 5, 6, 102, 7, 102], [0, 0, 0, 0, 1, 1], [5, 6], [7])
+    assert (t.prefix, t.middle, t.suffix, t.types) == ((101,), (102,), (102,), (0, 0, 0, 1, 1))
+    roberta = PairTemplate.infer([0, 5, 2, 2, 7, 8, 2], None, [5], [7, 8])
+    assert (roberta.prefix, roberta.middle, roberta.suffix) == ((0,), (2, 2), (2,))
+    assert PairTemplate.infer([101, 5, 9, 102], [0, 0, 0, 0], [5, 6], [9]) is None  # not a join
+    assert PairTemplate.infer([1, 5, 6, 7, 2], [0, 0, 1, 1, 1], [5, 6], [7]) is None  # types vary in A
+    sentences = Packed.from_lists({"input_ids": [[5, 6], [7], []]})
+    joined = t.join(sentences, np.array([0, 2, 1]), np.array([1, 0, 2]), with_types=True)
+    rows = [joined.flat["input_ids"][o:o + n].tolist() for o, n in zip(joined.offsets, joined.lengths, strict=True)]
+    assert rows == [[101, 5, 6, 102, 7, 102], [101, 102, 5, 6, 102], [101, 7, 102, 102]]
+    assert joined.flat["token_type_ids"][:6].tolist() == [0, 0, 0, 0, 1, 1]
+    assert ragged_ranges(np.array([3, 10, 0]), np.array([2, 0, 3])).tolist() == [3, 4, 0, 1, 2]
+
+
+def byte_level_bpe_tokenizer():
+    """A RoBERTa-style tokenizer (byte-level BPE, where "dog" and " dog" are different tokens,
+    <s> A </s></s> B </s>), trained here on the test words."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    rust = Tokenizer(models.BPE())
+    rust.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    rust.decoder = decoders.ByteLevel()
+    specials = ["<s>", "<pad>", "</s>", "<unk>"]
+    rust.train_from_iterator([" ".join(WORDS)] * 20 + [w for w in WORDS],
+                             trainers.BpeTrainer(vocab_size=400, special_tokens=specials,
+                                                 initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    rust.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), add_prefix_space=False)
+    return PreTrainedTokenizerFast(tokenizer_object=rust, bos_token="<s>", eos_token="</s>",
+                                   sep_token="</s>", cls_token="<s>", pad_token="<pad>", unk_token="<unk>")
+
+
+def test_sentences_tokenised_once_with_a_byte_level_bpe(varied_model_dir):
+    b = backend(varied_model_dir)
+    b.tokenizer = byte_level_bpe_tokenizer()
+    assert b.tokenizer("dog", add_special_tokens=False)["input_ids"] != \
+        b.tokenizer(" dog", add_special_tokens=False)["input_ids"]  # the leading space matters
+    pairs = random_pairs(150, seed=9) + [("dog", "the dog"), (" dog", "dog ")]
+    joined = b._tokenize(pairs)
+    assert b._by_sentence
+    own = b.tokenizer([p for p, _ in pairs], [h for _, h in pairs], truncation=True, max_length=b.max_length)
+    rows = [joined.flat["input_ids"][o:o + n].tolist() for o, n in zip(joined.offsets, joined.lengths, strict=True)]
+    assert rows == own["input_ids"]
+
+
+def test_sentence_join_falls_back_when_a_sample_differs(varied_model_dir, monkeypatch):
+    pairs = random_pairs(120, seed=10)
+    b = backend(varied_model_dir)
+    b._by_sentence = False
+    plain = b._tokenize(pairs)
+    real_join = batching.PairTemplate.join
+
+    def off_in_the_last_pair(self, sentences, a, bb, with_types):
+        # one token differs in the last pair only (which the sample always holds): what a tokenizer
+        # whose pairs are not plain joins of its sentences looks like to the check
+        packed = real_join(self, sentences, a, bb, with_types)
+        packed.flat["input_ids"][int(packed.offsets[-1]) + 1] += 1
+        return packed
+
+    monkeypatch.setattr(batching.PairTemplate, "join", off_in_the_last_pair)
+    b = backend(varied_model_dir)
+    got = b._tokenize(pairs)
+    assert not b._by_sentence
+    assert got.flat["input_ids"].tolist() == plain.flat["input_ids"].tolist()
+    assert got.lengths.tolist() == plain.lengths.tolist()
+
+
+def test_sentence_join_leaves_truncation_to_the_tokenizer(varied_model_dir):
+    b = backend(varied_model_dir, max_length=12)
+    pairs = random_pairs(80, seed=11)  # most pairs are longer than 12 tokens
+    got = b._tokenize(pairs)
+    assert b._by_sentence  # only this chunk went pair by pair
+    own = b.tokenizer([p for p, _ in pairs], [h for _, h in pairs], truncation=True, max_length=12)
+    rows = [got.flat["input_ids"][o:o + n].tolist() for o, n in zip(got.offsets, got.lengths, strict=True)]
+    assert rows == own["input_ids"] and max(len(r) for r in rows) == 12
+    short = [("a dog", "the cat"), ("people", "a man is happy")]
+    assert b._tokenize(short).lengths.tolist() == [len(x) for x in b.tokenizer(
+        [p for p, _ in short], [h for _, h in short])["input_ids"]]
+
+
 def test_results_come_back_in_groups_and_in_input_order(varied_model_dir, monkeypatch):
     pairs = random_pairs(100, seed=4)
     reference = backend(varied_model_dir, batch_size=8).predict(pairs)
@@ -236,3 +332,45 @@ def test_cli_rejects_bad_batch_settings(varied_model_dir, triples_file, tmp_path
     result = run([triples_file, "--model", varied_model_dir, "--out", tmp_path / "x", *bad])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "--batch-" in result.output
+
+
+def test_auto_batch_size_on_cuda_is_the_largest_that_fits(varied_model_dir, monkeypatch):
+    """The probe's search, with a fake CUDA device on which batches over 256 pairs run out of memory."""
+    import types
+
+    import torch
+
+    b = backend(varied_model_dir, batch_auto=True)
+    packed = b._tokenize(random_pairs(40, seed=12))
+    tried = []
+
+    def forward(d, batch):
+        n = len(batch["input_ids"])
+        tried.append(n)
+        if n > 256:
+            raise BackendError("out of memory")
+        return None
+
+    monkeypatch.setattr(b, "devices", [types.SimpleNamespace(type="cuda")])
+    monkeypatch.setattr(b, "_to_device", lambda arrays, d: arrays)
+    monkeypatch.setattr(b, "_forward", forward)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    assert b._probe_batch_size(packed) == 256
+    assert tried == [32, 64, 128, 256, 512]  # stops at the first size that does not fit
+    assert b.forward_calls == 0  # the probe's passes are not counted as labelling
+
+
+def test_compile_flag_compiles_every_replica(varied_model_dir, triples_file, tmp_path, monkeypatch):
+    import torch
+
+    compiled = []
+    monkeypatch.setattr(torch, "compile", lambda model, dynamic=None: compiled.append(dynamic) or model)
+    base = [triples_file, "--model", varied_model_dir, "--device", "cpu,cpu"]
+    plain = run([*base, "--out", tmp_path / "a"])
+    assert plain.exit_code == 0, plain.output
+    assert compiled == []
+    result = run([*base, "--out", tmp_path / "b", "--compile"])
+    assert result.exit_code == 0, result.output
+    assert compiled == [True, True]  # one per device, dynamic shapes
+    assert (tmp_path / "a" / "predictions.jsonl").read_bytes() == (tmp_path / "b" / "predictions.jsonl").read_bytes()
