@@ -81,7 +81,7 @@ def evaluation_options(f):
         click.option("--compile", is_flag=True,
                      help="torch.compile the model (hf); pays only on long GPU runs."),
         click.option("--device", default="auto", show_default=True,
-                     help="auto (cuda, then mps, then cpu), cpu, cuda, cuda:N or mps."),
+                     help="auto (cuda, then mps, then cpu), cpu, cuda (every GPU), cuda:N, a list such as cuda:0,cuda:1, or mps."),
         click.option("--dtype", type=click.Choice(DTYPES), default="auto", show_default=True,
                      help="Model dtype; auto = float32 on CPU, float16 on CUDA/MPS."),
         click.option("--max-length", type=click.IntRange(min=8), default=None,
