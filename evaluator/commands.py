@@ -50,16 +50,41 @@ def _setup_logging() -> None:
         logger.setLevel(logging.WARNING)
 
 
+class BatchSize(click.ParamType):
+    """--batch-size: a positive integer or "auto"."""
+
+    name = "N|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == "auto":
+            return value
+        try:
+            n = int(str(value).strip())
+        except ValueError:
+            if str(value).strip().lower() == "auto":
+                return "auto"
+            self.fail(f"{value!r} is neither a whole number nor auto", param, ctx)
+        if n < 1:
+            self.fail(f"{n} is below 1", param, ctx)
+        return n
+
+
 def evaluation_options(f):
     """--model plus every labelling flag; the callback gets `models` and keyword arguments named
     like `evaluate_triples`' options."""
     options = [
         click.option("--model", "-m", "models", multiple=True, required=True, metavar="SPEC",
                      help=MODEL_HELP),
-        click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True,
-                     help="Pairs per forward pass."),
+        click.option("--batch-size", type=BatchSize(), default=32, show_default=True,
+                     help="Pairs per forward pass, or auto (CUDA: the largest that fits, tried on "
+                          "the longest pairs; CPU: 32). See docs/speed.md."),
+        click.option("--batch-tokens", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="Also cap each batch at N tokens once padded (length-bucketed batches: "
+                          "short pairs go many to a batch). Default: no cap."),
+        click.option("--compile", is_flag=True,
+                     help="torch.compile the model (hf); pays only on long GPU runs."),
         click.option("--device", default="auto", show_default=True,
-                     help="auto (cuda, then mps, then cpu), cpu, cuda, cuda:N or mps."),
+                     help="auto (cuda, then mps, then cpu), cpu, cuda (every GPU), cuda:N, a list such as cuda:0,cuda:1, or mps."),
         click.option("--dtype", type=click.Choice(DTYPES), default="auto", show_default=True,
                      help="Model dtype; auto = float32 on CPU, float16 on CUDA/MPS."),
         click.option("--max-length", type=click.IntRange(min=8), default=None,

@@ -38,7 +38,7 @@ PROB_DIGITS = 6  # probabilities in predictions.jsonl
 OUTPUT_NAMES = ("predictions.jsonl", "samples.jsonl", "summary.json", "report.md", "tables", "plots",
                 "families.jsonl", "run_info.json")
 # Settings that do not change a label: rerunning with another value is the same evaluation.
-_NOT_IDENTITY = ("batch_size", "device")
+_NOT_IDENTITY = ("batch_size", "device", "batch_tokens", "compile")
 
 
 @dataclass
@@ -264,7 +264,7 @@ def evaluate_triples(
     model_specs: Sequence[str],
     out_dir: str | Path | None,
     *,
-    batch_size: int = 32,
+    batch_size: int | str = 32,
     device: str = "auto",
     dtype: str = "auto",
     max_length: int | None = None,
@@ -282,6 +282,8 @@ def evaluate_triples(
     limit: int | None = None,
     triples: Sequence[Triple] | None = None,
     command_line: Sequence[str] | None = None,
+    batch_tokens: int | None = None,
+    compile: bool = False,
 ) -> EvaluationResult:
     """Label the triples in `triple_paths` with every model in `model_specs` and write
     predictions.jsonl, samples.jsonl, summary.json, report.md, tables/*.csv and plots/ into `out_dir`.
@@ -306,8 +308,10 @@ def evaluate_triples(
         raise EvaluatorError("no model given (use --model SPEC, e.g. hf:PATH or precomputed:FILE)")
     if limit is not None and limit < 1:
         raise EvaluatorError("limit must be at least 1 triple")
-    if batch_size < 1:
-        raise EvaluatorError("batch size must be at least 1")
+    if batch_size != "auto" and (not isinstance(batch_size, int) or batch_size < 1):
+        raise EvaluatorError("batch size must be at least 1, or auto")
+    if batch_tokens is not None and batch_tokens < 1:
+        raise EvaluatorError("batch tokens must be at least 1")
     if max_length is not None and max_length < 8:
         raise EvaluatorError("max length must be at least 8 tokens")
     if label_map:
@@ -340,7 +344,9 @@ def evaluate_triples(
         raise
     preload_in_background(plots and out is not None)  # output libraries load while the models run
     started = run_clock()
-    options = BackendOptions(batch_size=batch_size, device=device, dtype=dtype,
+    options = BackendOptions(batch_size=32 if batch_size == "auto" else batch_size,
+                             batch_auto=batch_size == "auto", batch_tokens=batch_tokens, compile=compile,
+                             device=device, dtype=dtype,
                              max_length=max_length, label_map=label_map, threads=threads,
                              hash_file=hash_file, extra=dict(backend_extra or {}))
     results: list[tuple[str, dict[Pair, Prediction]]] = []

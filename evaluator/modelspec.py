@@ -113,7 +113,12 @@ class ModelSpec:
 
     def backend_options(self, base: BackendOptions) -> BackendOptions:
         """The global options with this model's overrides applied."""
-        return dataclasses.replace(base, **dict(self.options)) if self.options else base
+        if not self.options:
+            return base
+        options = dict(self.options)
+        if "batch_size" in options:
+            options["batch_auto"] = False  # a model's own batch size wins over --batch-size auto
+        return dataclasses.replace(base, **options)
 
 
 def _show(value: Any) -> str:

@@ -180,3 +180,11 @@ def test_trust_remote_code_reaches_every_loader_only_when_asked(tmp_path, tiny_n
     loaders = {"AutoConfig", "AutoTokenizer", "AutoModelForSequenceClassification"}
     assert calls[True] == {(name, True) for name in loaders}
     assert calls[False] == {(name, None) for name in loaders}
+
+
+def test_a_models_own_batch_size_wins_over_batch_size_auto(tmp_path):
+    auto = BackendOptions(batch_auto=True)
+    own = parse_model_spec(f"m=hf:{tmp_path}?batch_size=8").backend_options(auto)
+    assert (own.batch_size, own.batch_auto) == (8, False)
+    plain = parse_model_spec(f"n=hf:{tmp_path}?dtype=float32").backend_options(auto)
+    assert plain.batch_auto and plain.dtype == "float32"

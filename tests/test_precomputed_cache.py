@@ -267,3 +267,21 @@ def test_pairs_two_stage_export(tmp_path):
     # stage 1 without its labels: clear error
     res = runner.invoke(pairs, [str(triples), "--out", str(stage2), "--labels", str(stage1)])
     assert res.exit_code != 0 and "field 'label' missing" in res.output
+
+
+def test_cache_writes_labels_in_large_transactions(tmp_path, monkeypatch):
+    """One write per WRITE_PAIRS labels, not one per batch (a commit per batch cost more than a
+    small model's forward pass); the rest is written when labelling stops."""
+    from transnli.evaluator import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "WRITE_PAIRS", 3)
+    monkeypatch.setattr(cache_module, "WRITE_SECONDS", 1e9)
+    with LabelCache(tmp_path) as cache:
+        writes = []
+        real_put = cache.put_many
+        monkeypatch.setattr(cache, "put_many", lambda identity, p, preds: writes.append(len(p)) or real_put(identity, p, preds))
+        backend = CachedBackend(CountingBackend("m"), cache)
+        labels = backend.predict(PAIRS)  # 7 pairs in batches of 2
+        assert writes == [4, 3]  # after the batch that reaches 3 labels, then the rest at the end
+        assert cache.count("counting|m") == 7
+        assert CachedBackend(CountingBackend("m"), cache).predict(PAIRS) == labels

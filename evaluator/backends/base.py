@@ -52,6 +52,9 @@ class BackendOptions:
     """
 
     batch_size: int = 32
+    batch_auto: bool = False  # --batch-size auto: the hf backend picks (batch_size is then 32)
+    batch_tokens: int | None = None  # at most this many padded tokens per batch (hf)
+    compile: bool = False  # torch.compile the model (hf)
     device: str = "auto"
     dtype: str = "auto"
     max_length: int | None = None

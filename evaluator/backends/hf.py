@@ -5,9 +5,14 @@ Labels come from the checkpoint's own ``config.id2label``, normalised by name, n
 Checkpoints with placeholder labels (LABEL_0..2) need an explicit label map; anything without
 three NLI labels is refused.
 
-Work is scheduled for throughput: pairs are tokenised once, sorted by length (longest first, so
-that an out-of-memory batch shows up at once), padded per batch to that batch's longest pair, run
-under ``torch.inference_mode``, and handed back in input order.
+Work is scheduled for throughput (docs/speed.md): pairs are tokenised in chunks of SORT_CHUNK by
+the fast tokenizer in one call (the next chunk on a helper thread while the model works on this
+one), sorted by length (longest first, so that an out-of-memory batch shows up at once), cut into
+batches of --batch-size pairs (and at most --batch-tokens padded tokens), padded per batch to its
+longest pair, run under ``torch.inference_mode`` on one or several devices, and handed back in
+input order. Outputs stay on the device: softmax, argmax and the finiteness check run there, and
+results come back to the host in one copy per group of batches (FLUSH_PAIRS pairs or
+FLUSH_SECONDS), not one synchronisation per batch.
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ import json
 import logging
 import os
 import re
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..batching import AUTO_CANDIDATES, CPU_AUTO_BATCH, Packed, PairTemplate, plan_batches
 from ..errors import BackendError, LabelError
 from ..labels import LABELS, format_label_map, is_generic_label, normalize_label, parse_label_map
 from .base import BackendOptions, NLIBackend, Pair, Prediction, collect_batches, sha256_file
@@ -30,6 +37,9 @@ log = logging.getLogger("transnli")
 
 #: pairs tokenised and sorted together; bounds memory on very large runs
 SORT_CHUNK = 16384
+#: results come back from the device when this many pairs are waiting, or after FLUSH_SECONDS
+FLUSH_PAIRS = 4096
+FLUSH_SECONDS = 0.5
 _TEXT_SUFFIXES = (".json", ".txt", ".model")
 _WEIGHT_SETS = (
     ("model.safetensors", None),
@@ -122,6 +132,27 @@ def resolve_device(name: str | None):
         if mps is None or not mps.is_available():
             raise BackendError("device mps was asked for, but it is not available here")
     return device
+
+
+def resolve_devices(name: str | None) -> list:
+    """The devices to run on: "cuda" (and "auto" when there is CUDA) means every visible GPU,
+    "cuda:0,cuda:1" a list (any devices, comma-separated, all of one type), anything else one."""
+    import torch
+
+    text = (name or "auto").strip().lower()
+    if "," in text:
+        devices = [resolve_device(part) for part in text.split(",") if part.strip()]
+        if not devices:
+            raise BackendError(f"unknown device {name!r} (use auto, cpu, cuda, cuda:N, cuda:0,cuda:1 or mps)")
+        if len({d.type for d in devices}) > 1:
+            raise BackendError(f"devices {name!r} mix kinds; list devices of one kind, e.g. cuda:0,cuda:1")
+        if len(set(devices)) < len(devices) and devices[0].type == "cuda":
+            raise BackendError(f"device list {name!r} names a GPU twice")
+        return devices
+    device = resolve_device(text)
+    if device.type == "cuda" and device.index is None:
+        return [torch.device("cuda", i) for i in range(torch.cuda.device_count())]
+    return [device]
 
 
 def resolve_dtype(name: str | None, device) -> Any:
@@ -244,20 +275,30 @@ class HFBackend(NLIBackend):
     """A transformers AutoModelForSequenceClassification with its AutoTokenizer."""
 
     def __init__(self, model, tokenizer, labels: Sequence[str], *, name: str, source: str,
-                 device, dtype, max_length: int, batch_size: int = 32, label_source: str = "config"):
+                 device, dtype, max_length: int, batch_size: int | str = 32, label_source: str = "config",
+                 batch_tokens: int | None = None, devices: Sequence | None = None):
         self.model = model
         self.tokenizer = tokenizer
         self.labels = tuple(labels)
         self.name = name
         self.source = source
         self.device = device
+        self.devices = list(devices or [device])
         self.dtype = dtype
         self.max_length = int(max_length)
-        self.batch_size = max(1, int(batch_size))
+        # "auto": CPU_AUTO_BATCH on a CPU; on CUDA the largest that fits, found on the first chunk
+        self.auto_batch = batch_size == "auto"
+        self.batch_size = CPU_AUTO_BATCH if self.auto_batch else max(1, int(batch_size))
+        self.batch_tokens = int(batch_tokens) if batch_tokens else None
         self.label_source = label_source
         accepted = set(inspect.signature(model.forward).parameters)
         self._input_names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in accepted]
         self.forward_calls = 0  # batches run through the model (tests and benchmarks read it)
+        # One replica per device; replicas[0] is the model itself (already on devices[0]).
+        self.replicas = [model] + [_replica(model, d) for d in self.devices[1:]]
+        self._fast = bool(getattr(tokenizer, "is_fast", False)) and hasattr(tokenizer, "_tokenizer")
+        self._probed = False
+        self._by_sentence = self._fast  # until a tokenizer's pairs turn out not to be joins
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -322,7 +363,8 @@ class HFBackend(NLIBackend):
         labels, label_source = resolve_label_order(
             getattr(config, "id2label", None), num_labels, options.label_map, model_name=name
         )
-        device = resolve_device(options.device)
+        devices = resolve_devices(options.device)
+        device = devices[0]
         dtype = resolve_dtype(options.dtype, device)
         _set_threads(device, options.threads)
 
@@ -348,8 +390,13 @@ class HFBackend(NLIBackend):
 
         max_length = options.max_length or _default_max_length(tokenizer, config)
         source = _model_source(src, local.is_dir(), config, revision, options.hash_file)
-        return cls(model, tokenizer, labels, name=name, source=source, device=device, dtype=dtype,
-                   max_length=max_length, batch_size=options.batch_size, label_source=label_source)
+        backend = cls(model, tokenizer, labels, name=name, source=source, device=device, dtype=dtype,
+                      max_length=max_length, label_source=label_source,
+                      batch_size="auto" if options.batch_auto else options.batch_size,
+                      batch_tokens=options.batch_tokens, devices=devices)
+        if options.compile:
+            backend.compile()
+        return backend
 
     # ------------------------------------------------------------------ interface
     @property
@@ -374,18 +421,22 @@ class HFBackend(NLIBackend):
         return collect_batches(self, pairs)
 
     def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[tuple[list[int], list[Prediction]]]:
-        for start in range(0, len(pairs), SORT_CHUNK):
-            chunk = pairs[start:start + SORT_CHUNK]
-            enc = self.tokenizer(
-                [p for p, _ in chunk], [h for _, h in chunk],
-                truncation=True, max_length=self.max_length,
-            )
-            columns = {k: enc[k] for k in self._input_names if k in enc}
-            lengths = [len(ids) for ids in columns["input_ids"]]
-            order = sorted(range(len(chunk)), key=lambda i: (-lengths[i], i))
-            for b in range(0, len(order), self.batch_size):
-                local = order[b:b + self.batch_size]
-                yield [start + i for i in local], self._run(columns, local)
+        """Batches in length order; yields (indices, predictions) per batch, a group of batches at
+        a time (those whose results came back from the device together)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        starts = range(0, len(pairs), SORT_CHUNK)
+        # The next chunk is tokenised on a helper thread while this one runs (the fast tokenizer
+        # releases the GIL), so on a GPU the device does not wait for the tokenizer.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="transnli-tokenize") as pool:
+            ahead = None
+            for start in starts:
+                packed = (ahead or pool.submit(self._tokenize, pairs[start:start + SORT_CHUNK])).result()
+                ahead = None
+                if start + SORT_CHUNK < len(pairs):
+                    nxt = start + SORT_CHUNK
+                    ahead = pool.submit(self._tokenize, pairs[nxt:nxt + SORT_CHUNK])
+                yield from self._label_chunk(packed, start)
 
     def close(self) -> None:
         import gc
@@ -393,71 +444,214 @@ class HFBackend(NLIBackend):
         import torch
 
         self.model = None
+        self.replicas = []
         if self.device.type == "cuda":
             # Free the GPU memory now, for the next model; on CPU dropping the reference is enough
             # (a full collection costs half a second after a run).
             gc.collect()
             torch.cuda.empty_cache()
 
-    # ------------------------------------------------------------------ internals
-    def _pad(self, columns: dict[str, list[list[int]]], rows: list[int]) -> dict[str, Any]:
-        """Tensors for one batch, padded to its longest pair (on the tokenizer's padding side).
-        Filled as numpy arrays and handed to torch without a copy (a tensor per row cost ten
-        times as much)."""
-        import numpy as np
+    def compile(self) -> None:
+        """torch.compile every replica (opt-in: --compile). Shapes vary per batch, so it compiles
+        with dynamic shapes; the first batches pay for the compilation."""
         import torch
 
-        width = max(len(columns["input_ids"][i]) for i in rows)
+        self.replicas = [torch.compile(m, dynamic=True) for m in self.replicas]
+
+    # ------------------------------------------------------------------ internals
+    def _tokenize(self, chunk: Sequence[Pair]) -> Packed:
+        """Token columns of a chunk of pairs, in one call of the tokenizer."""
+        if self._fast and chunk:
+            # The Rust tokenizer straight away: transformers' own call would turn every pair into
+            # Python dicts and lists first (about half the host time per pair with a small model).
+            # One ordinary call on the first pair sets truncation and special tokens on the Rust
+            # tokenizer exactly as a full call would; its ids are checked against it.
+            probe = self.tokenizer([chunk[0][0]], [chunk[0][1]], truncation=True, max_length=self.max_length)
+            if self._by_sentence:
+                packed = self._tokenize_sentences(chunk, probe)
+                if packed is not None:
+                    return packed
+            encodings = self.tokenizer._tokenizer.encode_batch(list(chunk))
+            if encodings[0].ids == probe["input_ids"][0]:
+                columns = {"input_ids": [e.ids for e in encodings]}
+                if "token_type_ids" in self._input_names and "token_type_ids" in probe:
+                    columns["token_type_ids"] = [e.type_ids for e in encodings]
+                return Packed.from_lists(columns)
+        enc = self.tokenizer([p for p, _ in chunk], [h for _, h in chunk],
+                             truncation=True, max_length=self.max_length)
+        return Packed.from_lists({k: enc[k] for k in self._input_names if k in enc and k != "attention_mask"})
+
+    def _tokenize_sentences(self, chunk: Sequence[Pair], probe) -> Packed | None:
+        """Each distinct sentence tokenised once, pairs joined from them with the tokenizer's pair
+        template (a premise shared by many pairs, H and H' in three pairs each: a third of the
+        tokenising work). None, and the pair-by-pair path, when the tokenizer's pairs are not such
+        joins, when a pair needs truncating, or when a sample of pairs differs from the
+        tokenizer's own pair encoding."""
+        import numpy as np
+
+        rust = self.tokenizer._tokenizer
+        with_types = "token_type_ids" in self._input_names and "token_type_ids" in probe
+        # The template is read off a pair whose sentences both have tokens: with an empty one,
+        # where the special tokens go would be ambiguous.
+        k = next((i for i, (p, h) in enumerate(chunk[:256]) if p.strip() and h.strip()), None)
+        if k is None:
+            return None
+        (whole,) = rust.encode_batch([chunk[k]])
+        first_a, first_b = rust.encode_batch(list(chunk[k]), add_special_tokens=False)
+        template = PairTemplate.infer(whole.ids, whole.type_ids if with_types else None, first_a.ids, first_b.ids)
+        if template is None:
+            self._by_sentence = False
+            return None
+        index: dict[str, int] = {}
+        a = np.fromiter((index.setdefault(p, len(index)) for p, _ in chunk), dtype=np.int64, count=len(chunk))
+        b = np.fromiter((index.setdefault(h, len(index)) for _, h in chunk), dtype=np.int64, count=len(chunk))
+        encodings = rust.encode_batch(list(index), add_special_tokens=False)
+        sentences = Packed.from_lists({"input_ids": [e.ids for e in encodings]})
+        if int((sentences.lengths[a] + sentences.lengths[b]).max()) + template.extra > self.max_length:
+            return None  # some pair is truncated: the tokenizer's own rule decides how
+        packed = template.join(sentences, a, b, with_types)
+        if packed.flat["input_ids"][:int(packed.lengths[0])].tolist() != probe["input_ids"][0]:
+            # transformers' own call is the reference, as on the pair-by-pair path
+            self._by_sentence = False
+            return None
+        sample = sorted({0, k, len(chunk) - 1, *range(0, len(chunk), max(1, len(chunk) // 16))})
+        for i, enc in zip(sample, rust.encode_batch([chunk[i] for i in sample]), strict=True):
+            o, n = int(packed.offsets[i]), int(packed.lengths[i])
+            if (packed.flat["input_ids"][o:o + n].tolist() != enc.ids
+                    or (with_types and packed.flat["token_type_ids"][o:o + n].tolist() != enc.type_ids)):
+                log.debug("%s: pairs are not joined sentences for this tokenizer; tokenising pairs", self.name)
+                self._by_sentence = False
+                return None
+        return packed
+
+    def _label_chunk(self, packed: Packed, start: int) -> Iterator[tuple[list[int], list[Prediction]]]:
+        if self.auto_batch and not self._probed:
+            self._probed = True
+            self.batch_size = self._probe_batch_size(packed)
+        batches = plan_batches(packed.lengths, self.batch_size, self.batch_tokens)
+        pending: list[tuple[Any, Any, int]] = []  # (rows, logits on the device, device index)
+        waiting, since = 0, time.perf_counter()
+        for k, rows in enumerate(batches):
+            d = k % len(self.devices)
+            pending.append((rows, self._forward(d, self._to_device(self._pad_packed(packed, rows), d)), d))
+            waiting += len(rows)
+            if waiting >= FLUSH_PAIRS or time.perf_counter() - since >= FLUSH_SECONDS:
+                yield from self._fetch(pending, start)
+                pending, waiting, since = [], 0, time.perf_counter()
+        if pending:
+            yield from self._fetch(pending, start)
+
+    def _pad_packed(self, packed: Packed, rows) -> dict[str, Any]:
         left = getattr(self.tokenizer, "padding_side", "right") == "left"
         fill = {"input_ids": self.tokenizer.pad_token_id or 0, "token_type_ids": 0}
-        batch = {}
-        for name, col in columns.items():
-            a = np.full((len(rows), width), fill.get(name, 0), dtype=np.int64)
-            for r, i in enumerate(rows):
-                seq = col[i]
-                if left:
-                    a[r, width - len(seq):] = seq
-                else:
-                    a[r, :len(seq)] = seq
-            batch[name] = torch.from_numpy(a)
-        if "attention_mask" in self._input_names and "attention_mask" not in batch:
-            mask = np.zeros((len(rows), width), dtype=np.int64)
-            for r, i in enumerate(rows):
-                n = len(columns["input_ids"][i])
-                if left:
-                    mask[r, width - n:] = 1
-                else:
-                    mask[r, :n] = 1
-            batch["attention_mask"] = torch.from_numpy(mask)
-        return batch
+        mask = "attention_mask" if "attention_mask" in self._input_names else None
+        return packed.pad(rows, fill, left=left, mask_name=mask)
 
-    def _run(self, columns: dict[str, list[list[int]]], rows: list[int]) -> list[Prediction]:
+    def _pad(self, columns: dict[str, list[list[int]]], rows: list[int]) -> dict[str, Any]:
+        """Tensors for one batch, padded to its longest pair (on the tokenizer's padding side)."""
         import torch
 
-        batch = {k: v.to(self.device) for k, v in self._pad(columns, rows).items()}
+        packed = Packed.from_lists(columns)
+        return {k: torch.from_numpy(v) for k, v in self._pad_packed(packed, rows).items()}
+
+    def _to_device(self, arrays: dict[str, Any], d: int) -> dict[str, Any]:
+        """numpy -> tensors on device d: on CUDA through pinned memory without waiting (the copy
+        is queued on the stream before the forward pass that reads it)."""
+        import torch
+
+        device = self.devices[d]
+        if device.type == "cuda":
+            return {k: torch.from_numpy(v).pin_memory().to(device, non_blocking=True) for k, v in arrays.items()}
+        return {k: torch.from_numpy(v).to(device) for k, v in arrays.items()}
+
+    def _forward(self, d: int, batch: dict[str, Any]):
+        """Float logits of one batch, left on the device (no synchronisation here)."""
+        import torch
+
         oom = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
         try:
             with torch.inference_mode():
-                logits = self.model(**batch).logits.float()
+                logits = self.replicas[d](**batch).logits.float()
         except oom as e:
             raise BackendError(
-                f"{self.name}: out of memory on a batch of {len(rows)} pairs; "
-                "try a smaller --batch-size or --max-length"
+                f"{self.name}: out of memory on a batch of {len(next(iter(batch.values())))} pairs; "
+                "try a smaller --batch-size, --batch-tokens or --max-length"
             ) from e
         self.forward_calls += 1
-        finite = torch.isfinite(logits).all(dim=-1)
-        if not bool(finite.all()):  # argmax would call NaN the largest: every pair one label
+        return logits
+
+    def _fetch(self, pending: list, start: int) -> list[tuple[list[int], list[Prediction]]]:
+        """Softmax, argmax and the finiteness check on the device, then one copy per device back
+        to the host for a group of batches; (indices, Predictions) per batch, in batch order."""
+        import numpy as np
+        import torch
+
+        host = {}
+        with torch.inference_mode():
+            for d in sorted({d for _, _, d in pending}):
+                logits = torch.cat([x for _, x, dd in pending if dd == d])
+                finite = torch.isfinite(logits).all(dim=-1, keepdim=True)
+                packed = torch.cat([torch.softmax(logits, dim=-1), logits.argmax(dim=-1, keepdim=True).float(),
+                                    finite.float()], dim=1)
+                host[d] = packed.cpu().numpy()
+        rows = []
+        used = dict.fromkeys(host, 0)
+        for r, _, d in pending:  # back to batch order: batch k came from device k mod D
+            n = len(r)
+            rows.append(host[d][used[d]:used[d] + n])
+            used[d] += n
+        table = np.concatenate(rows)
+        bad = int((table[:, 4] == 0).sum())
+        if bad:  # argmax would call NaN the largest: every pair one label
             raise BackendError(
                 f"{self.name}: the model output non-finite logits (NaN or infinity) for "
-                f"{int((~finite).sum())} of {len(rows)} pairs in a batch; its weights hold NaN or "
+                f"{bad} of {len(table)} pairs; its weights hold NaN or "
                 "infinite values, or the dtype overflows (try --dtype float32)"
             )
-        probs = torch.softmax(logits, dim=-1).cpu().tolist()
-        best = logits.argmax(dim=-1).cpu().tolist()
-        return [
-            Prediction(self.labels[k], {self.labels[j]: float(row[j]) for j in range(3)})
-            for k, row in zip(best, probs, strict=True)
-        ]
+        preds = self._predictions(table)
+        out, at = [], 0
+        for r, _, _ in pending:
+            out.append(((r + start).tolist(), preds[at:at + len(r)]))
+            at += len(r)
+        return out
+
+    def _predictions(self, table) -> list[Prediction]:
+        names = self.labels
+        best = table[:, 3].astype(int).tolist()
+        probs = table[:, :3].tolist()
+        return [Prediction(names[k], {names[0]: p[0], names[1]: p[1], names[2]: p[2]})
+                for k, p in zip(best, probs, strict=True)]
+
+    def _probe_batch_size(self, packed: Packed) -> int:
+        """--batch-size auto: CPU_AUTO_BATCH off CUDA; on CUDA the largest of AUTO_CANDIDATES whose
+        batch of the chunk's widest pairs runs (the widest batch decides what fits)."""
+        import torch
+
+        if self.devices[0].type != "cuda" or not len(packed):
+            return CPU_AUTO_BATCH
+        order = plan_batches(packed.lengths, 1)
+        widest = [int(order[0][0])]
+        best = 1
+        for size in AUTO_CANDIDATES:
+            rows = (widest * size)[:size]
+            try:
+                for d in range(len(self.devices)):
+                    self._forward(d, self._to_device(self._pad_packed(packed, rows), d))
+                    torch.cuda.synchronize(self.devices[d])
+            except BackendError:  # out of memory
+                break
+            finally:
+                self.forward_calls = 0
+            best = size
+        torch.cuda.empty_cache()
+        log.info("%s: --batch-size auto chose %d", self.name, best)
+        return max(1, best)
+
+
+def _replica(model, device):
+    import copy
+
+    return copy.deepcopy(model).to(device).eval()
 
 
 def _set_threads(device, threads: int | None) -> None:
