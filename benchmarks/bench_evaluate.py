@@ -101,7 +101,7 @@ def time_transnli(triples: Path, model: Path, out: Path, args) -> dict:
         t0 = time.perf_counter()
         result = ev.evaluate_triples([triples], [f"hf:{model}"], out, batch_size=args.batch_size,
                                      device=args.device, dtype=args.dtype, no_cache=True,
-                                     threads=args.threads, show_progress=False, plots=True)
+                                     threads=args.threads, show_progress=False, plots=args.plots)
         total = time.perf_counter() - t0
     finally:
         ev.create_backend = real_create
@@ -525,6 +525,8 @@ def main() -> None:
     ap.add_argument("--tiny-n", type=int, default=10000, help="--tiny: triples of the big run (default 10000)")
     ap.add_argument("--tiny-small", type=int, default=500, help="--tiny: triples of the small run (default 500)")
     ap.add_argument("--no-stages", dest="stages", action="store_false", help="--tiny: skip the stage breakdown")
+    ap.add_argument("--no-plots", dest="plots", action="store_false",
+                    help="(a) without the figures (as `transnli evaluate --no-plots`): what they cost")
     ap.add_argument("--cli-arg", action="append", default=None, metavar="ARG",
                     help="--tiny: extra argument for `transnli evaluate` (repeatable), e.g. --cli-arg=--batch-size=64")
     args = ap.parse_args()
@@ -593,6 +595,7 @@ def main() -> None:
         "device": args.device,
         "dtype": args.dtype,
         "batch_size": args.batch_size,
+        "plots": args.plots,
         "torch_threads": torch.get_num_threads(),
         "load_avg": [load_before, round(os.getloadavg()[0], 2)],
         "triples_made": made,
