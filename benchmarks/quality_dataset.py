@@ -21,13 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-DATA = Path(__file__).resolve().parent / "data"
-SENTENCES = DATA / "quality_dev_sentences.jsonl"
-JUDGEMENTS = DATA / "quality_dev.jsonl"
-
-
-def key(hypothesis: str, modified: str) -> str:
-    return f"{hypothesis}\x1f{modified}"
+from bench_quality import JUDGEMENTS, SENTENCES, key  # noqa: E402 - one definition of the dev data
 
 
 def sha256_of(*paths: Path) -> str:

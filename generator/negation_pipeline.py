@@ -112,14 +112,7 @@ class NegationPipeline(WordNetPipeline):
         position = {id(p): k for k, p in enumerate(pairs)}
         rows: list[tuple[int, int, TripleRecord]] = []  # (pair position, 0 wordnet / 1 negation, record)
         if self.with_wordnet:
-            chosen = []
-            for choice in self.choose_words(pairs, tagged, timer):
-                counts["words_considered"] += 1
-                if choice.record is None:
-                    counts[f"skipped_{choice.status}"] += 1
-                    continue
-                counts["candidates_built"] += 1
-                chosen.append(choice)
+            chosen = self.built_choices(pairs, tagged, counts, timer)
             with timer.stage("filters"):
                 self.apply_filters(chosen, counts, filtered if filtered is not None else [])
             rows += [(position[id(c.pair)], 0, c.record) for c in chosen]

@@ -260,6 +260,15 @@ class WordNetPipeline:
         timer = timer or self.timer
         with timer.stage("tagging"):
             tagged = self.tagger.tag([p.hypothesis for p in pairs])
+        built = self.built_choices(pairs, tagged, counts, timer, every)
+        with timer.stage("filters"):
+            alive = self.apply_filters(built, counts, filtered if filtered is not None else [])
+        return [c.record for c in alive]
+
+    def built_choices(self, pairs: Sequence[NLIPair], tagged, counts: Counter, timer: StageTimer,
+                      every: list[TripleRecord] | None = None) -> list[WordChoice]:
+        """The word choices that built a candidate record (counted in `counts`: words considered,
+        skips by reason, candidates built); their records are also appended to `every`."""
         built: list[WordChoice] = []
         for choice in self.choose_words(pairs, tagged, timer):
             counts["words_considered"] += 1
@@ -270,9 +279,7 @@ class WordNetPipeline:
             built.append(choice)
             if every is not None:
                 every.append(choice.record)
-        with timer.stage("filters"):
-            alive = self.apply_filters(built, counts, filtered if filtered is not None else [])
-        return [c.record for c in alive]
+        return built
 
     def apply_filters(self, choices: list[WordChoice], counts: Counter,
                       filtered: list[TripleRecord]) -> list[WordChoice]:
