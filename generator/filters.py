@@ -223,6 +223,9 @@ class LicensingFilter(_PerItem):
             # conditions", "its own base"), or a numeral ("five same cars").
             before = [t for t in others if t.head == head.i and t.i < tok.i] if head is not None else []
             in_slot = word == "own" or not any(t.dep in ("det", "poss", "predet", "nummod") for t in before)
+            if head is not None and head.pos == "ADP" and head.i == tok.i + 1:
+                # a complex preposition or comparative: "such as", "more than", "less than"
+                return FilterVerdict(False, f"'{tok.text} {head.text}' is a fixed function phrase")
             if prenominal:
                 if in_slot and (word in det_like) != (ant in det_like):
                     return FilterVerdict(False, f"'{tok.text}' fills the determiner slot; '{item.antonym}' does not")

@@ -69,14 +69,16 @@ def test_licensing_needs_a_licensor_a_new_word_and_a_slot(tagger):
         ("It matters whether you win or lose", "win", "lose", "v"),
         ("In certain conditions the reaction reappears", "certain", "uncertain", "a"),
         ("Five different cars are nearby", "different", "same", "a"),
+        ("Models such as BERT fail on these pairs", "such", "little", "a"),
     ]
     passed = [
         ("Did you never hesitate?", "never", "ever", "r"),
         ("Come here and give me a big hug", "big", "little", "a"),
         ("The different cars are nearby", "different", "same", "a"),
+        ("Such models fail on these pairs", "Such", "little", "a"),
     ]
-    assert verdicts(LicensingFilter(), tagger, caught) == [False] * 4
-    assert verdicts(LicensingFilter(), tagger, passed) == [True] * 3
+    assert verdicts(LicensingFilter(), tagger, caught) == [False] * 5
+    assert verdicts(LicensingFilter(), tagger, passed) == [True] * 4
 
 
 def test_argument_structure_from_wordnet_verb_frames(tagger):
