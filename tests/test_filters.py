@@ -10,6 +10,7 @@ from transnli.generator.filters import (
     FixedPhraseFilter,
     LicensingFilter,
     LightVerbFilter,
+    RareSenseFilter,
     SenseFitFilter,
     build_filters,
 )
@@ -79,6 +80,25 @@ def test_licensing_needs_a_licensor_a_new_word_and_a_slot(tagger):
     ]
     assert verdicts(LicensingFilter(), tagger, caught) == [False] * 5
     assert verdicts(LicensingFilter(), tagger, passed) == [True] * 4
+
+
+def test_rare_sense_catches_antonyms_of_rare_senses_only(tagger):
+    caught = [
+        # "sentence": the grammatical sense is first; "acquittal" opposes the legal one
+        ("Each sentence has a subject and a verb", "sentence", "acquittal", "n"),
+        # "key": the music sense (atonality) is rare beside the key of a lock
+        ("The key opens the front door", "key", "atonality", "n"),
+    ]
+    passed = [
+        ("Prices rose sharply last year", "rose", "fall", "v"),  # the first sense carries it
+        ("She opened the door", "opened", "close", "v"),
+        ("The old man is happy", "happy", "unhappy", "a"),  # adjectives are not its business
+    ]
+    flt = RareSenseFilter()
+    assert verdicts(flt, tagger, caught) == [False, False]
+    assert verdicts(flt, tagger, passed) == [True] * 3
+    verdict = flt.judge_many([item(tagger, *caught[0])])[0]
+    assert verdict.details["antonym_sense_prior"] < 0.3 and "rare senses" in verdict.reason
 
 
 def test_argument_structure_from_wordnet_verb_frames(tagger):
