@@ -17,7 +17,8 @@ TRIPLE_FIELDS = {
     "candidates", "pipeline", "checks",
 }
 
-DEFAULT_FILTERS = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference")
+DEFAULT_FILTERS = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference",
+                   "rare_sense")
 
 
 def generate(out, *extra):
