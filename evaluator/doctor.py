@@ -3,7 +3,8 @@ side: torch and the devices it sees, transformers, and any `--model SPEC` given,
 without loading weights.
 
 torch's import (1-3 s) is the one slow step the report needs, so it runs in a child process
-started first, while this process does the file checks; the report waits for it at the end.
+started first, while this process does the file checks; the report waits for it at the end. A
+CPU-only torch build is reported from its installed version alone unless --deep.
 """
 
 from __future__ import annotations
@@ -33,15 +34,22 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "voca
 
 
 class TorchProbe:
-    """torch's facts from a child process (started at construction, read by `status`)."""
+    """torch's facts from a child process (started at construction, read by `status`). A CPU-only
+    build (its version ends in "+cpu") can only see the CPU, so without `deep` no child is started
+    for it: importing torch is most of doctor's time on such a machine."""
 
-    def __init__(self) -> None:
+    def __init__(self, deep: bool = False) -> None:
         self.proc = None
-        if dist_version("torch") is not None:
+        self.version = dist_version("torch")
+        self.cpu_only = bool(self.version) and self.version.endswith("+cpu") and not deep
+        if self.version is not None and not self.cpu_only:
             self.proc = subprocess.Popen([sys.executable, "-c", _TORCH_PROBE], stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, text=True)
 
     def status(self, timeout: float = 120.0) -> ResourceStatus:
+        if self.cpu_only:
+            return ResourceStatus("torch", True, self.version,
+                                  "devices: cpu (a CPU-only build; --deep imports it)", TORCH_FIX)
         if self.proc is None:
             return ResourceStatus("torch", False, None, "torch is not installed", TORCH_FIX)
         try:
@@ -185,7 +193,7 @@ def evaluation_checks(models: Sequence[str] = (), probe: TorchProbe | None = Non
 @click.option("--deep", is_flag=True, help="Load every resource for real (slower: 10-20 s).")
 def doctor(as_json, models, deep):
     """List every resource and backend, whether it is usable, and how to get it when not."""
-    probe = TorchProbe()  # first: it runs while the other checks do
+    probe = TorchProbe(deep)  # first: it runs while the other checks do
     rows = run_checks(deep=deep) + evaluation_checks(models, probe)
     failed = [r for r in rows if r.name.startswith("model: ") and not r.usable]
     if as_json:

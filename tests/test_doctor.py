@@ -80,3 +80,22 @@ def test_doctor_checks_model_specs_without_loading(tmp_path, tiny_nli_entailing_
 
     ok = CliRunner().invoke(main, ["doctor", "--model", f"good=hf:{tiny_nli_entailing_model_dir}"])
     assert ok.exit_code == 0 and "good: usable: folder: bert model" in ok.output
+
+
+def test_a_cpu_only_torch_is_reported_without_importing_it_unless_deep(monkeypatch):
+    import transnli.evaluator.doctor as doc
+
+    real = doc.dist_version("torch")
+    monkeypatch.setattr(doc, "dist_version", lambda name: "2.13.0+cpu" if name == "torch" else real)
+    quick = doc.TorchProbe()
+    assert quick.proc is None
+    row = quick.status()
+    assert row.usable and row.version == "2.13.0+cpu" and "CPU-only" in row.detail
+    deep = doc.TorchProbe(deep=True)  # --deep imports it for real, in the child
+    assert deep.proc is not None
+    row = deep.status()
+    assert row.usable and row.detail.startswith("devices: cpu") and "CPU-only" not in row.detail
+    monkeypatch.setattr(doc, "dist_version", lambda name: "2.13.0" if name == "torch" else real)
+    cuda_build = doc.TorchProbe()  # a build that may see GPUs: always probed
+    assert cuda_build.proc is not None
+    cuda_build.status()
