@@ -12,7 +12,6 @@ evaluated on.
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_quality import JUDGEMENTS, SENTENCES, key  # noqa: E402 - one definition of the dev data
+from bench_quality import JUDGEMENTS, SENTENCES, key, load_judgements  # noqa: E402 - one definition of the dev data
 
 
 def sha256_of(*paths: Path) -> str:
@@ -41,16 +40,6 @@ class Dataset:
     keys: list[str]
     missing: int  # judged candidates the stages no longer build (left out)
     data_sha256: str
-
-
-def load_judgements(path: Path = JUDGEMENTS) -> dict[str, dict]:
-    out = {}
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                j = json.loads(line)
-                out[key(j["hypothesis"], j["modified_hypothesis"])] = j
-    return out
 
 
 def default_accepted_keys() -> set[str]:
