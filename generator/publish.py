@@ -68,7 +68,9 @@ FILTER_DOCS = {
                  "slots the antonym cannot fill are rejected",
     "argument_structure": "an antonym verb needs a WordNet verb frame for the original's complements",
     "coreference": "a gendered noun is not swapped while a pronoun of the old gender still refers to it",
+    "rare_sense": "a noun or verb is not swapped for an antonym of only its rare senses",
     "sense_fit": "the word must be likely to be used in a sense that carries the antonym",
+    "quality_model": "a learned scorer of the candidate's quality must reach its threshold",
 }
 
 

@@ -72,6 +72,9 @@ def cli(*args):
 # -- the schema -------------------------------------------------------------------------------------
 def test_every_check_and_filter_has_a_place_in_the_schema():
     assert set(FILTER_NAMES) | {"grammar", "acceptability", "llm_answer"} == set(CHECK_NAMES)
+    from transnli.generator.publish import FILTER_DOCS
+
+    assert set(FILTER_DOCS) == set(FILTER_NAMES)  # the card says what each filter of a run did
     feats = triple_features()
     assert feats["gold_label"].names == ["entailment", "neutral", "contradiction"]
     assert list(feats["checks"]) == list(CHECK_NAMES)
