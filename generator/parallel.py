@@ -186,12 +186,19 @@ class ParallelRunner:
         """Stop at once: queued batches are dropped and running ones killed."""
         if self._pool is not None:
             pool, self._pool = self._pool, None
+            # shutdown(wait=False) forgets the executor's manager thread, so a later
+            # shutdown(wait=True) no longer joins it: keep it to join here. Left running, it can
+            # close its wake-up pipe while the interpreter's exit hook writes to it, which prints
+            # an OSError traceback after our one-line error (Python < 3.12).
+            manager = getattr(pool, "_executor_manager_thread", None)
             pool.shutdown(wait=False, cancel_futures=True)
             # The executor has no public way to stop a running task; its process table is the
             # one handle on the workers (absent in some versions: then they finish their batch).
             for process in list((getattr(pool, "_processes", None) or {}).values()):
                 process.terminate()
             pool.shutdown(wait=True)
+            if manager is not None:
+                manager.join(timeout=30)
 
     def __enter__(self) -> ParallelRunner:
         return self
