@@ -56,12 +56,12 @@ class TorchProbe:
             out, err = self.proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            return ResourceStatus("torch", False, dist_version("torch"), f"import torch took over {timeout:.0f} s", TORCH_FIX)
+            return ResourceStatus("torch", False, self.version, f"import torch took over {timeout:.0f} s", TORCH_FIX)
         try:
             facts = json.loads(out.strip().splitlines()[-1])
         except (ValueError, IndexError):
             last = (err.strip().splitlines() or ["no output"])[-1]
-            return ResourceStatus("torch", False, dist_version("torch"), f"import torch failed: {last}", TORCH_FIX)
+            return ResourceStatus("torch", False, self.version, f"import torch failed: {last}", TORCH_FIX)
         devices = ["cpu"] + [f"cuda:{i} ({name})" for i, name in enumerate(facts["cuda"])] + (["mps"] if facts["mps"] else [])
         detail = "devices: " + ", ".join(devices)
         if facts["cuda"]:

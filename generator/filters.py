@@ -456,6 +456,30 @@ def word_senses(word: str, pos: str, antonym: str) -> tuple[SenseInfo, ...]:
     return tuple(out)
 
 
+def item_pos(item: FilterItem) -> str:
+    """The WordNet POS the candidate's antonym was found under."""
+    from transnli.generator.antonyms import WN_POS
+
+    return item.antonym_pos if item.antonym_pos in ("a", "n", "v", "r") else WN_POS.get(item.token.pos, "n")
+
+
+def item_senses(item: FilterItem, pos: str) -> tuple[SenseInfo, ...]:
+    """The senses of the replaced word, each marked whether it carries the antonym."""
+    from transnli.generator.antonyms import WN_POS
+
+    tok = item.token
+    # The lemma when the word is looked up in its own POS; a participle read as an adjective
+    # ("occupied") is looked up by its surface form, as the antonym stage does.
+    word = tok.lemma.lower() if pos == WN_POS.get(tok.pos) else tok.text.lower()
+    return word_senses(word, pos, item.antonym) or word_senses(tok.text.lower(), pos, item.antonym)
+
+
+def antonym_sense_prior(senses: Sequence[SenseInfo]) -> float:
+    """Share of the word's sense-tagged uses (add-half smoothing) on senses that carry the antonym."""
+    total = sum(s.count + 0.5 for s in senses)
+    return sum(s.count + 0.5 for s in senses if s.carries) / total if total else 0.0
+
+
 class SenseFitFilter(_PerItem):
     """Is the word used here in a sense that the antonym opposes? Each WordNet sense of the word
     gets a prior from WordNet's sense-tagged frequencies (add-half smoothing) and a context score:
@@ -471,22 +495,12 @@ class SenseFitFilter(_PerItem):
         self.ranker = ranker
         self.context_weight = context_weight
 
-    def _pos(self, item: FilterItem) -> str:
-        from transnli.generator.antonyms import WN_POS
-
-        return item.antonym_pos if item.antonym_pos in ("a", "n", "v", "r") else WN_POS.get(item.token.pos, "n")
-
     def judge(self, item: FilterItem) -> FilterVerdict:
         import math
 
         tok = item.token
-        pos = self._pos(item)
-        from transnli.generator.antonyms import WN_POS
-
-        # The lemma when the word is looked up in its own POS; a participle read as an adjective
-        # ("occupied") is looked up by its surface form, as the antonym stage does.
-        word = tok.lemma.lower() if pos == WN_POS.get(tok.pos) else tok.text.lower()
-        senses = word_senses(word, pos, item.antonym) or word_senses(tok.text.lower(), pos, item.antonym)
+        pos = item_pos(item)
+        senses = item_senses(item, pos)
         if len(senses) < 2 or not any(s.carries for s in senses) or all(s.carries for s in senses):
             return PASS  # one sense, or nothing to choose between
         total = sum(s.count + 0.5 for s in senses)
@@ -504,15 +518,14 @@ class SenseFitFilter(_PerItem):
                     score += self.context_weight * float(sig @ ctx)
             if score > best_score:
                 best, best_score = s, score
-        carried = sum(s.count + 0.5 for s in senses if s.carries) / total
-        details = {"sense": best.name, "antonym_sense_prior": round(carried, 4)}
+        details = {"sense": best.name, "antonym_sense_prior": round(antonym_sense_prior(senses), 4)}
         if best.carries:
             return FilterVerdict(True, "", details)
         return FilterVerdict(False, f"'{tok.text}' reads as {best.name}, a sense '{item.antonym}' does not oppose",
                              details)
 
 
-class RareSenseFilter(SenseFitFilter):
+class RareSenseFilter(_PerItem):
     """A noun or verb whose antonym belongs only to its rare senses: none of them is the word's
     first WordNet sense, and together they carry under `min_prior` of its sense-tagged uses
     (add-half smoothing). Such a swap mostly reads the word in the wrong sense ("sentence" ->
@@ -527,17 +540,13 @@ class RareSenseFilter(SenseFitFilter):
         self.min_prior = min_prior
 
     def judge(self, item: FilterItem) -> FilterVerdict:
-        from transnli.generator.antonyms import WN_POS
-
-        tok, pos = item.token, self._pos(item)
+        tok, pos = item.token, item_pos(item)
         if pos not in self.POS:
             return PASS
-        word = tok.lemma.lower() if pos == WN_POS.get(tok.pos) else tok.text.lower()
-        senses = word_senses(word, pos, item.antonym) or word_senses(tok.text.lower(), pos, item.antonym)
+        senses = item_senses(item, pos)
         if not senses or not any(s.carries for s in senses) or senses[0].carries:
             return PASS
-        total = sum(s.count + 0.5 for s in senses)
-        prior = sum(s.count + 0.5 for s in senses if s.carries) / total
+        prior = antonym_sense_prior(senses)
         details = {"sense": next(s.name for s in senses if s.carries), "antonym_sense_prior": round(prior, 4)}
         if prior >= self.min_prior:
             return FilterVerdict(True, "", details)

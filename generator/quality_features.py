@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from transnli.generator.filters import FilterItem, SenseFitFilter, word_senses
+from transnli.generator.filters import FilterItem, SenseFitFilter, antonym_sense_prior, word_senses
 
 POS_VALUES = ("ADJ", "ADV", "NOUN", "VERB")
 TAG_VALUES = ("JJ", "JJR", "JJS", "NN", "NNS", "RB", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ")
@@ -103,8 +103,6 @@ def antonym_facts(text: str, lemma: str, wn_pos: str, participle: bool, antonym:
     n_senses = len(_senses(word, wn_pos))
     lexname = _lexname(word, wn_pos, rank)
     senses = word_senses(word, wn_pos, antonym)
-    total = sum(s.count + 0.5 for s in senses)
-    carried = sum(s.count + 0.5 for s in senses if s.carries)
     return {
         "log_n_senses": math.log1p(n_senses),
         "antonym_sense_rank": math.log1p(rank) if rank >= 0 else math.log1p(n_senses),
@@ -112,7 +110,7 @@ def antonym_facts(text: str, lemma: str, wn_pos: str, participle: bool, antonym:
         "antonym_own_lemma": float(own),
         "antonym_indirect": float(indirect or not own),
         "antonym_attested": float(attested),
-        "antonym_sense_prior": carried / total if total else 0.0,
+        "antonym_sense_prior": antonym_sense_prior(senses),
         "log_sense_count": math.log1p(sum(s.count for s in senses)),
         "prefix_antonym": float(_prefix_pair(word, ant) or _prefix_pair(text, ant)),
         "prefix_word": float(_prefix_pair(ant, word) or _prefix_pair(ant, text)),
