@@ -121,11 +121,12 @@ def triple_labels(t: Triple, labels: dict[Pair, Prediction]) -> TripleLabels:
                         pair=pair_for(t, PH), unlabelled=unlabelled)
 
 
-def prediction_row(t: Triple, spec: str, labels: dict[Pair, Prediction]) -> dict[str, Any]:
-    """One line of predictions.jsonl: a triple's four labels and probabilities under a model."""
+def prediction_row(t: Triple, spec: str, labels: dict[Pair, Prediction],
+                   row: TripleLabels | None = None) -> dict[str, Any]:
+    """One line of predictions.jsonl: a triple's four labels and probabilities under a model.
+    `row`: the triple's labels when the caller already has them (triple_labels)."""
     preds = {k: labels.get(pair_for(t, k)) for k in KINDS}
-    row = triple_labels(t, labels)
-    outcome = rule_outcome(row)
+    outcome = rule_outcome(row if row is not None else triple_labels(t, labels))
     return {
         "id": t.id,
         "dataset": t.dataset,
@@ -418,8 +419,8 @@ def evaluate_triples(
     if out is None:
         return done
     rows = (prediction_row(t, spec, labels) for spec, labels in results for t in triples)
-    samples = (sample_row(t, prediction_row(t, spec, labels), triple_labels(t, labels))
-               for spec, labels in results for t in triples)
+    samples = (sample_row(t, prediction_row(t, spec, labels, tl), tl)
+               for spec, labels in results for t in triples for tl in (triple_labels(t, labels),))
     gen_rows = find_generation_stats(triple_paths, triples)
     removed = clear_outputs(out) if out.is_dir() else []
     if replaces_other and removed and echo:
