@@ -451,6 +451,17 @@ def theta_star_joint(patterns: dict[Pattern, int], R: int, time_limit: float | N
     hi_m1 = theta_star(marginal_counts(pats, R)).theta
     programs = 1
     best = feasible(hi_m1)
+
+    def narrow(t: Fraction) -> None:
+        """One integer program at t: t becomes the upper bound, or its solution the lower one."""
+        nonlocal best, lo, hi, programs
+        programs += 1
+        found = feasible(t)
+        if found is None:
+            hi = t
+        else:
+            best, lo = found, _joint_value(found, R, N)
+
     if best is not None:
         lo, hi = _joint_value(best, R, N), None
     else:
@@ -461,23 +472,13 @@ def theta_star_joint(patterns: dict[Pattern, int], R: int, time_limit: float | N
         lp = theta_star_joint_lp(pats, R)
         for probe in (lp, lp - Fraction(4, Q)):
             if lo < probe < hi:
-                programs += 1
-                found = feasible(probe)
-                if found is None:
-                    hi = probe
-                else:
-                    best, lo = found, _joint_value(found, R, N)
+                narrow(probe)
     while hi is not None:
         if _simplest_between(lo, hi).denominator > Q:
             break
         mid = (lo + hi) / 2
-        mid = mid.limit_denominator(Q * Q) if lo < mid.limit_denominator(Q * Q) < hi else mid
-        programs += 1
-        found = feasible(mid)
-        if found is None:
-            hi = mid
-        else:
-            best, lo = found, _joint_value(found, R, N)
+        simple = mid.limit_denominator(Q * Q)
+        narrow(simple if lo < simple < hi else mid)
     key = tuple(sum(s[i] for s in best.values()) for i in range(R))
     return JointAlarm(lo, key, dict(sorted(best.items())), Q, R, programs)
 
@@ -512,7 +513,7 @@ def theta_star_joint_lp(patterns: dict[Pattern, int], R: int, digits: int = 6) -
     float tolerances can only make it larger, i.e. more cautious). Exceeds the integer value by
     O(1/Q) at most in practice (tests compare both)."""
     pats, N, Q = check_patterns(patterns, R)
-    m = [min(c) for c in zip(*marginal_counts(pats, R), strict=True)]
+    m = label_minima(marginal_counts(pats, R))
     hi = min(1.0, sum(m) / Q) + 1e-12  # the M = 1 real-valued bound
     if _joint_lp_feasible(pats, R, N, hi - 1e-12):
         best = hi

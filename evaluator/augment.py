@@ -39,6 +39,7 @@ from .errors import EvaluatorError
 from .families import FLIP, H2_ROLE, NEG_ROLE, Family
 from .labels import C, E, N, parse_label
 from .repair import MAX_REPAIR_MEMBERS, RepairLimitError, repair
+from .rules import mutual
 
 log = logging.getLogger("transnli")
 COLUMNS = ("premise", "hypothesis", "label", "rule", "source_id", "source_pair", "dataset", "model_label")
@@ -92,15 +93,15 @@ def logic_rows(fam: Family, model: Label | None = None, gold: bool = True) -> li
         return out
     for alt in alts:
         hh2, h2h = model.get((H, alt)), model.get((alt, H))
-        mutual = hh2 if hh2 == h2h and hh2 in (E, C) else None
-        if mutual is None:
+        relation = mutual(hh2, h2h)
+        if relation is None:
             continue
         if g == E:
-            row(P, alt, mutual, "rule1" if mutual == E else "rule2")
-        elif g is not None and mutual == E:
+            row(P, alt, relation, "rule1" if relation == E else "rule2")
+        elif g is not None and relation == E:
             row(P, alt, g, "substitution")
         for neg in negs:
-            if mutual == E:  # H' equivalent to H, so it contradicts not-H both ways
+            if relation == E:  # H' equivalent to H, so it contradicts not-H both ways
                 row(alt, neg, C, "neg_equivalent")
                 row(neg, alt, C, "neg_equivalent")
             else:  # H' implies not-H = H¬

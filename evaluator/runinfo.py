@@ -31,15 +31,9 @@ def run_clock() -> float:
 
 
 def dist_versions(names: Sequence[str] = VERSIONED) -> dict[str, str | None]:
-    from importlib.metadata import PackageNotFoundError, version
+    from transnli.generator.build import dist_version
 
-    out: dict[str, str | None] = {}
-    for name in names:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
+    return {name: dist_version(name) for name in names}
 
 
 def memory_source(triples: Sequence[Any]) -> dict[str, Any]:
@@ -94,6 +88,8 @@ def run_info(command_line: Sequence[str] | None, models: list[dict[str, Any]], s
 
 
 def write_run_info(out_dir: Path, info: dict[str, Any]) -> Path:
+    from .report import write_json
+
     path = Path(out_dir) / "run_info.json"
-    path.write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(path, info)
     return path
