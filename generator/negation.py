@@ -128,11 +128,6 @@ def _end(tok: Token) -> int:
     return tok.idx + len(tok.text)
 
 
-def _case(word: str, like: str) -> str:
-    """`word` in the case of `like`: ALL CAPS copied, Title copied, else as written."""
-    return match_case(word, like)
-
-
 def _all_caps(word: str) -> bool:
     letters = [c for c in word if c.isalpha()]
     return len(letters) >= 2 and all(c.isupper() for c in letters)
@@ -300,7 +295,7 @@ class Negator:
     def _add_not(self, sentence: TaggedSentence, aux: Token) -> NegationResult:
         low = aux.text.lower()
         if low in MODAL_JOINED:  # "can" -> "cannot", in the auxiliary's case
-            new = MODAL_JOINED[low].upper() if _all_caps(aux.text) else _case(MODAL_JOINED[low], aux.text)
+            new = match_case(MODAL_JOINED[low], aux.text)
         else:
             new = aux.text + " " + ("NOT" if _all_caps(aux.text) else "not")
         kind = "modal" if aux.tag == "MD" else "add_not"
@@ -369,7 +364,7 @@ class Negator:
             return NegationResult("unhandled_negation")  # "not" away from its auxiliary
         if prev.text.lower() == "ai":
             return NegationResult("unhandled_negation")  # "ain't": no single positive form
-        npi_edits = [Edit(t.idx, _end(t), _case(NPI_POSITIVE[t.text.lower()], t.text))
+        npi_edits = [Edit(t.idx, _end(t), match_case(NPI_POSITIVE[t.text.lower()], t.text))
                      for t in toks if t.text.lower() in NPI_POSITIVE and t.i > neg.i
                      and parse.in_main_clause(t, root)]
         fused = prev.whitespace == ""  # "isn't", "cannot", "can't"
@@ -381,7 +376,7 @@ class Negator:
             lemma = verb.text.lower() if verb.tag == "VB" else base_form(verb)
             form = lemma if tag == "VBP" else inflect(lemma, tag, "v")
             if prev.text[:1].isupper():
-                form = _case(form, prev.text)
+                form = match_case(form, prev.text)
             # "does not play" / "doesn't play" -> "plays"; words between (adverbs) are kept:
             # "does not always play" -> "always plays".
             new = text[_end(neg):verb.idx].lstrip() + form
@@ -391,7 +386,7 @@ class Negator:
 
         low = prev.text.lower()
         if fused and low in CLIPPED:  # "can't" -> "can", "won't" -> "will"
-            new = _case(CLIPPED[low], prev.text)
+            new = match_case(CLIPPED[low], prev.text)
             edits = [Edit(prev.idx, _end(neg), new), *npi_edits]
             word = text[prev.idx:_end(neg)]
             return NegationResult("ok", Negated(_apply(text, edits), word, new, prev.idx, _end(neg), neg,

@@ -30,7 +30,6 @@ TRIPLES, REJECTED, STATS, CONFIG, PROGRESS = (
     "triples.jsonl", "rejected.jsonl", "stats.json", "config.json", "progress.json",
 )
 FINISHED, LOCK = "finished.json", "run.lock"
-EXPORTS = ("parquet", "hf", "card")
 EXPORT_PATHS = ("triples.parquet", "rejected.parquet", "hf_dataset", "hub")
 OUTPUTS = (TRIPLES, REJECTED)
 
