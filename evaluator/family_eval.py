@@ -79,7 +79,8 @@ def dataset_family_metrics(families: Sequence[Family], graphs: Sequence, samples
         for key, violated in sneg_outcomes(fam, graph):
             sneg_cases[key] += 1
             sneg_viol[key] += violated
-        consistent_families += is_consistent(graph)
+        # a violated chain of known labels stays violated whatever fills the gaps: no need to ask
+        consistent_families += not any(violated_here) and is_consistent(graph)
     stran = {}
     for k in STRAN_KS:
         chosen = samples.get(k, [])
