@@ -418,14 +418,13 @@ def evaluate_triples(
                             labels=results, run_info=info)
     if out is None:
         return done
-    rows = (prediction_row(t, spec, labels) for spec, labels in results for t in triples)
     samples = (sample_row(t, prediction_row(t, spec, labels, tl), tl)
                for spec, labels in results for t in triples for tl in (triple_labels(t, labels),))
     gen_rows = find_generation_stats(triple_paths, triples)
     removed = clear_outputs(out) if out.is_dir() else []
     if replaces_other and removed and echo:
         echo(f"replaced an earlier evaluation's outputs in {out} ({', '.join(removed)})")
-    done.files = write_outputs(out, summary, rows, gen_rows, plots=plots, samples=samples)
+    done.files = write_outputs(out, summary, samples, gen_rows, plots=plots)
     if fam is not None:
         done.files.append(fam.write_rows(out / "families.jsonl", write_jsonl))
     done.files.append(write_run_info(out, info))

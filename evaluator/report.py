@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import EvaluatorError
 from .rules import RULES
-from .samples import SAMPLES_NAME, render_examples, write_samples
+from .samples import SAMPLES_NAME, ExampleCollector, prediction_of, render_examples
 from .tables import per_dataset_table, per_model_table
 from .triples import Triple
 
@@ -299,23 +299,28 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
             fh.write(_dumps(path, row) + "\n")
 
 
-def write_outputs(out_dir: Path, summary: dict[str, Any], prediction_rows: Iterable[dict[str, Any]],
-                  gen_rows: list[dict[str, Any]], plots: bool = True,
-                  samples: Iterable[dict[str, Any]] | None = None) -> list[Path]:
-    """Write every output file; returns their paths. `gen_rows`: Table 9 (may be empty);
-    `samples`: the rows of samples.jsonl (samples.sample_row), whose violations report.md lists."""
+def write_rows(samples_path: Path, predictions_path: Path, rows: Iterable[dict[str, Any]]) -> ExampleCollector:
+    """samples.jsonl and predictions.jsonl in one pass over the samples rows (samples.sample_row);
+    returns the violating triples report.md shows."""
+    examples = ExampleCollector()
+    with (open(samples_path, "w", encoding="utf-8", newline="\n") as samples,
+          open(predictions_path, "w", encoding="utf-8", newline="\n") as predictions):
+        for row in rows:
+            examples.add(row)
+            predictions.write(_dumps(predictions_path, prediction_of(row)) + "\n")
+            samples.write(_dumps(samples_path, row) + "\n")
+    return examples
+
+
+def write_outputs(out_dir: Path, summary: dict[str, Any], samples: Iterable[dict[str, Any]],
+                  gen_rows: list[dict[str, Any]], plots: bool = True) -> list[Path]:
+    """Write every output file; returns their paths. `samples`: the rows of samples.jsonl
+    (samples.sample_row; predictions.jsonl holds a subset of each); `gen_rows`: Table 9 (may be
+    empty)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "tables").mkdir(exist_ok=True)
-    files: list[Path] = []
-
-    p = out_dir / "predictions.jsonl"
-    write_jsonl(p, prediction_rows)
-    files.append(p)
-    examples = None
-    if samples is not None:
-        p = out_dir / SAMPLES_NAME
-        examples = write_samples(p, samples, write_jsonl)
-        files.append(p)
+    files = [out_dir / "predictions.jsonl", out_dir / SAMPLES_NAME]
+    examples = write_rows(files[1], files[0], samples)
     p = out_dir / "summary.json"
     write_json(p, summary)
     files.append(p)

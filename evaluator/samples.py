@@ -8,9 +8,8 @@ then input order, so that `transnli show` and a reader with `grep` or pandas nee
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .labels import SHORT
@@ -93,17 +92,14 @@ class ExampleCollector:
         return out
 
 
-def write_samples(path: Path, rows: Iterable[dict[str, Any]], write_jsonl) -> ExampleCollector:
-    """Write samples.jsonl with `write_jsonl(path, rows)` and return the report's examples."""
-    collector = ExampleCollector()
+# predictions.jsonl's keys: a samples row less the sentences and the extras
+PREDICTION_KEYS = ("id", "dataset", "model", "gold_label", "labels", "probs", "rule", "violated")
 
-    def tee() -> Iterator[dict[str, Any]]:
-        for row in rows:
-            collector.add(row)
-            yield row
 
-    write_jsonl(path, tee())
-    return collector
+def prediction_of(row: dict[str, Any]) -> dict[str, Any]:
+    """The predictions.jsonl line of a samples.jsonl row (each is a subset of the other, so a run
+    builds the rows once and writes both files from them)."""
+    return {k: row[k] for k in PREDICTION_KEYS}
 
 
 def _cell(text: str) -> str:
