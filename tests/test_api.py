@@ -72,6 +72,17 @@ def test_generate_errors_are_one_line():
         transnli.generate(PAIRS, exports=("parquet",))
     with pytest.raises(transnli.TransnliError, match="no-such-preset"):
         transnli.generate(PAIRS, preset="no-such-preset")
+    with pytest.raises(transnli.TransnliError, match="llm_concurrency instead"):
+        transnli.generate(PAIRS, pipeline="llm", llm_model="m", workers=2)
+
+
+@pytest.mark.slow
+def test_generate_negations_with_workers_matches_one_process():
+    # like `transnli generate --pipeline wordnet+negation --workers 2`: only LLM pipelines refuse workers
+    one = transnli.generate(PAIRS, pipeline="wordnet+negation")
+    two = transnli.generate(PAIRS, pipeline="wordnet+negation", workers=2)
+    assert [r.to_dict() for r in two.records] == [r.to_dict() for r in one.records]
+    assert any(r.pipeline == "negation" for r in one.records)
 
 
 # ------------------------------------------------------------------ evaluate

@@ -132,7 +132,7 @@ def _generate_in_memory(source, preset: str, progress: bool, overrides: dict[str
 
     from transnli.generator.build import build_pipeline
     from transnli.generator.checks.base import BackendUnavailable
-    from transnli.generator.config import ConfigError, resolve_config
+    from transnli.generator.config import LLM_PIPELINES, ConfigError, resolve_config
     from transnli.generator.inputs import DuplicateCounter
     from transnli.generator.parallel import run_batches
     from transnli.generator.readers import InputError, read_pairs
@@ -145,8 +145,9 @@ def _generate_in_memory(source, preset: str, progress: bool, overrides: dict[str
         config = resolve_config(preset, **overrides)
     except ConfigError as e:
         raise TransnliError(str(e)) from e
-    if workers > 1 and config.pipeline != "wordnet":
-        raise TransnliError(f"workers applies to the wordnet pipeline, not to {config.pipeline}")
+    if workers > 1 and config.pipeline in LLM_PIPELINES:
+        raise TransnliError(f"workers applies to the wordnet and negation pipelines; pipeline {config.pipeline} "
+                            "has llm_concurrency instead")
     bad: Counter = Counter()
     try:
         if isinstance(source, (str, Path)):
