@@ -29,7 +29,13 @@ from .report import find_generation_stats, preload_in_background, write_jsonl, w
 from .rules import RULES
 from .runinfo import memory_source, model_run_info, run_clock, run_info, write_run_info
 from .samples import sample_row
-from .schedule import H2H, HH2, KINDS, PH, PH2, first_stage, pair_for, second_stage, unique_pairs
+from .schedule import (
+    KINDS,
+    first_stage,
+    pairs_of,
+    second_stage,
+    unique_pair_counts,
+)
 from .triples import Triple, load_triples
 
 log = logging.getLogger("transnli")
@@ -114,18 +120,18 @@ def label_model(backend: NLIBackend, triples: Sequence[Triple], all_pairs: bool 
 
 
 def triple_labels(t: Triple, labels: dict[Pair, Prediction]) -> TripleLabels:
-    ph, hh2, h2h = (labels[pair_for(t, k)].label for k in (PH, HH2, H2H))
-    ph2_pred = labels.get(pair_for(t, PH2))
-    unlabelled = tuple(k for k in KINDS if (p := labels.get(pair_for(t, k))) is not None and p.label is None)
-    return TripleLabels(ph, hh2, h2h, ph2_pred.label if ph2_pred else None, t.gold_label,
-                        pair=pair_for(t, PH), unlabelled=unlabelled)
+    ph, hh2, h2h, ph2 = pairs_of(t)
+    preds = (labels[ph], labels[hh2], labels[h2h], labels.get(ph2))
+    unlabelled = tuple(k for k, p in zip(KINDS, preds, strict=True) if p is not None and p.label is None)
+    return TripleLabels(preds[0].label, preds[1].label, preds[2].label, preds[3].label if preds[3] else None,
+                        t.gold_label, pair=ph, unlabelled=unlabelled)
 
 
 def prediction_row(t: Triple, spec: str, labels: dict[Pair, Prediction],
                    row: TripleLabels | None = None) -> dict[str, Any]:
     """One line of predictions.jsonl: a triple's four labels and probabilities under a model.
     `row`: the triple's labels when the caller already has them (triple_labels)."""
-    preds = {k: labels.get(pair_for(t, k)) for k in KINDS}
+    preds = dict(zip(KINDS, (labels.get(p) for p in pairs_of(t)), strict=True))
     outcome = rule_outcome(row if row is not None else triple_labels(t, labels))
     return {
         "id": t.id,
@@ -398,12 +404,7 @@ def evaluate_triples(
             "transnli_version": _version(),
             "triples_files": files_info,
             "n_triples": len(triples),
-            "n_unique_pairs": {
-                "p_h": len(unique_pairs(triples, (PH,))),
-                "h_h2": len(unique_pairs(triples, (HH2,))),
-                "h2_h": len(unique_pairs(triples, (H2H,))),
-                "p_h2": len(unique_pairs(triples, (PH2,))),
-            },
+            "n_unique_pairs": unique_pair_counts(triples),
             "config": config,
             "models": described,
         },

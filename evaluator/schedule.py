@@ -31,6 +31,21 @@ def pair_for(triple: Triple, kind: str) -> Pair:
     return _PAIR[kind](triple)
 
 
+def pairs_of(triple: Triple) -> tuple[Pair, Pair, Pair, Pair]:
+    """The four pairs of a triple, in KINDS order: (P,H), (H,H'), (H',H), (P,H')."""
+    p, h, h2 = triple.premise, triple.hypothesis, triple.modified
+    return (p, h), (h, h2), (h2, h), (p, h2)
+
+
+def unique_pair_counts(triples: Iterable[Triple]) -> dict[str, int]:
+    """Distinct pairs of each kind (one pass; the provenance of summary.json)."""
+    seen: tuple[set[Pair], ...] = tuple(set() for _ in KINDS)
+    for t in triples:
+        for bucket, pair in zip(seen, pairs_of(t), strict=True):
+            bucket.add(pair)
+    return {kind: len(bucket) for kind, bucket in zip(KINDS, seen, strict=True)}
+
+
 def unique_pairs(triples: Iterable[Triple], kinds: Sequence[str] = KINDS) -> list[Pair]:
     """The distinct pairs of the given kinds, in first-seen order (triple by triple)."""
     out: dict[Pair, None] = {}

@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,13 @@ class TripleRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TripleRecord:
-        known = {f.name for f in fields(cls)}
+        known = _field_names(cls)
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@cache
+def _field_names(cls) -> frozenset[str]:
+    return frozenset(f.name for f in fields(cls))
 
 
 def stable_id(*parts: object) -> str:
