@@ -1,7 +1,7 @@
 """Collocation filter: does the antonym take the preposition the original word governs?
 
 Web n-gram counts (Peter Norvig's lists from the Google Web Trillion Word Corpus, as shipped in the
-`symspellpy` wheel, MIT: the 82,765 commonest words and 242,342 commonest word pairs) say how often
+`symspellpy` wheel, MIT: the commonest 83,000 words and 242,342 commonest word pairs) say how often
 a word follows another. Many words select their preposition ("responsible for", "attached to",
 "known as", "danger to"); their antonyms often select another one or none ("irresponsible for",
 "detached to", "unknown as", "safety to"), and such a swap reads as nonsense or in the wrong sense.
