@@ -62,14 +62,22 @@ def _read_counts(text: str, scale: int = 1) -> dict[str, int]:
     return out
 
 
+MISSING = ("the collocation filter needs the word-pair counts of the symspellpy package: "
+           "pip install symspellpy (or drop the filter: --filters -collocation)")
+
+
+def _require_symspellpy() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("symspellpy") is None:
+        raise RuntimeError(MISSING)
+
+
 @lru_cache(maxsize=1)
 def load_ngrams() -> NgramData:
     """The symspellpy lists (about 0.5 s to read; kept for the process)."""
-    try:
-        pkg = resources.files("symspellpy")
-    except ModuleNotFoundError as e:
-        raise RuntimeError("the collocation filter needs the symspellpy package's word lists: "
-                           "pip install symspellpy") from e
+    _require_symspellpy()
+    pkg = resources.files("symspellpy")
     return NgramData(_read_counts(pkg.joinpath(UNIGRAMS).read_text(encoding="utf-8")),
                      _read_counts(pkg.joinpath(BIGRAMS).read_text(encoding="utf-8"), BIGRAM_SCALE))
 
@@ -182,6 +190,8 @@ class CollocationFilter(_PerItem):
     def __init__(self, min_drop: float = 1.5, data: NgramData | None = None):
         self.min_drop = min_drop
         self._data = data
+        if data is None:
+            _require_symspellpy()  # fail when the pipeline is built, not halfway through a run
 
     @property
     def data(self) -> NgramData:

@@ -140,3 +140,13 @@ def test_passes_antonyms_that_take_the_same_preposition_or_have_none(tagger):
     flt = CollocationFilter()
     verdicts = flt.judge_many([parsed(tagger, *c) for c in passed])
     assert [v.passed for v in verdicts] == [True] * len(passed), [v.reason for v in verdicts]
+
+
+def test_a_missing_symspellpy_is_a_one_line_error_when_the_filter_is_built(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "symspellpy" else real(name, *a))
+    with pytest.raises(RuntimeError, match="pip install symspellpy"):
+        build_filters(["collocation"])
+    CollocationFilter(data=tiny_data())  # counts given: nothing to import
