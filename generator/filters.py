@@ -555,7 +555,7 @@ class RareSenseFilter(_PerItem):
 
 
 FILTER_NAMES = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference",
-                "rare_sense", "sense_fit", "quality_model")
+                "rare_sense", "sense_fit", "collocation", "quality_model")
 
 
 def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
@@ -574,9 +574,16 @@ def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
         "coreference": CoreferenceFilter,
         "rare_sense": RareSenseFilter,
         "sense_fit": lambda: SenseFitFilter(ranker),
+        "collocation": _collocation_filter,
         "quality_model": lambda: _quality_model_filter(ranker, quality_threshold, quality_model),
     }
     return [make[n]() for n in FILTER_NAMES if n in names]
+
+
+def _collocation_filter():
+    from transnli.generator.filters_collocation import CollocationFilter
+
+    return CollocationFilter()
 
 
 def _quality_model_filter(ranker, threshold: float, path: str | None):
