@@ -27,7 +27,7 @@ from ..labels import LABELS
 Pair = tuple[str, str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Prediction:
     """One model decision: a canonical label and, when the backend has them, the probabilities
     of the three labels (keys entailment, neutral, contradiction)."""
