@@ -555,7 +555,7 @@ class RareSenseFilter(_PerItem):
 
 
 FILTER_NAMES = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference",
-                "rare_sense", "sense_fit", "quality_model")
+                "rare_sense", "relational_adj", "nominal_adj", "verbal_participle", "sense_fit", "quality_model")
 
 
 def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
@@ -573,10 +573,17 @@ def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
         "argument_structure": ArgumentStructureFilter,
         "coreference": CoreferenceFilter,
         "rare_sense": RareSenseFilter,
+        **_adjective_filters(),
         "sense_fit": lambda: SenseFitFilter(ranker),
         "quality_model": lambda: _quality_model_filter(ranker, quality_threshold, quality_model),
     }
     return [make[n]() for n in FILTER_NAMES if n in names]
+
+
+def _adjective_filters() -> dict:
+    from transnli.generator.filters_adjective import ADJECTIVE_FILTERS  # it imports this module
+
+    return dict(ADJECTIVE_FILTERS)
 
 
 def _quality_model_filter(ranker, threshold: float, path: str | None):
