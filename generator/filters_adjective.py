@@ -91,10 +91,19 @@ class RelationalAdjectiveFilter(_PerItem):
                                     f"later sense {senses[carrying].name}", details)
 
 
+def _people_noun(word: str) -> bool:
+    """WordNet lists the word as a noun for a group or kind of people ("the poor", "the sick")."""
+    key = word.lower().replace(" ", "_")
+    return any(s.lexname() in ("noun.group", "noun.person") and any(lem.name().lower() == key for lem in s.lemmas())
+               for s in _wn().synsets(key, "n"))
+
+
 class NominalAdjectiveFilter(_PerItem):
     """An adjective (Penn tag JJ, JJR, JJS) in a noun's or an adverb's slot: the head of a noun
     phrase with a determiner or possessive ("at the ready", "her significant other"), or an adverbial
-    or numeric modifier ("strike it rich", "strive higher", "a few sticks")."""
+    or numeric modifier ("strike it rich", "strive higher", "a few sticks"). The adjective that
+    names a group of people ("the poor" -> "the rich", "the living" -> "the dead") passes when
+    WordNet lists both words as such nouns: that construction takes any adjective of the kind."""
 
     name = "nominal_adj"
     NOUN_DEPS = ("pobj", "dobj", "nsubj", "nsubjpass", "attr", "appos")
@@ -109,7 +118,7 @@ class NominalAdjectiveFilter(_PerItem):
                                         f"a slot '{item.antonym}' does not fill", {"slot": tok.dep})
         if tok.dep in self.NOUN_DEPS:
             det = next((c for c in _children(item.sentence, tok.i) if c.dep in ("det", "poss", "predet")), None)
-            if det is not None:
+            if det is not None and not (_people_noun(tok.text) and _people_noun(item.antonym)):
                 return FilterVerdict(False, f"'{det.text} {tok.text}' is a noun phrase headed by the adjective "
                                             f"({tok.dep}); '{item.antonym}' does not stand in for it",
                                      {"slot": tok.dep})
