@@ -8,7 +8,8 @@ the preset once with a pass-through probe after its own filters, so each named f
 the items the preset's filters let through (those the checks then accept or reject, marked
 "accepted"/"checks"), and prints one tab-separated line per rejection: filter, G(ood)/B(ad)/?
 (unjudged), error type, status, word -> antonym, the filter's reason, the sentence. Lines follow the
-pipeline's batches (accepted, then checks-rejected, per batch), so two runs print the same. Use it on the dev set only (see docs/development.md).
+pipeline's batches (accepted, then checks-rejected, per batch), so two runs print the same.
+Use it on the dev set only (see docs/development.md).
 """
 
 from __future__ import annotations

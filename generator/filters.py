@@ -555,7 +555,7 @@ class RareSenseFilter(_PerItem):
 
 
 FILTER_NAMES = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference",
-                "rare_sense", "relational_adj", "nominal_adj", "verbal_participle", "sense_fit", "quality_model")
+                "rare_sense", "relational_adj", "sense_fit", "quality_model")
 
 
 def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,

@@ -1,9 +1,8 @@
 """Adjective filters: where an adjective's antonym cannot stand in for it, from WordNet and the parse.
 
 Adjectives are most of what the generator accepts, and their bad swaps are mostly a wrong sense or a
-true opposite that the sentence cannot take. Three shapes recur that WordNet and spaCy can see
-without guessing the sense from the context (which, in ``sense_fit``, cost more good triples than
-it saved):
+true opposite that the sentence cannot take. One shape that WordNet can see without guessing the
+sense from the context (which, in ``sense_fit``, cost more good triples than it saved):
 
 - ``relational_adj``: a *relational* (classifying) adjective used before a noun. Its more frequent
   reading relates the noun to a domain ("economic straitjacket" = of the economy, "medical
@@ -11,18 +10,12 @@ it saved):
   sense glossed "of or relating to ...". Such senses have no antonym; the antonym belongs to a
   later, descriptive sense (economic = thrifty -> inefficient), so the swap reads as a different,
   often absurd, classification ("inefficient straitjacket", "surgical inhibition").
-- ``nominal_adj``: an adjective that heads a noun phrase ("at the ready", "to the safe", "against
-  the other", "it is the same") or stands where an adverb or quantifier would ("strike it rich",
-  "increased fourfold", "a few sticks"): the antonym does not fill that slot, or breaks the
-  expression the slot belongs to.
-- ``verbal_participle``: a participle swapped for an *adjective* antonym while it still does a
-  verb's work: it takes a by-agent, an object or a to-infinitive ("was handled by ...", "were
-  intended to be"), follows perfect "have" ("had been stuck"), or heads a subordinate clause ("until
-  they were tamed", "as opposed to"). An adjective ("unintended", "unstuck", "wild") cannot take
-  those dependents. Participles used as adjectives ("the acknowledged leader", "is injured") pass.
 
-Each is a pure look-up over WordNet and the parse spaCy already made, and passes everything that is
-not an adjective swap (the antonym's WordNet POS is not "a").
+It is a pure look-up over WordNet and the parse spaCy already made, and passes everything that is
+not an adjective swap (the antonym's WordNet POS is not "a"). Other adjective rules that were
+measured and not kept (an adjective heading a noun phrase, a participle doing a verb's work, rare
+adjective senses, indirect antonyms of satellites) are described with their figures in
+docs/adjective-filters.md.
 """
 
 from __future__ import annotations
@@ -33,7 +26,6 @@ from transnli.generator.filters import (
     PASS,
     FilterItem,
     FilterVerdict,
-    _children,
     _PerItem,
     _wn,
     item_pos,
@@ -91,69 +83,6 @@ class RelationalAdjectiveFilter(_PerItem):
                                     f"later sense {senses[carrying].name}", details)
 
 
-def _people_noun(word: str) -> bool:
-    """WordNet lists the word as a noun for a group or kind of people ("the poor", "the sick")."""
-    key = word.lower().replace(" ", "_")
-    return any(s.lexname() in ("noun.group", "noun.person") and any(lem.name().lower() == key for lem in s.lemmas())
-               for s in _wn().synsets(key, "n"))
-
-
-class NominalAdjectiveFilter(_PerItem):
-    """An adjective (Penn tag JJ, JJR, JJS) in a noun's or an adverb's slot: the head of a noun
-    phrase with a determiner or possessive ("at the ready", "her significant other"), or an adverbial
-    or numeric modifier ("strike it rich", "strive higher", "a few sticks"). The adjective that
-    names a group of people ("the poor" -> "the rich", "the living" -> "the dead") passes when
-    WordNet lists both words as such nouns: that construction takes any adjective of the kind."""
-
-    name = "nominal_adj"
-    NOUN_DEPS = ("pobj", "dobj", "nsubj", "nsubjpass", "attr", "appos")
-    ADVERB_DEPS = ("advmod", "npadvmod", "nummod")
-
-    def judge(self, item: FilterItem) -> FilterVerdict:
-        tok = item.token
-        if item_pos(item) != "a" or not tok.tag.startswith("JJ"):
-            return PASS
-        if tok.dep in self.ADVERB_DEPS:
-            return FilterVerdict(False, f"'{tok.text}' is used as an adverb or quantifier ({tok.dep}), "
-                                        f"a slot '{item.antonym}' does not fill", {"slot": tok.dep})
-        if tok.dep in self.NOUN_DEPS:
-            det = next((c for c in _children(item.sentence, tok.i) if c.dep in ("det", "poss", "predet")), None)
-            if det is not None and not (_people_noun(tok.text) and _people_noun(item.antonym)):
-                return FilterVerdict(False, f"'{det.text} {tok.text}' is a noun phrase headed by the adjective "
-                                            f"({tok.dep}); '{item.antonym}' does not stand in for it",
-                                     {"slot": tok.dep})
-        return PASS
-
-
-class VerbalParticipleFilter(_PerItem):
-    """A participle (VBN, VBG) replaced by an adjective antonym while it keeps a verb's dependents
-    (a by-agent, an object, a clausal complement), follows perfect "have", or heads a relative,
-    adverbial or prepositional clause."""
-
-    name = "verbal_participle"
-    VERB_CHILDREN = ("agent", "dobj", "dative", "xcomp", "ccomp")
-    CLAUSE_DEPS = ("relcl", "advcl", "pcomp", "acl")
-
-    def judge(self, item: FilterItem) -> FilterVerdict:
-        tok = item.token
-        if item_pos(item) != "a" or tok.tag not in ("VBN", "VBG"):
-            return PASS
-        children = _children(item.sentence, tok.i)
-        verbal = next((c for c in children if c.dep in self.VERB_CHILDREN), None)
-        if verbal is not None:
-            why = f"it takes a verb's dependent ('{verbal.text}', {verbal.dep})"
-        elif any(c.dep == "aux" and c.lemma.lower() == "have" for c in children):
-            why = "it follows perfect 'have'"
-        elif tok.dep in self.CLAUSE_DEPS:
-            why = f"it heads a clause ({tok.dep})"
-        else:
-            return PASS
-        return FilterVerdict(False, f"'{tok.text}' is used as a verb: {why}, which the adjective "
-                                    f"'{item.antonym}' cannot take", {"slot": tok.dep})
-
-
 ADJECTIVE_FILTERS = {
     RelationalAdjectiveFilter.name: RelationalAdjectiveFilter,
-    NominalAdjectiveFilter.name: NominalAdjectiveFilter,
-    VerbalParticipleFilter.name: VerbalParticipleFilter,
 }

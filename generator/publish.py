@@ -71,8 +71,6 @@ FILTER_DOCS = {
     "rare_sense": "a noun or verb is not swapped for an antonym of only its rare senses",
     "relational_adj": "a relational adjective before a noun is not swapped for an antonym of only a later, "
                       "descriptive sense",
-    "nominal_adj": "an adjective heading a noun phrase or used as an adverb is not replaced",
-    "verbal_participle": "a participle doing a verb's work is not swapped for an adjective antonym",
     "sense_fit": "the word must be likely to be used in a sense that carries the antonym",
     "quality_model": "a learned scorer of the candidate's quality must reach its threshold",
 }

@@ -27,7 +27,7 @@ NO_LABEL = -1
 # candidate filters (generator/filters.FILTER_NAMES). tests/test_export.py keeps this in step.
 CHECK_NAMES = (
     "llm_answer", "auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure",
-    "coreference", "rare_sense", "relational_adj", "nominal_adj", "verbal_participle", "sense_fit", "quality_model", "grammar", "acceptability",
+    "coreference", "rare_sense", "relational_adj", "sense_fit", "quality_model", "grammar", "acceptability",
 )
 
 
