@@ -555,7 +555,17 @@ class RareSenseFilter(_PerItem):
 
 
 FILTER_NAMES = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference",
-                "rare_sense", "sense_fit", "collocation", "quality_model")
+                "rare_sense", "relational_adj", "clause_link", "attributive_participle", "verb_complements",
+                "sense_fit", "collocation", "quality_model")
+# Filters kept in modules of their own (each imports this one, so they load when asked for):
+# name -> (module under transnli.generator, class).
+_MODULE_FILTERS = {
+    "relational_adj": ("filters_adjective", "RelationalAdjectiveFilter"),
+    "clause_link": ("filters_verb", "ClauseLinkFilter"),
+    "attributive_participle": ("filters_verb", "AttributiveParticipleFilter"),
+    "verb_complements": ("filters_verb", "VerbComplementFilter"),
+    "collocation": ("filters_collocation", "CollocationFilter"),
+}
 
 
 def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
@@ -574,16 +584,16 @@ def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
         "coreference": CoreferenceFilter,
         "rare_sense": RareSenseFilter,
         "sense_fit": lambda: SenseFitFilter(ranker),
-        "collocation": _collocation_filter,
         "quality_model": lambda: _quality_model_filter(ranker, quality_threshold, quality_model),
     }
-    return [make[n]() for n in FILTER_NAMES if n in names]
+    return [make[n]() if n in make else _module_filter(n) for n in FILTER_NAMES if n in names]
 
 
-def _collocation_filter():
-    from transnli.generator.filters_collocation import CollocationFilter
+def _module_filter(name: str):
+    import importlib
 
-    return CollocationFilter()
+    module, cls = _MODULE_FILTERS[name]
+    return getattr(importlib.import_module(f"transnli.generator.{module}"), cls)()
 
 
 def _quality_model_filter(ranker, threshold: float, path: str | None):

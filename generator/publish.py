@@ -69,6 +69,8 @@ FILTER_DOCS = {
     "argument_structure": "an antonym verb needs a WordNet verb frame for the original's complements",
     "coreference": "a gendered noun is not swapped while a pronoun of the old gender still refers to it",
     "rare_sense": "a noun or verb is not swapped for an antonym of only its rare senses",
+    "relational_adj": "a relational adjective before a noun is not swapped for an antonym of only a later, "
+                      "descriptive sense",
     "sense_fit": "the word must be likely to be used in a sense that carries the antonym",
     "collocation": "the antonym must go with the preposition the word governs as the word does (web bigram counts)",
     "quality_model": "a learned scorer of the candidate's quality must reach its threshold",

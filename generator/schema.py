@@ -27,7 +27,8 @@ NO_LABEL = -1
 # candidate filters (generator/filters.FILTER_NAMES). tests/test_export.py keeps this in step.
 CHECK_NAMES = (
     "llm_answer", "auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure",
-    "coreference", "rare_sense", "sense_fit", "collocation", "quality_model", "grammar", "acceptability",
+    "coreference", "rare_sense", "relational_adj", "clause_link", "attributive_participle", "verb_complements",
+    "sense_fit", "collocation", "quality_model", "grammar", "acceptability",
 )
 
 
