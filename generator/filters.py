@@ -555,7 +555,8 @@ class RareSenseFilter(_PerItem):
 
 
 FILTER_NAMES = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference",
-                "rare_sense", "sense_fit", "quality_model")
+                "rare_sense", "clause_link", "attributive_participle", "verb_sense_share", "sense_fit",
+                "quality_model")
 
 
 def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
@@ -573,10 +574,19 @@ def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
         "argument_structure": ArgumentStructureFilter,
         "coreference": CoreferenceFilter,
         "rare_sense": RareSenseFilter,
+        "clause_link": lambda: _verb_filter("ClauseLinkFilter"),
+        "attributive_participle": lambda: _verb_filter("AttributiveParticipleFilter"),
+        "verb_sense_share": lambda: _verb_filter("VerbSenseShareFilter"),
         "sense_fit": lambda: SenseFitFilter(ranker),
         "quality_model": lambda: _quality_model_filter(ranker, quality_threshold, quality_model),
     }
     return [make[n]() for n in FILTER_NAMES if n in names]
+
+
+def _verb_filter(cls: str):
+    from transnli.generator import filters_verb  # imports this module: loaded on demand
+
+    return getattr(filters_verb, cls)()
 
 
 def _quality_model_filter(ranker, threshold: float, path: str | None):
