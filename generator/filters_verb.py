@@ -17,6 +17,11 @@ good from bad swaps without a word list:
   = proven) whose sense is not the verb sense the antonym opposes, and a verb antonym's participle
   rarely has an adjectival use of its own. A past participle swapped for WordNet's adjective
   antonym ("unacknowledged leader", "unshared field") is left alone: those are half good.
+- ``prepositional_frame``: the verb takes a prepositional phrase and no object here, WordNet gives
+  it a frame for that ("Somebody ----s PP") and gives the antonym none ("work as a spy" -> "idle as
+  a spy", "dress in the latest fashion" -> "undress in ..."). It extends ``argument_structure``
+  (same frames, same rule: enforced only where WordNet lists the frame for the original) to the
+  prepositional frames, and is a filter of its own so that it can be switched separately.
 - ``verb_sense_share``: the antonym opposes senses of the verb that together carry under
   `min_share` of its sense-tagged uses in WordNet, even when the first sense is among them (draw ->
   push, follow -> precede, fix -> break, cover -> uncover). ``rare_sense`` spares a first sense
@@ -36,8 +41,10 @@ from transnli.generator.filters import (
     _children,
     _PerItem,
     antonym_sense_prior,
+    complements,
     item_pos,
     item_senses,
+    verb_frames,
 )
 
 # Dependencies of a verb that links its clause to another by a discourse relation.
@@ -95,6 +102,32 @@ class AttributiveParticipleFilter(_PerItem):
             return FilterVerdict(False, f"attributive present participle '{tok.text}' is a lexicalised "
                                         f"adjective", details)
         return PASS
+
+
+# WordNet's frames for a verb with a prepositional phrase and no object: "Something is ----ing PP",
+# "Somebody ----s on something", "Somebody ----s PP", "Somebody ----s to somebody".
+FRAMES_PP = frozenset({4, 13, 22, 27})
+
+
+class PrepositionalFrameFilter(_PerItem):
+    """An intransitive verb with a prepositional phrase whose antonym WordNet gives no frame with a
+    prepositional phrase, where it gives the original one."""
+
+    name = "prepositional_frame"
+
+    def judge(self, item: FilterItem) -> FilterVerdict:
+        tok = item.token
+        if tok.pos != "VERB" or item.antonym_pos != "v":
+            return PASS
+        preps = [k for k in _children(item.sentence, tok.i) if k.dep == "prep"]
+        if not preps or any(complements(item.sentence, tok).values()):
+            return PASS
+        old, new = verb_frames(tok.lemma), verb_frames(item.antonym)
+        if not old & FRAMES_PP or new & FRAMES_PP or not new:
+            return PASS
+        return FilterVerdict(False, f"'{item.antonym}' takes no frame with a prepositional phrase, as "
+                                    f"'{tok.text} {preps[0].text} ...' has here",
+                             {"preposition": preps[0].text.lower(), "frames": sorted(new)})
 
 
 class VerbSenseShareFilter(_PerItem):
