@@ -555,8 +555,8 @@ class RareSenseFilter(_PerItem):
 
 
 FILTER_NAMES = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference",
-                "rare_sense", "clause_link", "attributive_participle", "prepositional_frame", "verb_sense_share",
-                "sense_fit", "quality_model")
+                "rare_sense", "clause_link", "attributive_participle", "prepositional_frame", "sense_fit",
+                "quality_model")
 
 
 def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
@@ -577,7 +577,6 @@ def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
         "clause_link": lambda: _verb_filter("ClauseLinkFilter"),
         "attributive_participle": lambda: _verb_filter("AttributiveParticipleFilter"),
         "prepositional_frame": lambda: _verb_filter("PrepositionalFrameFilter"),
-        "verb_sense_share": lambda: _verb_filter("VerbSenseShareFilter"),
         "sense_fit": lambda: SenseFitFilter(ranker),
         "quality_model": lambda: _quality_model_filter(ranker, quality_threshold, quality_model),
     }

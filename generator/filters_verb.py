@@ -1,7 +1,7 @@
-"""Candidate filters for replaced verbs, read from the spaCy parse and WordNet's sense-tagged counts.
+"""Candidate filters for replaced verbs, read from the spaCy parse and WordNet's verb frames.
 
 Verbs were the weakest part of the generator's output (dev set: 113 accepted verb triples, 46% good).
-Studying the accepted verb triples of benchmarks/data/quality_dev.jsonl, three mechanisms separate
+Studying the accepted verb triples of benchmarks/data/quality_dev.jsonl, these mechanisms separate
 good from bad swaps without a word list:
 
 - ``clause_link``: the verb heads an adverbial clause or a coordinated clause/predicate (spaCy's
@@ -22,11 +22,6 @@ good from bad swaps without a word list:
   a spy", "dress in the latest fashion" -> "undress in ..."). It extends ``argument_structure``
   (same frames, same rule: enforced only where WordNet lists the frame for the original) to the
   prepositional frames, and is a filter of its own so that it can be switched separately.
-- ``verb_sense_share``: the antonym opposes senses of the verb that together carry under
-  `min_share` of its sense-tagged uses in WordNet, even when the first sense is among them (draw ->
-  push, follow -> precede, fix -> break, cover -> uncover). ``rare_sense`` spares a first sense
-  because for nouns it is usually the reading meant; a verb's first WordNet sense is often a
-  rarely tagged one (draw.v.01 "pull"), so for verbs the share alone decides.
 
 Each filter only looks at tokens spaCy tags VERB; what they reject goes to rejected.jsonl like any
 filter's, with the reason and the parse facts it used in the verdict's details.
@@ -40,15 +35,12 @@ from transnli.generator.filters import (
     FilterVerdict,
     _children,
     _PerItem,
-    antonym_sense_prior,
     complements,
-    item_pos,
-    item_senses,
     verb_frames,
 )
 
 # Dependencies of a verb that links its clause to another by a discourse relation.
-CLAUSE_LINK_DEPS = {"advcl": "adverbial clause", "conj": "coordinated clause"}
+CLAUSE_LINK_DEPS = {"advcl": "an adverbial clause", "conj": "a coordinated clause or predicate"}
 
 
 def _marker(item: FilterItem) -> str | None:
@@ -79,7 +71,7 @@ class ClauseLinkFilter(_PerItem):
         marker = _marker(item)
         details = {"dep": tok.dep, "head": head.text if head is not None else None, "marker": marker}
         linked = f" by '{marker}'" if marker else ""
-        return FilterVerdict(False, f"'{tok.text}' heads an {CLAUSE_LINK_DEPS[tok.dep]} linked to "
+        return FilterVerdict(False, f"'{tok.text}' heads {CLAUSE_LINK_DEPS[tok.dep]} linked to "
                                     f"'{details['head']}'{linked}; its antonym breaks the relation",
                              details)
 
@@ -128,27 +120,3 @@ class PrepositionalFrameFilter(_PerItem):
         return FilterVerdict(False, f"'{item.antonym}' takes no frame with a prepositional phrase, as "
                                     f"'{tok.text} {preps[0].text} ...' has here",
                              {"preposition": preps[0].text.lower(), "frames": sorted(new)})
-
-
-class VerbSenseShareFilter(_PerItem):
-    """The antonym opposes senses that carry under `min_share` of the verb's sense-tagged uses
-    (add-half smoothing, as rare_sense), first sense or not."""
-
-    name = "verb_sense_share"
-
-    def __init__(self, min_share: float = 0.3):
-        self.min_share = min_share
-
-    def judge(self, item: FilterItem) -> FilterVerdict:
-        tok = item.token
-        if tok.pos != "VERB" or item_pos(item) != "v":
-            return PASS
-        senses = item_senses(item, "v")
-        if not any(s.carries for s in senses):
-            return PASS
-        share = antonym_sense_prior(senses)
-        details = {"sense": next(s.name for s in senses if s.carries), "antonym_sense_prior": round(share, 4)}
-        if share >= self.min_share:
-            return FilterVerdict(True, "", details)
-        return FilterVerdict(False, f"'{item.antonym}' opposes senses of '{tok.text}' that carry only "
-                                    f"{share:.0%} of its tagged uses", details)

@@ -69,6 +69,10 @@ FILTER_DOCS = {
     "argument_structure": "an antonym verb needs a WordNet verb frame for the original's complements",
     "coreference": "a gendered noun is not swapped while a pronoun of the old gender still refers to it",
     "rare_sense": "a noun or verb is not swapped for an antonym of only its rare senses",
+    "clause_link": "a verb heading an adverbial or coordinated clause is not replaced",
+    "attributive_participle": "a participle before a noun is not swapped for a verb, nor a present one at all",
+    "prepositional_frame": "an antonym verb needs a WordNet frame with a prepositional phrase where the "
+                           "original takes one",
     "sense_fit": "the word must be likely to be used in a sense that carries the antonym",
     "quality_model": "a learned scorer of the candidate's quality must reach its threshold",
 }
