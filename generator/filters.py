@@ -555,7 +555,7 @@ class RareSenseFilter(_PerItem):
 
 
 FILTER_NAMES = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference",
-                "rare_sense", "clause_link", "attributive_participle", "prepositional_frame", "sense_fit",
+                "rare_sense", "clause_link", "attributive_participle", "verb_complements", "sense_fit",
                 "quality_model")
 
 
@@ -576,7 +576,7 @@ def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
         "rare_sense": RareSenseFilter,
         "clause_link": lambda: _verb_filter("ClauseLinkFilter"),
         "attributive_participle": lambda: _verb_filter("AttributiveParticipleFilter"),
-        "prepositional_frame": lambda: _verb_filter("PrepositionalFrameFilter"),
+        "verb_complements": lambda: _verb_filter("VerbComplementFilter"),
         "sense_fit": lambda: SenseFitFilter(ranker),
         "quality_model": lambda: _quality_model_filter(ranker, quality_threshold, quality_model),
     }

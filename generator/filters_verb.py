@@ -17,11 +17,15 @@ good from bad swaps without a word list:
   = proven) whose sense is not the verb sense the antonym opposes, and a verb antonym's participle
   rarely has an adjectival use of its own. A past participle swapped for WordNet's adjective
   antonym ("unacknowledged leader", "unshared field") is left alone: those are half good.
-- ``prepositional_frame``: the verb takes a prepositional phrase and no object here, WordNet gives
-  it a frame for that ("Somebody ----s PP") and gives the antonym none ("work as a spy" -> "idle as
-  a spy", "dress in the latest fashion" -> "undress in ..."). It extends ``argument_structure``
-  (same frames, same rule: enforced only where WordNet lists the frame for the original) to the
-  prepositional frames, and is a filter of its own so that it can be switched separately.
+- ``verb_complements``: the antonym must admit the verb's complements where ``argument_structure``
+  does not look. (1) The verb takes a prepositional phrase and no object here, WordNet gives it a
+  frame for that ("Somebody ----s PP") and gives the antonym none ("work as a spy" -> "idle as a
+  spy", "dress in the latest fashion" -> "undress in ..."): argument_structure's frames and rule
+  (enforced only where WordNet lists the frame for the original), extended to the prepositional
+  frames. (2) WordNet's antonym is an adjective ("unintended", "unsupported") while the verb keeps
+  complements no adjective takes: an object, a by-agent, a verb complement, a purpose
+  to-infinitive ("a device unintended to conserve water", "a hierarchy unsupported by selection").
+  A filter of its own so that it can be switched separately from argument_structure.
 
 Each filter only looks at tokens spaCy tags VERB; what they reject goes to rejected.jsonl like any
 filter's, with the reason and the parse facts it used in the verdict's details.
@@ -101,15 +105,40 @@ class AttributiveParticipleFilter(_PerItem):
 FRAMES_PP = frozenset({4, 13, 22, 27})
 
 
-class PrepositionalFrameFilter(_PerItem):
-    """An intransitive verb with a prepositional phrase whose antonym WordNet gives no frame with a
-    prepositional phrase, where it gives the original one."""
+# What a verb takes that no adjective takes: an object, a by-agent, a verb complement, a purpose
+# to-infinitive.
+VERBAL_DEPS = {"dobj": "an object", "dative": "an object", "agent": "a by-agent", "xcomp": "a verb complement"}
 
-    name = "prepositional_frame"
+
+def verbal_complement(item: FilterItem) -> str | None:
+    """What the verb takes here that an adjective cannot, or None."""
+    for k in _children(item.sentence, item.token.i):
+        if k.dep in VERBAL_DEPS:
+            return VERBAL_DEPS[k.dep]
+        if k.dep == "advcl" and any(g.tag == "TO" for g in _children(item.sentence, k.i)):
+            return "a purpose to-infinitive"
+    return None
+
+
+class VerbComplementFilter(_PerItem):
+    """The antonym must admit the verb's complements where argument_structure does not look: an
+    intransitive verb's prepositional phrase (WordNet frames, "work as a spy" -> "idle as a spy"),
+    and an adjective antonym in place of a verb that keeps verbal complements ("a device intended to
+    conserve water" -> "unintended to conserve", "supported by selection" -> "unsupported by")."""
+
+    name = "verb_complements"
 
     def judge(self, item: FilterItem) -> FilterVerdict:
         tok = item.token
-        if tok.pos != "VERB" or item.antonym_pos != "v":
+        if tok.pos != "VERB":
+            return PASS
+        if item.antonym_pos in ("a", "s"):
+            what = verbal_complement(item)
+            if what:
+                return FilterVerdict(False, f"the adjective '{item.antonym}' cannot take {what}, as "
+                                            f"'{tok.text}' has here", {"complement": what})
+            return PASS
+        if item.antonym_pos != "v":
             return PASS
         preps = [k for k in _children(item.sentence, tok.i) if k.dep == "prep"]
         if not preps or any(complements(item.sentence, tok).values()):
@@ -119,4 +148,5 @@ class PrepositionalFrameFilter(_PerItem):
             return PASS
         return FilterVerdict(False, f"'{item.antonym}' takes no frame with a prepositional phrase, as "
                                     f"'{tok.text} {preps[0].text} ...' has here",
-                             {"preposition": preps[0].text.lower(), "frames": sorted(new)})
+                             {"complement": "a prepositional phrase", "preposition": preps[0].text.lower(),
+                              "frames": sorted(new)})

@@ -28,7 +28,7 @@ NO_LABEL = -1
 CHECK_NAMES = (
     "llm_answer", "auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure",
     "coreference", "rare_sense", "sense_fit", "quality_model", "grammar", "acceptability",
-    "clause_link", "attributive_participle", "prepositional_frame",
+    "clause_link", "attributive_participle", "verb_complements",
 )
 
 

@@ -6,7 +6,7 @@ from transnli.generator.filters import FilterItem, build_filters
 from transnli.generator.filters_verb import (
     AttributiveParticipleFilter,
     ClauseLinkFilter,
-    PrepositionalFrameFilter,
+    VerbComplementFilter,
 )
 from transnli.generator.tagging import SpacyTagger
 
@@ -69,24 +69,32 @@ def test_attributive_participle_catches_verb_participles_before_nouns(tagger):
     assert flt.judge(item(tagger, *caught[0])).details == {"tag": "VBG", "antonym_pos": "v"}
 
 
-def test_prepositional_frame_needs_a_pp_frame_for_the_antonym(tagger):
+def test_verb_complements_pp_frames_and_adjectives_for_verbs_with_complements(tagger):
     caught = [
+        # an intransitive verb's prepositional phrase; WordNet gives "idle" and "undress" no PP frame
         ("She worked as a spy in East Germany", "worked", "idle", "v"),
         ("She dresses in the latest Paris fashion", "dresses", "undress", "v"),
+        # an adjective antonym for a verb with a verb complement, a purpose clause, a by-agent
+        ("His remarks were intended to be neutral", "intended", "unintended", "a"),
+        ("A detail was sent to remove the fallen trees", "sent", "unsent", "a"),
+        ("The hierarchy is supported by scholastic selection", "supported", "unsupported", "a"),
     ]
     passed = [
         ("They were sitting by the water's edge", "sitting", "stand", "v"),  # stand has the frame
         ("She dresses the child in the morning", "dresses", "undress", "v"),  # an object: not this rule
         ("She worked hard", "worked", "idle", "v"),  # no prepositional phrase
+        ("The child was injured when he fell", "injured", "uninjured", "a"),  # nothing an adjective lacks
+        ("Computers are widely used in business", "used", "misused", "a"),
     ]
-    flt = PrepositionalFrameFilter()
-    assert verdicts(flt, tagger, caught) == [False] * 2
-    assert verdicts(flt, tagger, passed) == [True] * 3
+    flt = VerbComplementFilter()
+    assert verdicts(flt, tagger, caught) == [False] * 5
+    assert verdicts(flt, tagger, passed) == [True] * 5
     verdict = flt.judge(item(tagger, *caught[0]))
-    assert verdict.details == {"preposition": "as", "frames": [1, 2]}
+    assert verdict.details == {"complement": "a prepositional phrase", "preposition": "as", "frames": [1, 2]}
+    assert flt.judge(item(tagger, *caught[4])).details == {"complement": "a by-agent"}
 
 
 def test_verb_filters_are_built_by_name_in_canonical_order():
-    names = [f.name for f in build_filters(["prepositional_frame", "auxiliary", "clause_link",
+    names = [f.name for f in build_filters(["verb_complements", "auxiliary", "clause_link",
                                             "attributive_participle"])]
-    assert names == ["auxiliary", "clause_link", "attributive_participle", "prepositional_frame"]
+    assert names == ["auxiliary", "clause_link", "attributive_participle", "verb_complements"]
