@@ -71,6 +71,10 @@ FILTER_DOCS = {
     "rare_sense": "a noun or verb is not swapped for an antonym of only its rare senses",
     "relational_adj": "a relational adjective before a noun is not swapped for an antonym of only a later, "
                       "descriptive sense",
+    "clause_link": "a verb heading an adverbial or coordinated clause is not replaced",
+    "attributive_participle": "a participle before a noun is not swapped for a verb, nor a present one at all",
+    "verb_complements": "an antonym needs a WordNet frame for an intransitive verb's prepositional phrase, "
+                        "and an adjective antonym cannot replace a verb with an object, agent or verb complement",
     "sense_fit": "the word must be likely to be used in a sense that carries the antonym",
     "collocation": "the antonym must go with the preposition the word governs as the word does (web bigram counts)",
     "quality_model": "a learned scorer of the candidate's quality must reach its threshold",
