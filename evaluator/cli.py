@@ -12,6 +12,7 @@ from transnli.evaluator.alarm_cli import alarm
 from transnli.evaluator.augment import augment_command
 from transnli.evaluator.commands import LLM_OPTIONS, evaluate, evaluation_options, pairs
 from transnli.evaluator.doctor import doctor
+from transnli.evaluator.gcpolicy import freeze_after_loading
 from transnli.evaluator.show import show
 from transnli.generator.cli import (
     GENERATION_SETTING_NAMES,
@@ -29,6 +30,9 @@ from transnli.generator.publish_cli import publish as publish_command
 def main() -> None:
     """transnli: adversarial NLI test sets by antonym replacement, and transitive
     self-consistency evaluation of NLI models without gold labels."""
+    # A command-line run owns its process: what loading a model builds is frozen out of the
+    # garbage collector's way (evaluator/gcpolicy.py).
+    freeze_after_loading()
 
 
 main.add_command(generate)

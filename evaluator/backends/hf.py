@@ -303,6 +303,13 @@ class HFBackend(NLIBackend):
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_spec(cls, arg: str, options: BackendOptions) -> HFBackend:
+        from ..gcpolicy import loading
+
+        with loading():  # torch, transformers and the model: millions of long-lived objects
+            return cls._load(arg, options)
+
+    @classmethod
+    def _load(cls, arg: str, options: BackendOptions) -> HFBackend:
         import torch  # noqa: F401 - fail here, clearly, if torch is missing
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
         from transformers.utils import logging as hf_logging
