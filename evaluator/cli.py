@@ -13,6 +13,7 @@ from transnli.evaluator.augment import augment_command
 from transnli.evaluator.commands import LLM_OPTIONS, evaluate, evaluation_options, pairs
 from transnli.evaluator.doctor import doctor
 from transnli.evaluator.gcpolicy import freeze_after_loading
+from transnli.evaluator.plot_worker import use_plot_worker
 from transnli.evaluator.show import show
 from transnli.generator.cli import (
     GENERATION_SETTING_NAMES,
@@ -33,6 +34,7 @@ def main() -> None:
     # A command-line run owns its process: what loading a model builds is frozen out of the
     # garbage collector's way (evaluator/gcpolicy.py).
     freeze_after_loading()
+    use_plot_worker()  # and figures render on a second process (evaluator/plot_worker.py)
 
 
 main.add_command(generate)

@@ -25,6 +25,7 @@ from .family_eval import FamilyLabelling
 from .labels import parse_label_map
 from .metrics import EXTRAS_NOTE, TripleLabels, dataset_metrics, rule_outcome
 from .modelspec import parse_model_specs
+from .plot_worker import PlotWorker, plot_worker_enabled
 from .report import find_generation_stats, preload_in_background, write_jsonl, write_outputs
 from .rules import RULES
 from .runinfo import memory_source, model_run_info, run_clock, run_info, write_run_info
@@ -349,84 +350,90 @@ def evaluate_triples(
         if cache is not None:
             cache.close()
         raise
-    preload_in_background(plots and out is not None)  # output libraries load while the models run
-    started = run_clock()
-    options = BackendOptions(batch_size=32 if batch_size == "auto" else batch_size,
-                             batch_auto=batch_size == "auto", batch_tokens=batch_tokens, compile=compile,
-                             device=device, dtype=dtype,
-                             max_length=max_length, label_map=label_map, threads=threads,
-                             hash_file=hash_file, extra=dict(backend_extra or {}))
-    results: list[tuple[str, dict[Pair, Prediction]]] = []
-    described: list[dict[str, Any]] = []
-    stats: list[ModelStats] = []
-    fam = FamilyLabelling(triples) if families else None
-    used: list[dict[str, Any]] = []
+    # the command line renders the figures' PDFs on a second process (evaluator/plot_worker.py)
+    worker = PlotWorker().start() if plots and out is not None and plot_worker_enabled() else None
     try:
-        for model in model_list:
-            spec = model.name  # what every output calls the model
-            model_started = run_clock()
-            backend = create_backend(model.target, model.backend_options(options))
-            backend.spec = spec
-            runner: NLIBackend = backend
-            if cache is not None and backend.cacheable:
-                runner = CachedBackend(backend, cache)
-            try:
-                labels = label_model(runner, triples, all_pairs=all_pairs, show_progress=show_progress)
-                extra = fam.label(spec, runner, labels, label_pairs, _progress_bar, show_progress) if fam else 0
-            finally:
-                runner.close()
-            st = ModelStats(spec, pairs=len(labels) + extra)
-            if isinstance(runner, CachedBackend):
-                st.from_cache, st.computed = runner.hits, runner.computed
-            else:
-                st.computed = len(labels)
-            stats.append(st)
-            if echo:
+        preload_in_background(plots and out is not None)  # output libraries load while the models run
+        started = run_clock()
+        options = BackendOptions(batch_size=32 if batch_size == "auto" else batch_size,
+                                 batch_auto=batch_size == "auto", batch_tokens=batch_tokens, compile=compile,
+                                 device=device, dtype=dtype,
+                                 max_length=max_length, label_map=label_map, threads=threads,
+                                 hash_file=hash_file, extra=dict(backend_extra or {}))
+        results: list[tuple[str, dict[Pair, Prediction]]] = []
+        described: list[dict[str, Any]] = []
+        stats: list[ModelStats] = []
+        fam = FamilyLabelling(triples) if families else None
+        used: list[dict[str, Any]] = []
+        try:
+            for model in model_list:
+                spec = model.name  # what every output calls the model
+                model_started = run_clock()
+                backend = create_backend(model.target, model.backend_options(options))
+                backend.spec = spec
+                runner: NLIBackend = backend
+                if cache is not None and backend.cacheable:
+                    runner = CachedBackend(backend, cache)
+                try:
+                    labels = label_model(runner, triples, all_pairs=all_pairs, show_progress=show_progress)
+                    extra = fam.label(spec, runner, labels, label_pairs, _progress_bar, show_progress) if fam else 0
+                finally:
+                    runner.close()
+                st = ModelStats(spec, pairs=len(labels) + extra)
                 if isinstance(runner, CachedBackend):
-                    how = f"{st.from_cache} from cache, {st.computed} computed"
+                    st.from_cache, st.computed = runner.hits, runner.computed
                 else:
-                    how = "cache not used" if backend.cacheable else getattr(backend, "uncached_note", "no model run")
-                echo(f"{spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, labels)}")
-            results.append((spec, labels))
-            described.append({"name": spec, **backend.describe(), "spec": model.canonical,
-                              "pairs_labelled": len(labels) + extra})
-            used.append(model_run_info(model, backend, st, run_clock() - model_started))
-    finally:
-        if cache is not None:
-            cache.close()
+                    st.computed = len(labels)
+                stats.append(st)
+                if echo:
+                    if isinstance(runner, CachedBackend):
+                        how = f"{st.from_cache} from cache, {st.computed} computed"
+                    else:
+                        how = "cache not used" if backend.cacheable else getattr(backend, "uncached_note", "no model run")
+                    echo(f"{spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, labels)}")
+                results.append((spec, labels))
+                described.append({"name": spec, **backend.describe(), "spec": model.canonical,
+                                  "pairs_labelled": len(labels) + extra})
+                used.append(model_run_info(model, backend, st, run_clock() - model_started))
+        finally:
+            if cache is not None:
+                cache.close()
 
-    summary = {
-        "models": summarize(triples, results),
-        "datasets": list(dict.fromkeys(t.dataset for t in triples)),
-        "rules": {r.key: {"name": r.name, "definition": r.description} for r in RULES},
-        "extras_note": EXTRAS_NOTE,
-        "provenance": {
-            "transnli_version": _version(),
-            "triples_files": files_info,
-            "n_triples": len(triples),
-            "n_unique_pairs": unique_pair_counts(triples),
-            "config": config,
-            "models": described,
-        },
-    }
-    alarms = alarm_section(triples, results)  # no-knowledge alarms: two or more models only
-    if alarms is not None:
-        summary["alarms"] = alarms
-    if fam is not None:
-        summary["families"] = fam.summary()
-    info = run_info(command_line, used, run_clock() - started)
-    done = EvaluationResult(summary=summary, out_dir=out, files=[], stats=stats, triples=list(triples),
-                            labels=results, run_info=info)
-    if out is None:
+        summary = {
+            "models": summarize(triples, results),
+            "datasets": list(dict.fromkeys(t.dataset for t in triples)),
+            "rules": {r.key: {"name": r.name, "definition": r.description} for r in RULES},
+            "extras_note": EXTRAS_NOTE,
+            "provenance": {
+                "transnli_version": _version(),
+                "triples_files": files_info,
+                "n_triples": len(triples),
+                "n_unique_pairs": unique_pair_counts(triples),
+                "config": config,
+                "models": described,
+            },
+        }
+        alarms = alarm_section(triples, results)  # no-knowledge alarms: two or more models only
+        if alarms is not None:
+            summary["alarms"] = alarms
+        if fam is not None:
+            summary["families"] = fam.summary()
+        info = run_info(command_line, used, run_clock() - started)
+        done = EvaluationResult(summary=summary, out_dir=out, files=[], stats=stats, triples=list(triples),
+                                labels=results, run_info=info)
+        if out is None:
+            return done
+        samples = (sample_row(t, prediction_row(t, spec, labels, tl), tl)
+                   for spec, labels in results for t in triples for tl in (triple_labels(t, labels),))
+        gen_rows = find_generation_stats(triple_paths, triples)
+        removed = clear_outputs(out) if out.is_dir() else []
+        if replaces_other and removed and echo:
+            echo(f"replaced an earlier evaluation's outputs in {out} ({', '.join(removed)})")
+        done.files = write_outputs(out, summary, samples, gen_rows, plots=plots, plot_worker=worker)
+        if fam is not None:
+            done.files.append(fam.write_rows(out / "families.jsonl", write_jsonl))
+        done.files.append(write_run_info(out, info))
         return done
-    samples = (sample_row(t, prediction_row(t, spec, labels, tl), tl)
-               for spec, labels in results for t in triples for tl in (triple_labels(t, labels),))
-    gen_rows = find_generation_stats(triple_paths, triples)
-    removed = clear_outputs(out) if out.is_dir() else []
-    if replaces_other and removed and echo:
-        echo(f"replaced an earlier evaluation's outputs in {out} ({', '.join(removed)})")
-    done.files = write_outputs(out, summary, samples, gen_rows, plots=plots)
-    if fam is not None:
-        done.files.append(fam.write_rows(out / "families.jsonl", write_jsonl))
-    done.files.append(write_run_info(out, info))
-    return done
+    finally:
+        if worker is not None:
+            worker.close()

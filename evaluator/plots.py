@@ -15,7 +15,7 @@ byte-identical across runs (no creation date, a fixed SVG hash salt, TrueType fo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -310,14 +310,35 @@ FIGURES = {
 }
 
 
-def save_figure(fig, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
-    """Write `stem`.png/.pdf/.svg; returns the paths. Call inside `style()` (the SVG salt)."""
+# Formats drawn from one figure. A figure saved in one format keeps the layout that format's
+# renderer measured, so a file depends on the formats saved from the same figure before it; with a
+# fixed grouping, every file depends only on the summary, whichever process draws which group (the
+# command line renders the PDFs on another process, evaluator/plot_worker.py).
+FORMAT_GROUPS = (("png", "svg"), ("pdf",))
+
+
+def save_figure(build: Callable[[], Any], stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
+    """Write `stem`.<format> for each of `formats`, one figure (`build()`) per FORMAT_GROUPS entry;
+    returns the paths (none when `build` returns None). Call inside `style()` (the SVG salt)."""
     paths = []
-    for fmt in formats:
-        path = stem.with_name(f"{stem.name}.{fmt}")
-        fig.savefig(path, format=fmt, dpi=PNG_DPI, metadata=METADATA[fmt])
-        paths.append(path)
-    return paths
+    for group in FORMAT_GROUPS:
+        wanted = [f for f in group if f in formats]
+        if not wanted:
+            continue
+        fig = build()
+        if fig is None:
+            return []
+        for fmt in wanted:
+            path = stem.with_name(f"{stem.name}.{fmt}")
+            fig.savefig(path, format=fmt, dpi=PNG_DPI, metadata=METADATA[fmt])
+            paths.append(path)
+    return in_figure_order(paths)
+
+
+def in_figure_order(paths: Sequence[Path]) -> list[Path]:
+    """Figure files in the order write_plots lists them: by figure, then by format (FORMATS)."""
+    stems = list(dict.fromkeys(p.stem for p in paths))
+    return sorted(paths, key=lambda p: (stems.index(p.stem), FORMATS.index(p.suffix[1:])))
 
 
 def style():
@@ -331,13 +352,10 @@ def write_plots(summary: dict[str, Any], folder: Path, formats: Sequence[str] = 
     """Build and save every figure into `folder`; returns the files written."""
     folder.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
-    with style():
-        for name, build in FIGURES.items():
-            fig = build(summary)
-            files += save_figure(fig, folder / name, formats)
-        from .alarm_report import alarm_curve_figure
+    from .alarm_report import alarm_curve_figure
 
-        fig = alarm_curve_figure(summary)  # only with two or more models
-        if fig is not None:
-            files += save_figure(fig, folder / "alarm_curve", formats)
+    builders = {**FIGURES, "alarm_curve": alarm_curve_figure}  # the alarm curve: two or more models
+    with style():
+        for name, build in builders.items():
+            files += save_figure(lambda build=build: build(summary), folder / name, formats)
     return files

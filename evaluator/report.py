@@ -313,12 +313,18 @@ def write_rows(samples_path: Path, predictions_path: Path, rows: Iterable[dict[s
 
 
 def write_outputs(out_dir: Path, summary: dict[str, Any], samples: Iterable[dict[str, Any]],
-                  gen_rows: list[dict[str, Any]], plots: bool = True) -> list[Path]:
+                  gen_rows: list[dict[str, Any]], plots: bool = True, plot_worker=None) -> list[Path]:
     """Write every output file; returns their paths. `samples`: the rows of samples.jsonl
     (samples.sample_row; predictions.jsonl holds a subset of each); `gen_rows`: Table 9 (may be
-    empty)."""
+    empty); `plot_worker`: a started plot_worker.PlotWorker that renders its share of the figures
+    meanwhile."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "tables").mkdir(exist_ok=True)
+    plot_dir = out_dir / "plots"
+    pending = None
+    if plots and plot_worker is not None:
+        plot_dir.mkdir(exist_ok=True)
+        pending = plot_worker.render(summary, plot_dir)
     files = [out_dir / "predictions.jsonl", out_dir / SAMPLES_NAME]
     examples = write_rows(files[1], files[0], samples)
     p = out_dir / "summary.json"
@@ -350,7 +356,7 @@ def write_outputs(out_dir: Path, summary: dict[str, Any], samples: Iterable[dict
         files.append(p)
 
     if plots:
-        from .plots import write_plots
+        from .plot_worker import write_figures
 
-        files += write_plots(summary, out_dir / "plots")
+        files += write_figures(summary, plot_dir, plot_worker, pending)
     return files

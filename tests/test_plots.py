@@ -158,3 +158,36 @@ def test_short_names():
         "roberta-large-mnli", "labels", "llm:openai:gpt-4o"]
     assert plots.legend_columns(["a", "b", "c"], plots.COLUMN_IN) == 3
     assert plots.legend_columns(["x" * 40] * 3, plots.COLUMN_IN) == 1
+
+
+def test_the_plot_worker_writes_the_files_this_process_would(summary, tmp_path):
+    # the command line renders the PDFs on a worker process: the same files, byte for byte, as a
+    # run without one (the Python API), listed in write_plots' order
+    from transnli.evaluator.plot_worker import PlotWorker, write_figures
+
+    alone = write_figures(summary, tmp_path / "alone")
+    worker = PlotWorker().start()
+    try:
+        (tmp_path / "shared").mkdir()
+        shared = write_figures(summary, tmp_path / "shared", worker, worker.render(summary, tmp_path / "shared"))
+    finally:
+        worker.close()
+    assert [p.name for p in shared] == [p.name for p in alone]
+    assert [p.suffix for p in alone[:3]] == [".png", ".pdf", ".svg"] and len(alone) == 9
+    for path in alone:
+        assert (tmp_path / "shared" / path.name).read_bytes() == path.read_bytes(), path.name
+
+
+def test_a_dead_plot_worker_leaves_the_figures_to_this_process(summary, tmp_path):
+    from transnli.evaluator.plot_worker import PlotWorker, write_figures
+
+    worker = PlotWorker().start()
+    try:
+        for process in list(worker._pool._processes.values()):
+            process.kill()
+            process.join()
+        files = write_figures(summary, tmp_path, worker, worker.render(summary, tmp_path))
+    finally:
+        worker.close()
+    assert [p.name for p in files] == [p.name for p in write_figures(summary, tmp_path / "again")]
+    assert all(p.stat().st_size > 0 for p in files)
