@@ -85,7 +85,11 @@ def time_transnli(triples: Path, model: Path, out: Path, args) -> dict:
     """(a): evaluate_triples exactly as `transnli evaluate --no-cache` calls it; model loading
     (the hf backend's from_spec) is timed apart and subtracted."""
     import transnli.evaluator.evaluate as ev
+    from transnli.evaluator.gcpolicy import freeze_after_loading
+    from transnli.evaluator.plot_worker import use_plot_worker
 
+    freeze_after_loading()  # what the `transnli` command sets for its process (evaluator/cli.py)
+    use_plot_worker()
     loading = []
     real_create = ev.create_backend
 
