@@ -12,6 +12,9 @@ from transnli.evaluator import gcpolicy
 
 @pytest.fixture(autouse=True)
 def _restore():
+    # a command run in-process earlier in the session (click's CliRunner) has set the policy
+    gcpolicy.freeze_after_loading(False)
+    gc.unfreeze()
     yield
     gcpolicy.freeze_after_loading(False)
     gc.unfreeze()

@@ -18,7 +18,7 @@ TRIPLE_FIELDS = {
 }
 
 DEFAULT_FILTERS = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference",
-                   "rare_sense")
+                   "rare_sense", "collocation")
 
 
 def generate(out, *extra):
