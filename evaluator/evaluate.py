@@ -360,71 +360,20 @@ def evaluate_triples(
                                  device=device, dtype=dtype,
                                  max_length=max_length, label_map=label_map, threads=threads,
                                  hash_file=hash_file, extra=dict(backend_extra or {}))
-        results: list[tuple[str, dict[Pair, Prediction]]] = []
-        described: list[dict[str, Any]] = []
-        stats: list[ModelStats] = []
         fam = FamilyLabelling(triples) if families else None
-        used: list[dict[str, Any]] = []
         try:
-            for model in model_list:
-                spec = model.name  # what every output calls the model
-                model_started = run_clock()
-                backend = create_backend(model.target, model.backend_options(options))
-                backend.spec = spec
-                runner: NLIBackend = backend
-                if cache is not None and backend.cacheable:
-                    runner = CachedBackend(backend, cache)
-                try:
-                    labels = label_model(runner, triples, all_pairs=all_pairs, show_progress=show_progress)
-                    extra = fam.label(spec, runner, labels, label_pairs, _progress_bar, show_progress) if fam else 0
-                finally:
-                    runner.close()
-                st = ModelStats(spec, pairs=len(labels) + extra)
-                if isinstance(runner, CachedBackend):
-                    st.from_cache, st.computed = runner.hits, runner.computed
-                else:
-                    st.computed = len(labels)
-                stats.append(st)
-                if echo:
-                    if isinstance(runner, CachedBackend):
-                        how = f"{st.from_cache} from cache, {st.computed} computed"
-                    else:
-                        how = "cache not used" if backend.cacheable else getattr(backend, "uncached_note", "no model run")
-                    echo(f"{spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, labels)}")
-                results.append((spec, labels))
-                described.append({"name": spec, **backend.describe(), "spec": model.canonical,
-                                  "pairs_labelled": len(labels) + extra})
-                used.append(model_run_info(model, backend, st, run_clock() - model_started))
+            run = _label_models(model_list, triples, options, cache, fam, all_pairs, show_progress, echo)
         finally:
             if cache is not None:
                 cache.close()
-
-        summary = {
-            "models": summarize(triples, results),
-            "datasets": list(dict.fromkeys(t.dataset for t in triples)),
-            "rules": {r.key: {"name": r.name, "definition": r.description} for r in RULES},
-            "extras_note": EXTRAS_NOTE,
-            "provenance": {
-                "transnli_version": _version(),
-                "triples_files": files_info,
-                "n_triples": len(triples),
-                "n_unique_pairs": unique_pair_counts(triples),
-                "config": config,
-                "models": described,
-            },
-        }
-        alarms = alarm_section(triples, results)  # no-knowledge alarms: two or more models only
-        if alarms is not None:
-            summary["alarms"] = alarms
-        if fam is not None:
-            summary["families"] = fam.summary()
-        info = run_info(command_line, used, run_clock() - started)
-        done = EvaluationResult(summary=summary, out_dir=out, files=[], stats=stats, triples=list(triples),
-                                labels=results, run_info=info)
+        summary = _summary(triples, run, files_info, config, fam)
+        info = run_info(command_line, run.used, run_clock() - started)
+        done = EvaluationResult(summary=summary, out_dir=out, files=[], stats=run.stats, triples=list(triples),
+                                labels=run.results, run_info=info)
         if out is None:
             return done
         samples = (sample_row(t, prediction_row(t, spec, labels, tl), tl)
-                   for spec, labels in results for t in triples for tl in (triple_labels(t, labels),))
+                   for spec, labels in run.results for t in triples for tl in (triple_labels(t, labels),))
         gen_rows = find_generation_stats(triple_paths, triples)
         removed = clear_outputs(out) if out.is_dir() else []
         if replaces_other and removed and echo:
@@ -437,3 +386,77 @@ def evaluate_triples(
     finally:
         if worker is not None:
             worker.close()
+
+
+@dataclass
+class _Labelled:
+    """What labelling every model gave: per model its labels, description, counts and run info."""
+
+    results: list[tuple[str, dict[Pair, Prediction]]] = field(default_factory=list)
+    described: list[dict[str, Any]] = field(default_factory=list)
+    stats: list[ModelStats] = field(default_factory=list)
+    used: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _label_models(model_list, triples: Sequence[Triple], options: BackendOptions, cache,
+                  fam: FamilyLabelling | None, all_pairs: bool, show_progress: bool,
+                  echo: Callable[[str], None] | None) -> _Labelled:
+    """Load each model in turn (one in memory at a time), label what the triples (and families)
+    need, and close it."""
+    run = _Labelled()
+    for model in model_list:
+        spec = model.name  # what every output calls the model
+        model_started = run_clock()
+        backend = create_backend(model.target, model.backend_options(options))
+        backend.spec = spec
+        runner: NLIBackend = backend
+        if cache is not None and backend.cacheable:
+            runner = CachedBackend(backend, cache)
+        try:
+            labels = label_model(runner, triples, all_pairs=all_pairs, show_progress=show_progress)
+            extra = fam.label(spec, runner, labels, label_pairs, _progress_bar, show_progress) if fam else 0
+        finally:
+            runner.close()
+        st = ModelStats(spec, pairs=len(labels) + extra)
+        if isinstance(runner, CachedBackend):
+            st.from_cache, st.computed = runner.hits, runner.computed
+        else:
+            st.computed = len(labels)
+        run.stats.append(st)
+        if echo:
+            if isinstance(runner, CachedBackend):
+                how = f"{st.from_cache} from cache, {st.computed} computed"
+            else:
+                how = "cache not used" if backend.cacheable else getattr(backend, "uncached_note", "no model run")
+            echo(f"{spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, labels)}")
+        run.results.append((spec, labels))
+        run.described.append({"name": spec, **backend.describe(), "spec": model.canonical,
+                              "pairs_labelled": len(labels) + extra})
+        run.used.append(model_run_info(model, backend, st, run_clock() - model_started))
+    return run
+
+
+def _summary(triples: Sequence[Triple], run: _Labelled, files_info: list[dict[str, Any]],
+             config: dict[str, Any], fam: FamilyLabelling | None) -> dict[str, Any]:
+    """summary.json: metrics per model and dataset, the rules, provenance; alarms with two or more
+    models, families when asked for."""
+    summary = {
+        "models": summarize(triples, run.results),
+        "datasets": list(dict.fromkeys(t.dataset for t in triples)),
+        "rules": {r.key: {"name": r.name, "definition": r.description} for r in RULES},
+        "extras_note": EXTRAS_NOTE,
+        "provenance": {
+            "transnli_version": _version(),
+            "triples_files": files_info,
+            "n_triples": len(triples),
+            "n_unique_pairs": unique_pair_counts(triples),
+            "config": config,
+            "models": run.described,
+        },
+    }
+    alarms = alarm_section(triples, run.results)  # no-knowledge alarms: two or more models only
+    if alarms is not None:
+        summary["alarms"] = alarms
+    if fam is not None:
+        summary["families"] = fam.summary()
+    return summary
