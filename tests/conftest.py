@@ -265,3 +265,11 @@ def link_grammar_available():
         load_library()
     except LinkGrammarUnavailable as e:
         _checks_pytest.skip(str(e))
+
+
+@_checks_pytest.fixture(scope="session")
+def tagger():
+    """spaCy's small English pipeline behind transnli's tagger (the filter tests parse with it)."""
+    from transnli.generator.tagging import SpacyTagger
+
+    return SpacyTagger()

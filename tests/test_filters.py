@@ -2,11 +2,11 @@
 judged from the real WordNet 3.0: each filter with sentences it must catch and ones it must pass."""
 
 import pytest
+from filter_items import item, verdicts
 from transnli.generator.filters import (
     ArgumentStructureFilter,
     AuxiliaryFilter,
     CoreferenceFilter,
-    FilterItem,
     FixedPhraseFilter,
     LicensingFilter,
     LightVerbFilter,
@@ -14,26 +14,8 @@ from transnli.generator.filters import (
     SenseFitFilter,
     build_filters,
 )
-from transnli.generator.tagging import SpacyTagger
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def tagger():
-    return SpacyTagger()
-
-
-def item(tagger, text, word, antonym, antonym_pos):
-    sent = tagger.tag([text])[0]
-    tok = next(t for t in sent.tokens if t.text == word)
-    modified = text[: tok.idx] + antonym + text[tok.idx + len(word):]
-    return FilterItem(sent, tok, antonym, antonym_pos, modified)
-
-
-def verdicts(flt, tagger, cases):
-    items = [item(tagger, *case) for case in cases]
-    return [v.passed for v in flt.judge_many(items)]
 
 
 def test_auxiliary_catches_copula_modals_and_auxiliaries(tagger):

@@ -2,27 +2,11 @@
 model and judged from the real WordNet 3.0: each with sentences it must catch and ones it must pass."""
 
 import pytest
-from transnli.generator.filters import FILTER_NAMES, FilterItem, build_filters
+from filter_items import item, verdicts
+from transnli.generator.filters import FILTER_NAMES, build_filters
 from transnli.generator.filters_adjective import RelationalAdjectiveFilter, is_relational
-from transnli.generator.tagging import SpacyTagger
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def tagger():
-    return SpacyTagger()
-
-
-def item(tagger, text, word, antonym, antonym_pos="a"):
-    sent = tagger.tag([text])[0]
-    tok = next(t for t in sent.tokens if t.text == word)
-    modified = text[: tok.idx] + antonym + text[tok.idx + len(word):]
-    return FilterItem(sent, tok, antonym, antonym_pos, modified)
-
-
-def verdicts(flt, tagger, cases):
-    return [v.passed for v in flt.judge_many([item(tagger, *case) for case in cases])]
 
 
 def test_relational_senses_from_lexname_and_gloss():

@@ -5,6 +5,7 @@ web counts: swaps it must catch and swaps it must pass."""
 import math
 
 import pytest
+from filter_items import item
 from transnli.generator.filters import FilterItem, build_filters
 from transnli.generator.filters_collocation import (
     CollocationFilter,
@@ -92,20 +93,6 @@ def test_filter_judges_only_a_governed_preposition():
 slow = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def tagger():
-    from transnli.generator.tagging import SpacyTagger
-
-    return SpacyTagger()
-
-
-def parsed(tagger, text, word, antonym):
-    sent = tagger.tag([text])[0]
-    tok = next(t for t in sent.tokens if t.text == word)
-    modified = text[: tok.idx] + antonym + text[tok.idx + len(word):]
-    return FilterItem(sent, tok, antonym, "a", modified)
-
-
 @slow
 def test_real_counts_are_read_from_symspellpy():
     data = load_ngrams()
@@ -123,7 +110,7 @@ def test_catches_antonyms_that_do_not_take_the_governed_preposition(tagger):
         ("The town is known as the gateway to the north", "known", "unknown"),
     ]
     flt = build_filters(["collocation"])[0]
-    verdicts = flt.judge_many([parsed(tagger, *c) for c in caught])
+    verdicts = flt.judge_many([item(tagger, *c) for c in caught])
     assert [v.passed for v in verdicts] == [False] * len(caught), [v.reason for v in verdicts]
     assert all(v.details["preposition"] for v in verdicts)
 
@@ -138,7 +125,7 @@ def test_passes_antonyms_that_take_the_same_preposition_or_have_none(tagger):
         ("It was too late for the morning edition", "late", "early"),
     ]
     flt = CollocationFilter()
-    verdicts = flt.judge_many([parsed(tagger, *c) for c in passed])
+    verdicts = flt.judge_many([item(tagger, *c) for c in passed])
     assert [v.passed for v in verdicts] == [True] * len(passed), [v.reason for v in verdicts]
 
 

@@ -2,31 +2,15 @@
 judged from the real WordNet 3.0: each filter with sentences it must catch and ones it must pass."""
 
 import pytest
-from transnli.generator.filters import FilterItem, build_filters
+from filter_items import item, verdicts
+from transnli.generator.filters import build_filters
 from transnli.generator.filters_verb import (
     AttributiveParticipleFilter,
     ClauseLinkFilter,
     VerbComplementFilter,
 )
-from transnli.generator.tagging import SpacyTagger
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def tagger():
-    return SpacyTagger()
-
-
-def item(tagger, text, word, antonym, antonym_pos):
-    sent = tagger.tag([text])[0]
-    tok = next(t for t in sent.tokens if t.text == word)
-    modified = text[: tok.idx] + antonym + text[tok.idx + len(word):]
-    return FilterItem(sent, tok, antonym, antonym_pos, modified)
-
-
-def verdicts(flt, tagger, cases):
-    return [v.passed for v in flt.judge_many([item(tagger, *case) for case in cases])]
 
 
 def test_clause_link_catches_verbs_of_adverbial_and_coordinated_clauses(tagger):
