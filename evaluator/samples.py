@@ -97,8 +97,8 @@ PREDICTION_KEYS = ("id", "dataset", "model", "gold_label", "labels", "probs", "r
 
 
 def prediction_of(row: dict[str, Any]) -> dict[str, Any]:
-    """The predictions.jsonl line of a samples.jsonl row (each is a subset of the other, so a run
-    builds the rows once and writes both files from them)."""
+    """The predictions.jsonl line of a samples.jsonl row (a subset of it: a run builds the rows
+    once and writes both files from them)."""
     return {k: row[k] for k in PREDICTION_KEYS}
 
 
