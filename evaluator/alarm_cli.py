@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from transnli.generator.jsonl import jsonl_objects
 
 from . import alarms as A
 from .labels import LABELS, normalize_label
@@ -97,21 +98,6 @@ def read_counts_json(path: Path) -> tuple[list[str], dict[str, tuple[int, ...]]]
     return labels, judges
 
 
-def _jsonl(path: Path):
-    """(line number, object) for each non-blank line."""
-    with open(path, encoding="utf-8") as fh:
-        for n, text in enumerate(fh, 1):
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise _fail(path, f"not JSON ({e.msg})", n) from e
-            if not isinstance(obj, dict):
-                raise _fail(path, "expected a JSON object", n)
-            yield n, obj
-
-
 def _label(value: Any, path: Path, line: int, field: str) -> str | None:
     if value is None:
         return None
@@ -128,7 +114,7 @@ def read_predictions(paths: Sequence[Path], kind: str) -> dict[str, dict[str, di
     model_file: dict[str, Path] = {}
     for path in paths:
         seen: dict[tuple, int] = {}
-        for n, row in _jsonl(path):
+        for n, row in jsonl_objects(path, AlarmInputProblem):
             for field in ("model", "dataset", "id", "labels"):
                 if field not in row:
                     raise _fail(path, f"field {field!r} is missing (not a predictions.jsonl row)", n)
@@ -152,7 +138,7 @@ def read_labelled_pairs(paths: Sequence[Path]) -> dict[str, dict[tuple, str | No
     out: dict[str, dict[tuple, str | None]] = {}
     for path in paths:
         labels: dict[tuple, str | None] = {}
-        for n, row in _jsonl(path):
+        for n, row in jsonl_objects(path, AlarmInputProblem):
             for field in ("premise", "hypothesis", "label"):
                 if field not in row:
                     raise _fail(path, f"field {field!r} is missing", n)
@@ -177,7 +163,7 @@ def _kind_of(path: Path) -> str:
     if suffix == ".json":
         return "counts-json"
     try:
-        for n, row in _jsonl(path):
+        for n, row in jsonl_objects(path, AlarmInputProblem):
             if "model" in row:
                 return "predictions"
             if "premise" in row:
