@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from transnli.generator.jsonl import jsonl_objects
 
 from .labels import SHORT
 from .plots import short_name
@@ -93,17 +94,10 @@ def iter_samples(path: Path) -> Iterator[dict[str, Any]]:
     if not path.is_file():
         raise ShowError(f"{path} does not exist; evaluations made before samples.jsonl existed lack "
                         "it: rerun `transnli evaluate` (its labels come from the cache)")
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as e:
-                raise ShowError(f"{path}:{n}: not JSON ({e.msg})") from e
-            if not isinstance(row, dict) or not {"model", "dataset", "labels", "rule"} <= set(row):
-                raise ShowError(f"{path}:{n}: not a samples row (needs model, dataset, labels, rule)")
-            yield row
+    for n, row in jsonl_objects(path, ShowError):
+        if not {"model", "dataset", "labels", "rule"} <= set(row):
+            raise ShowError(f"{path}:{n}: not a samples row (needs model, dataset, labels, rule)")
+        yield row
 
 
 def select(rows: Iterable[dict[str, Any]], query: Query) -> Iterator[dict[str, Any]]:

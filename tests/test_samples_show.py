@@ -232,7 +232,7 @@ def test_show_errors_on_the_folder(evaluation, tmp_path):
     lines[2] = "{broken"
     (out / "samples.jsonl").write_text("\n".join(lines) + "\n")
     res = run_show(out, "-n", "0")
-    assert res.exit_code == 1 and "samples.jsonl:3: not JSON" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 1 and "samples.jsonl:3: not valid JSON" in res.output and "Traceback" not in res.output
     (out / "samples.jsonl").unlink()
     res = run_show(out)
     assert res.exit_code == 1 and "samples.jsonl does not exist" in res.output
