@@ -1,0 +1,84 @@
+"""A model's labels for the pairs of a run, held compactly.
+
+A dict of Prediction objects costs about 430 bytes a labelled pair (the Prediction, its dict of
+three probabilities, the dict's slot); a million triples ask for about 3.8 million pairs, so the
+labels were most of a large run's memory (docs/speed.md). LabelTable keeps only the pair -> row
+index as a dict and packs each row's label (a one-byte code) and its three probabilities (doubles,
+exactly as the model gave them) into arrays. It reads like the dict it replaces
+(`Mapping[Pair, Prediction]`); a lookup builds the Prediction.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
+
+from .backends.base import Pair, Prediction
+from .labels import LABELS
+
+_CODE = {label: i for i, label in enumerate(LABELS)}
+_NO_LABEL, _OTHER = -1, -2  # no label (an LLM judge's unparseable reply); kept whole in _other
+
+
+class LabelTable(Mapping):
+    """{(premise, hypothesis): Prediction}, about a third of a dict's memory."""
+
+    __slots__ = ("_index", "_codes", "_probs", "_other")
+
+    def __init__(self, items: Mapping[Pair, Prediction] | Iterable[tuple[Pair, Prediction]] = ()):
+        self._index: dict[Pair, int] = {}
+        self._codes = array("b")
+        self._probs = array("d")  # three a row, in LABELS order; NaN when the backend gave none
+        self._other: dict[int, Prediction] = {}  # rows the arrays cannot hold exactly
+        self.update(items)
+
+    def __setitem__(self, pair: Pair, pred: Prediction) -> None:
+        code, probs = self._pack(pred)
+        row = self._index.get(pair)
+        if row is None:
+            self._index[pair] = len(self._codes)
+            self._codes.append(code)
+            self._probs.extend(probs)
+            row = len(self._codes) - 1
+        else:
+            self._codes[row] = code
+            self._probs[3 * row:3 * row + 3] = array("d", probs)
+        if code == _OTHER:
+            self._other[row] = pred
+        else:
+            self._other.pop(row, None)
+
+    def update(self, items: Mapping[Pair, Prediction] | Iterable[tuple[Pair, Prediction]]) -> None:
+        for pair, pred in (items.items() if isinstance(items, Mapping) else items):
+            self[pair] = pred
+
+    def __getitem__(self, pair: Pair) -> Prediction:
+        row = self._index[pair]
+        code = self._codes[row]
+        if code == _OTHER:
+            return self._other[row]
+        p = self._probs[3 * row:3 * row + 3]
+        probs = None if p[0] != p[0] else dict(zip(LABELS, p, strict=True))  # NaN: no probabilities
+        return Prediction(None if code == _NO_LABEL else LABELS[code], probs)
+
+    def __iter__(self) -> Iterator[Pair]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, pair: object) -> bool:
+        return pair in self._index
+
+    @staticmethod
+    def _pack(pred: Prediction) -> tuple[int, tuple[float, float, float]]:
+        nan = float("nan")
+        code = _NO_LABEL if pred.label is None else _CODE.get(pred.label, _OTHER)
+        if pred.probs is None:
+            return code, (nan, nan, nan)
+        if code == _OTHER or set(pred.probs) != set(LABELS):
+            return _OTHER, (nan, nan, nan)
+        values = tuple(pred.probs[k] for k in LABELS)
+        if any(type(v) is not float or v != v for v in values):  # exactly as given, or kept whole
+            return _OTHER, (nan, nan, nan)
+        return code, values
