@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,15 +104,14 @@ def _progress_bar(enabled: bool, total: int, desc: str):
 
 
 def label_model(backend: NLIBackend, triples: Sequence[Triple], all_pairs: bool = False,
-                show_progress: bool = True) -> dict[Pair, Prediction]:
+                show_progress: bool = True) -> LabelTable:
     """All labels one model needs for the triples (two stages unless all_pairs)."""
     stage1 = first_stage(triples, all_pairs=all_pairs)
     bar = _progress_bar(show_progress, len(stage1), backend.spec)
     try:
         labels = label_pairs(backend, stage1, bar.update)
         if not all_pairs:
-            stage2 = [p for p in second_stage(triples, {p: v.label for p, v in labels.items()})
-                      if p not in labels]
+            stage2 = [p for p in second_stage(triples, labels.labels()) if p not in labels]
             bar.total = len(stage1) + len(stage2)
             bar.refresh()
             labels.update(label_pairs(backend, stage2, bar.update))
@@ -121,19 +120,36 @@ def label_model(backend: NLIBackend, triples: Sequence[Triple], all_pairs: bool 
     return labels
 
 
-def triple_labels(t: Triple, labels: dict[Pair, Prediction]) -> TripleLabels:
+_ABSENT = object()  # a pair not asked (unlike one asked and given no label)
+
+
+def triple_predictions(t: Triple, labels: Mapping[Pair, Prediction]) -> tuple:
+    """A triple's four Predictions in KINDS order; (P,H') None where it was not asked."""
     ph, hh2, h2h, ph2 = pairs_of(t)
-    preds = (labels[ph], labels[hh2], labels[h2h], labels.get(ph2))
+    return labels[ph], labels[hh2], labels[h2h], labels.get(ph2)
+
+
+def triple_labels(t: Triple, labels: Mapping[Pair, Prediction], preds: tuple | None = None) -> TripleLabels:
+    """The labels the rules read; `preds`: the triple's Predictions when the caller has them."""
+    if preds is None and isinstance(labels, LabelTable):  # the labels alone: no Prediction built
+        ph, hh2, h2h, ph2 = pairs_of(t)
+        got = (labels.label(ph), labels.label(hh2), labels.label(h2h), labels.label(ph2) if ph2 in labels else _ABSENT)
+        unlabelled = tuple(k for k, label in zip(KINDS, got, strict=True) if label is None)
+        return TripleLabels(got[0], got[1], got[2], None if got[3] is _ABSENT else got[3],
+                            t.gold_label, pair=ph, unlabelled=unlabelled)
+    if preds is None:
+        preds = triple_predictions(t, labels)
     unlabelled = tuple(k for k, p in zip(KINDS, preds, strict=True) if p is not None and p.label is None)
     return TripleLabels(preds[0].label, preds[1].label, preds[2].label, preds[3].label if preds[3] else None,
-                        t.gold_label, pair=ph, unlabelled=unlabelled)
+                        t.gold_label, pair=(t.premise, t.hypothesis), unlabelled=unlabelled)
 
 
-def prediction_row(t: Triple, spec: str, labels: dict[Pair, Prediction],
-                   row: TripleLabels | None = None) -> dict[str, Any]:
+def prediction_row(t: Triple, spec: str, labels: Mapping[Pair, Prediction],
+                   row: TripleLabels | None = None, preds: tuple | None = None) -> dict[str, Any]:
     """One line of predictions.jsonl: a triple's four labels and probabilities under a model.
-    `row`: the triple's labels when the caller already has them (triple_labels)."""
-    preds = dict(zip(KINDS, (labels.get(p) for p in pairs_of(t)), strict=True))
+    `row` and `preds`: the triple's labels and Predictions when the caller already has them
+    (triple_labels, triple_predictions)."""
+    preds = dict(zip(KINDS, preds if preds is not None else (labels.get(p) for p in pairs_of(t)), strict=True))
     outcome = rule_outcome(row if row is not None else triple_labels(t, labels))
     return {
         "id": t.id,
@@ -147,10 +163,10 @@ def prediction_row(t: Triple, spec: str, labels: dict[Pair, Prediction],
     }
 
 
-def _unlabelled_note(backend: NLIBackend, labels: dict[Pair, Prediction]) -> str:
+def _unlabelled_note(backend: NLIBackend, labels: LabelTable) -> str:
     """", 3 without a label (1 failed request, 2 unparseable replies)": an LLM judge's requests that
     failed and replies that named no label are different problems, so they are counted apart."""
-    none = sum(1 for p in labels.values() if p.label is None)
+    none = labels.unlabelled()
     if not none:
         return ""
     d = backend.describe()
@@ -165,7 +181,7 @@ def _unlabelled_note(backend: NLIBackend, labels: dict[Pair, Prediction]) -> str
 
 
 def summarize(triples: Sequence[Triple],
-              results: Sequence[tuple[str, dict[Pair, Prediction]]]) -> list[dict[str, Any]]:
+              results: Sequence[tuple[str, LabelTable]]) -> list[dict[str, Any]]:
     """The "models" list of summary.json: per model, per dataset (first-seen order)."""
     datasets = list(dict.fromkeys(t.dataset for t in triples))
     models = []
@@ -176,7 +192,7 @@ def summarize(triples: Sequence[Triple],
         models.append({
             "model": spec,
             # unique pairs the model gave no label for (an LLM judge's unparseable replies)
-            "unlabelled_pairs": sum(1 for p in labels.values() if p.label is None),
+            "unlabelled_pairs": labels.unlabelled(),
             "datasets": [{"dataset": d, **dataset_metrics(rows[d])} for d in datasets],
             "overall": dataset_metrics(r for d in datasets for r in rows[d]),
         })
@@ -373,8 +389,7 @@ def evaluate_triples(
                                 labels=run.results, run_info=info)
         if out is None:
             return done
-        samples = (sample_row(t, prediction_row(t, spec, labels, tl), tl)
-                   for spec, labels in run.results for t in triples for tl in (triple_labels(t, labels),))
+        samples = _sample_rows(triples, run.results)
         gen_rows = find_generation_stats(triple_paths, triples)
         removed = clear_outputs(out) if out.is_dir() else []
         if replaces_other and removed and echo:
@@ -387,6 +402,15 @@ def evaluate_triples(
     finally:
         if worker is not None:
             worker.close()
+
+
+def _sample_rows(triples: Sequence[Triple], results: Sequence[tuple[str, Mapping[Pair, Prediction]]]):
+    """samples.jsonl's rows, model by model in input order (each triple's Predictions read once)."""
+    for spec, labels in results:
+        for t in triples:
+            preds = triple_predictions(t, labels)
+            row = triple_labels(t, labels, preds)
+            yield sample_row(t, prediction_row(t, spec, labels, row, preds), row)
 
 
 @dataclass

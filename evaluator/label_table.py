@@ -16,8 +16,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from .backends.base import Pair, Prediction
 from .labels import LABELS
 
+_LABELS = LABELS
+_E, _N, _C = LABELS
 _CODE = {label: i for i, label in enumerate(LABELS)}
 _NO_LABEL, _OTHER = -1, -2  # no label (an LLM judge's unparseable reply); kept whole in _other
+_NAN3 = (float("nan"),) * 3
 
 
 class LabelTable(Mapping):
@@ -57,9 +60,28 @@ class LabelTable(Mapping):
         code = self._codes[row]
         if code == _OTHER:
             return self._other[row]
-        p = self._probs[3 * row:3 * row + 3]
-        probs = None if p[0] != p[0] else dict(zip(LABELS, p, strict=True))  # NaN: no probabilities
-        return Prediction(None if code == _NO_LABEL else LABELS[code], probs)
+        probs = self._probs
+        e = probs[3 * row]
+        if e != e:  # NaN: the backend gave no probabilities
+            return Prediction(None if code == _NO_LABEL else _LABELS[code])
+        return Prediction(None if code == _NO_LABEL else _LABELS[code],
+                          {_E: e, _N: probs[3 * row + 1], _C: probs[3 * row + 2]})
+
+    def label(self, pair: Pair) -> str | None:
+        """The pair's label alone (no Prediction built): what the rules and schedules read."""
+        row = self._index[pair]
+        code = self._codes[row]
+        if code >= 0:
+            return _LABELS[code]
+        return None if code == _NO_LABEL else self._other[row].label
+
+    def labels(self) -> Mapping[Pair, str | None]:
+        """{pair: label} as a read-only view (second_stage reads it)."""
+        return _LabelView(self)
+
+    def unlabelled(self) -> int:
+        """How many pairs have no label (an LLM judge's failed or unparseable replies)."""
+        return self._codes.count(_NO_LABEL) + sum(1 for p in self._other.values() if p.label is None)
 
     def __iter__(self) -> Iterator[Pair]:
         return iter(self._index)
@@ -72,13 +94,33 @@ class LabelTable(Mapping):
 
     @staticmethod
     def _pack(pred: Prediction) -> tuple[int, tuple[float, float, float]]:
-        nan = float("nan")
         code = _NO_LABEL if pred.label is None else _CODE.get(pred.label, _OTHER)
-        if pred.probs is None:
-            return code, (nan, nan, nan)
-        if code == _OTHER or set(pred.probs) != set(LABELS):
-            return _OTHER, (nan, nan, nan)
-        values = tuple(pred.probs[k] for k in LABELS)
-        if any(type(v) is not float or v != v for v in values):  # exactly as given, or kept whole
-            return _OTHER, (nan, nan, nan)
-        return code, values
+        probs = pred.probs
+        if probs is None:
+            return code, _NAN3
+        if code == _OTHER or len(probs) != 3:
+            return _OTHER, _NAN3
+        e, n, c = probs.get(_E), probs.get(_N), probs.get(_C)
+        # exactly as given (Python floats, not NaN), or the Prediction is kept whole
+        if type(e) is float and type(n) is float and type(c) is float and e == e and n == n and c == c:
+            return code, (e, n, c)
+        return _OTHER, _NAN3
+
+
+class _LabelView(Mapping):
+    __slots__ = ("_table",)
+
+    def __init__(self, table: LabelTable):
+        self._table = table
+
+    def __getitem__(self, pair: Pair) -> str | None:
+        return self._table.label(pair)
+
+    def __iter__(self) -> Iterator[Pair]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def __contains__(self, pair: object) -> bool:
+        return pair in self._table
