@@ -213,8 +213,7 @@ def pairs(triples, out_file, all_pairs, first_stage, labels_file, families):
                     f"{labels_file} lacks {len(missing)} (H,H')/(H',H) pairs, e.g. "
                     f"premise={missing[0][0]!r} hypothesis={missing[0][1]!r}; label the "
                     "--first-stage export first")
-            selected = [p for p in second_stage(items, {p: v.label for p, v in labelled.items()})
-                        if p not in labelled]
+            selected = [p for p in second_stage(items, lambda pair: labelled[pair].label) if p not in labelled]
         elif first_stage:
             selected = first_stage_pairs(items)
         else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,7 +111,7 @@ def label_model(backend: NLIBackend, triples: Sequence[Triple], all_pairs: bool 
     try:
         labels = label_pairs(backend, stage1, bar.update)
         if not all_pairs:
-            stage2 = [p for p in second_stage(triples, labels.labels()) if p not in labels]
+            stage2 = [p for p in second_stage(triples, labels.label) if p not in labels]
             bar.total = len(stage1) + len(stage2)
             bar.refresh()
             labels.update(label_pairs(backend, stage2, bar.update))
@@ -123,28 +123,22 @@ def label_model(backend: NLIBackend, triples: Sequence[Triple], all_pairs: bool 
 _ABSENT = object()  # a pair not asked (unlike one asked and given no label)
 
 
-def triple_predictions(t: Triple, labels: Mapping[Pair, Prediction]) -> tuple:
+def triple_predictions(t: Triple, labels: LabelTable) -> tuple:
     """A triple's four Predictions in KINDS order; (P,H') None where it was not asked."""
     ph, hh2, h2h, ph2 = pairs_of(t)
     return labels[ph], labels[hh2], labels[h2h], labels.get(ph2)
 
 
-def triple_labels(t: Triple, labels: Mapping[Pair, Prediction], preds: tuple | None = None) -> TripleLabels:
-    """The labels the rules read; `preds`: the triple's Predictions when the caller has them."""
-    if preds is None and isinstance(labels, LabelTable):  # the labels alone: no Prediction built
-        ph, hh2, h2h, ph2 = pairs_of(t)
-        got = (labels.label(ph), labels.label(hh2), labels.label(h2h), labels.label(ph2) if ph2 in labels else _ABSENT)
-        unlabelled = tuple(k for k, label in zip(KINDS, got, strict=True) if label is None)
-        return TripleLabels(got[0], got[1], got[2], None if got[3] is _ABSENT else got[3],
-                            t.gold_label, pair=ph, unlabelled=unlabelled)
-    if preds is None:
-        preds = triple_predictions(t, labels)
-    unlabelled = tuple(k for k, p in zip(KINDS, preds, strict=True) if p is not None and p.label is None)
-    return TripleLabels(preds[0].label, preds[1].label, preds[2].label, preds[3].label if preds[3] else None,
-                        t.gold_label, pair=(t.premise, t.hypothesis), unlabelled=unlabelled)
+def triple_labels(t: Triple, labels: LabelTable) -> TripleLabels:
+    """The labels the rules read (no Prediction is built for them)."""
+    ph, hh2, h2h, ph2 = pairs_of(t)
+    got = (labels.label(ph), labels.label(hh2), labels.label(h2h), labels.label(ph2) if ph2 in labels else _ABSENT)
+    unlabelled = tuple(k for k, label in zip(KINDS, got, strict=True) if label is None)
+    return TripleLabels(got[0], got[1], got[2], None if got[3] is _ABSENT else got[3],
+                        t.gold_label, pair=ph, unlabelled=unlabelled)
 
 
-def prediction_row(t: Triple, spec: str, labels: Mapping[Pair, Prediction],
+def prediction_row(t: Triple, spec: str, labels: LabelTable,
                    row: TripleLabels | None = None, preds: tuple | None = None) -> dict[str, Any]:
     """One line of predictions.jsonl: a triple's four labels and probabilities under a model.
     `row` and `preds`: the triple's labels and Predictions when the caller already has them
@@ -404,20 +398,19 @@ def evaluate_triples(
             worker.close()
 
 
-def _sample_rows(triples: Sequence[Triple], results: Sequence[tuple[str, Mapping[Pair, Prediction]]]):
+def _sample_rows(triples: Sequence[Triple], results: Sequence[tuple[str, LabelTable]]):
     """samples.jsonl's rows, model by model in input order (each triple's Predictions read once)."""
     for spec, labels in results:
         for t in triples:
-            preds = triple_predictions(t, labels)
-            row = triple_labels(t, labels, preds)
-            yield sample_row(t, prediction_row(t, spec, labels, row, preds), row)
+            row = triple_labels(t, labels)
+            yield sample_row(t, prediction_row(t, spec, labels, row, triple_predictions(t, labels)), row)
 
 
 @dataclass
 class _Labelled:
     """What labelling every model gave: per model its labels, description, counts and run info."""
 
-    results: list[tuple[str, dict[Pair, Prediction]]] = field(default_factory=list)
+    results: list[tuple[str, LabelTable]] = field(default_factory=list)
     described: list[dict[str, Any]] = field(default_factory=list)
     stats: list[ModelStats] = field(default_factory=list)
     used: list[dict[str, Any]] = field(default_factory=list)

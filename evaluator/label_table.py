@@ -75,10 +75,6 @@ class LabelTable(Mapping):
             return _LABELS[code]
         return None if code == _NO_LABEL else self._other[row].label
 
-    def labels(self) -> Mapping[Pair, str | None]:
-        """{pair: label} as a read-only view (second_stage reads it)."""
-        return _LabelView(self)
-
     def unlabelled(self) -> int:
         """How many pairs have no label (an LLM judge's failed or unparseable replies)."""
         return self._codes.count(_NO_LABEL) + sum(1 for p in self._other.values() if p.label is None)
@@ -106,21 +102,3 @@ class LabelTable(Mapping):
             return code, (e, n, c)
         return _OTHER, _NAN3
 
-
-class _LabelView(Mapping):
-    __slots__ = ("_table",)
-
-    def __init__(self, table: LabelTable):
-        self._table = table
-
-    def __getitem__(self, pair: Pair) -> str | None:
-        return self._table.label(pair)
-
-    def __iter__(self) -> Iterator[Pair]:
-        return iter(self._table)
-
-    def __len__(self) -> int:
-        return len(self._table)
-
-    def __contains__(self, pair: object) -> bool:
-        return pair in self._table

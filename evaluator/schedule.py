@@ -8,7 +8,7 @@ for in a second stage, only there. `all_pairs=True` asks for it everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from .backends.base import Pair
 from .rules import needs_ph2
@@ -60,10 +60,11 @@ def first_stage(triples: Sequence[Triple], all_pairs: bool = False) -> list[Pair
     return unique_pairs(triples, KINDS if all_pairs else (PH, HH2, H2H))
 
 
-def second_stage(triples: Sequence[Triple], label_of: Mapping[Pair, str]) -> list[Pair]:
-    """(P,H') for the triples whose (H,H') is mutual E or C, given first-stage labels."""
+def second_stage(triples: Sequence[Triple], label_of: Callable[[Pair], str | None]) -> list[Pair]:
+    """(P,H') for the triples whose (H,H') is mutual E or C; `label_of(pair)` gives a first-stage
+    pair's label."""
     out: dict[Pair, None] = {}
     for t in triples:
-        if needs_ph2(label_of[pair_for(t, HH2)], label_of[pair_for(t, H2H)]):
+        if needs_ph2(label_of(pair_for(t, HH2)), label_of(pair_for(t, H2H))):
             out.setdefault(pair_for(t, PH2), None)
     return list(out)

@@ -22,8 +22,9 @@ the record (`checks.<name>`), like a check's. QUALITY.md's error types say what 
 - ``sense_fit``: the word is unlikely to be used in a sense that carries the antonym, judged from
   WordNet's sense-tagged frequencies and the sentence (a simplified Lesk over word vectors).
 
-Verb filters (``clause_link``, ``attributive_participle``, ``verb_complements``) live in
-transnli.generator.filters_verb and are built here by name.
+Filters in modules of their own are built here by name (`_MODULE_FILTERS`): ``relational_adj``
+(filters_adjective), ``clause_link``, ``attributive_participle``, ``verb_complements``
+(filters_verb) and ``collocation`` (filters_collocation).
 
 Filters never change a candidate; what they reject goes to rejected.jsonl with `rejected_by` the
 filter's name. They are pure look-ups over WordNet and the parse spaCy already made.
@@ -597,7 +598,6 @@ def _module_filter(name: str):
 
     module, cls = _MODULE_FILTERS[name]
     return getattr(importlib.import_module(f"transnli.generator.{module}"), cls)()
-
 
 
 def _quality_model_filter(ranker, threshold: float, path: str | None):

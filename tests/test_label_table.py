@@ -41,7 +41,7 @@ def test_labels_alone_and_the_unlabelled_count():
     table = LabelTable({("a", "b"): Prediction(E, {E: 0.5, N: 0.25, C: 0.25}), ("c", "d"): Prediction(None),
                         ("e", "f"): Prediction("odd"), ("g", "h"): Prediction(None, {"x": 1.0})})
     assert [table.label(p) for p in table] == [E, None, "odd", None]
-    view = table.labels()
-    assert dict(view) == {("a", "b"): E, ("c", "d"): None, ("e", "f"): "odd", ("g", "h"): None}
-    assert ("a", "b") in view and len(view) == 4
+    assert {p: table.label(p) for p in table} == {("a", "b"): E, ("c", "d"): None, ("e", "f"): "odd",
+                                                   ("g", "h"): None}
+    assert ("a", "b") in table and len(table) == 4
     assert table.unlabelled() == 2
