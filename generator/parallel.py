@@ -26,6 +26,7 @@ divided among the workers.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -123,6 +124,16 @@ def _worker_process(batch: list) -> tuple[BatchResult, dict, dict, dict]:
 
 
 # -- parent side ----------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _worker_death_is_reported():
+    try:
+        yield
+    except BrokenProcessPool as e:
+        raise WorkerDied(
+            "a worker process died without finishing its batch (killed, e.g. by the "
+            "out-of-memory killer: each worker needs about 1 GB)") from e
+
+
 class ParallelRunner:
     """A pool of worker processes running the WordNet pipeline of `config`.
 
@@ -148,22 +159,23 @@ class ParallelRunner:
 
     def wait_ready(self) -> None:
         """Block until every worker has built its pipeline (raises a worker's build error)."""
-        for future in [self._pool.submit(_worker_ready, i) for i in range(self.workers)]:
+        with _worker_death_is_reported():
+            futures = [self._pool.submit(_worker_ready, i) for i in range(self.workers)]
+        for future in futures:
             self._result(future)
 
     def _result(self, future):
-        try:
+        with _worker_death_is_reported():
             return future.result()
-        except BrokenProcessPool as e:
-            raise WorkerDied(
-                "a worker process died without finishing its batch (killed, e.g. by the "
-                "out-of-memory killer: each worker needs about 1 GB)") from e
 
     def run(self, pairs: Iterable, batch_size: int | None = None) -> Iterator[BatchResult]:
         size = batch_size or self.config.batch_size
         pending: deque = deque()
         for batch in batched(pairs, size):
-            pending.append(self._pool.submit(_worker_process, batch))
+            # A worker that dies between two results breaks the pool, and then `submit` is
+            # where the parent learns of it.
+            with _worker_death_is_reported():
+                pending.append(self._pool.submit(_worker_process, batch))
             if len(pending) >= self.window:
                 yield self._collect(pending.popleft())
         while pending:

@@ -228,6 +228,26 @@ def test_a_killed_worker_fails_the_run_at_once_and_it_resumes(tmp_path, big_inpu
     assert_same_files(out, big_reference)
 
 
+def test_a_worker_that_died_between_batches_is_reported_when_the_next_batch_is_sent():
+    # The other half of the race above: the pool broke before the parent's next `submit`.
+    from concurrent.futures import ProcessPoolExecutor
+
+    from transnli.generator.parallel import ParallelRunner, WorkerDied
+
+    runner = ParallelRunner.__new__(ParallelRunner)  # the pool alone, without the pipelines
+    runner.config, runner.window = None, 2
+    runner._pool = ProcessPoolExecutor(1)
+    try:
+        os.kill(runner._pool.submit(os.getpid).result(), signal.SIGKILL)
+        end = time.monotonic() + 30
+        while not runner._pool._broken and time.monotonic() < end:
+            time.sleep(0.01)
+        with pytest.raises(WorkerDied, match="a worker process died"):
+            next(runner.run([("p", "h")] * 3, batch_size=1))
+    finally:
+        runner._pool.shutdown(wait=True)
+
+
 # -- interrupted, damaged, changed ----------------------------------------------------------------
 def test_ctrl_c_exits_130_with_how_to_go_on_and_resumes(interrupted, tmp_path, reference, sample_copy):
     _, result = interrupted
