@@ -358,6 +358,7 @@ _END = object()
 # same table times the code before and after a change. Generator functions are marked "iter".
 STAGE_TARGETS = [
     ("transnli.evaluator.evaluate", "load_triples", "read+dedup"),
+    ("transnli.evaluator.triples", "load_triples", "read+dedup"),
     ("transnli.evaluator.evaluate", "check_triples_files", "read+dedup"),
     ("transnli.evaluator.evaluate", "warn_shared_ids", "read+dedup"),
     ("transnli.evaluator.evaluate", "first_stage", "schedule"),
@@ -374,6 +375,9 @@ STAGE_TARGETS = [
     ("transnli.evaluator.backends.hf", "HFBackend._fetch", "softmax/argmax+to host"),
     ("transnli.evaluator.backends.hf", "HFBackend._predictions", "softmax/argmax+to host"),
     ("transnli.evaluator.evaluate", "summarize", "summary"),
+    ("transnli.evaluator.evaluate", "_summary", "summary"),
+    ("transnli.evaluator.evaluate", "_count_and_write", "counts"),
+    ("transnli.evaluator.report", "RowsWriter.write", "predictions"),
     ("transnli.evaluator.evaluate", "prediction_row", "predictions"),
     ("transnli.evaluator.evaluate", "write_outputs", "report+tables+plots"),
     ("transnli.evaluator.report", "write_jsonl", "predictions"),

@@ -10,13 +10,17 @@ at least one model has accuracy <= theta* on at least one label.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from . import alarms as A
+from .distinct import digest
 from .labels import LABELS, normalize_label
-from .schedule import KIND_TITLES, KINDS, PH, pair_for
+from .schedule import KIND_TITLES, KINDS, PH, pairs_of
 
 DIGITS = 6
 CURVE_LEVELS = 20  # summary.json: t = 0, 0.05, .., 1
@@ -105,39 +109,95 @@ def gold_check(judges: Mapping[str, Sequence[str]], gold: Sequence[str | None],
             "_weakest": weakest}
 
 
+ABSENT = -2  # label code of a pair the model was not asked about
+_NO_LABEL = -1  # asked, and given no label (an LLM judge's failed or unparseable reply)
+_CODE = {label: i for i, label in enumerate(LABELS)}
+
+
+class AlarmInputs:
+    """What the alarms need from a run, held compactly so that a run read in windows can still
+    compute them at its end: per triple its dataset, gold label and a digest of each of its four
+    pairs (from the first model's pass), and per model a label code per triple and kind of pair
+    (one byte each). A pair shared by several triples is one item; it was asked when any of its
+    triples asked it, and its gold label is the first one given."""
+
+    def __init__(self) -> None:
+        self.datasets: dict[str, int] = {}
+        self._dataset = array("h")
+        self._gold = array("b")
+        self._pair = {kind: array("q") for kind in KINDS}
+        self._codes: list[tuple[str, dict[str, array]]] = []
+
+    def add_triples(self, triples: Sequence) -> None:
+        """The model-independent facts of the next triples (each triple once, in run order)."""
+        for t in triples:
+            self._dataset.append(self.datasets.setdefault(t.dataset, len(self.datasets)))
+            gold = normalize_label(t.gold_label)
+            self._gold.append(_NO_LABEL if gold is None else _CODE[gold])
+            for kind, pair in zip(KINDS, pairs_of(t), strict=True):
+                self._pair[kind].append(digest(pair))
+
+    def add_labels(self, spec: str, triples: Sequence, label_of: Callable[[tuple[str, str]], Any]) -> None:
+        """One model's labels of the next triples; `label_of(pair)` gives the label, None for
+        none, or ABSENT where the model was not asked."""
+        if not self._codes or self._codes[-1][0] != spec:
+            self._codes.append((spec, {kind: array("b") for kind in KINDS}))
+        codes = self._codes[-1][1]
+        for t in triples:
+            for kind, pair in zip(KINDS, pairs_of(t), strict=True):
+                label = label_of(pair)
+                codes[kind].append(label if label == ABSENT else _NO_LABEL if label is None else _CODE[label])
+
+    def section(self) -> dict[str, Any] | None:
+        """summary.json's "alarms": per dataset (first-seen order) and kind of pair. None with
+        fewer than two models."""
+        if len(self._codes) < 2:
+            return None
+        dataset = np.frombuffer(self._dataset, dtype=np.int16)
+        entries = []
+        for name, code in self.datasets.items():
+            rows = np.flatnonzero(dataset == code)
+            for kind in KINDS:
+                entries.append({"dataset": name, "pairs": kind, **self._kind_entry(rows, kind)})
+        return {"note": NOTE, "labels": list(LABELS), "judges": [spec for spec, _ in self._codes],
+                "results": entries}
+
+    def _kind_entry(self, rows: np.ndarray, kind: str) -> dict[str, Any]:
+        pairs = np.frombuffer(self._pair[kind], dtype=np.int64)[rows]
+        _, first, inverse = np.unique(pairs, return_index=True, return_inverse=True)
+        order = np.argsort(first)  # items in first-seen order
+        item_codes = []
+        for _, codes in self._codes:
+            per_item = np.full(len(first), ABSENT, dtype=np.int8)
+            np.maximum.at(per_item, inverse, np.frombuffer(codes[kind], dtype=np.int8)[rows])
+            item_codes.append(per_item[order])
+        n = len(first)
+        asked = int(np.count_nonzero(np.all([c != ABSENT for c in item_codes], axis=0)))
+        if asked < n:
+            return {"skipped": f"not every model labelled the same {KIND_TITLES[kind]} pairs "
+                               f"({asked} of {n} labelled by all)"}
+        items = np.all([c >= 0 for c in item_codes], axis=0)
+        if not items.any():
+            return {"skipped": f"no {KIND_TITLES[kind]} pair has a label from every model"}
+        judges = {spec: [LABELS[c] for c in codes[items]] for (spec, _), codes in zip(self._codes, item_codes, strict=True)}
+        gold = None
+        if kind == PH:
+            gold_codes = np.frombuffer(self._gold, dtype=np.int8)[rows]
+            item_gold = np.full(n, _NO_LABEL, dtype=np.int8)
+            given = np.flatnonzero(gold_codes != _NO_LABEL)
+            items_given, first_given = np.unique(inverse[given], return_index=True)
+            item_gold[items_given] = gold_codes[given[first_given]]
+            gold = [None if g == _NO_LABEL else LABELS[g] for g in item_gold[order][items]]
+        return {"left_out_unlabelled": int(n - np.count_nonzero(items)), **alarm_entry(judges, gold)}
+
+
 def alarm_section(triples: Sequence, results: Sequence[tuple[str, Mapping]]) -> dict[str, Any] | None:
-    """summary.json's "alarms": per dataset (first-seen order) and kind of pair. None with fewer
-    than two models. `results`: (spec, {pair: Prediction}) per model, as evaluate collects them."""
-    if len(results) < 2:
-        return None
-    datasets = list(dict.fromkeys(t.dataset for t in triples))
-    entries = []
-    for dataset in datasets:
-        rows = [t for t in triples if t.dataset == dataset]
-        for kind in KINDS:
-            entries.append({"dataset": dataset, "pairs": kind, **_kind_entry(rows, kind, results)})
-    return {"note": NOTE, "labels": list(LABELS), "judges": [spec for spec, _ in results],
-            "results": entries}
-
-
-def _kind_entry(rows: Sequence, kind: str, results: Sequence[tuple[str, Mapping]]) -> dict[str, Any]:
-    pairs: dict[tuple[str, str], str | None] = {}
-    for t in rows:
-        pair = pair_for(t, kind)
-        # a (P,H) pair shared by triples is one item; its gold label is the first one given
-        if pair not in pairs or pairs[pair] is None:
-            pairs[pair] = normalize_label(t.gold_label) if kind == PH else None
-    asked = [p for p in pairs if all(p in labels for _, labels in results)]
-    if len(asked) < len(pairs):
-        return {"skipped": f"not every model labelled the same {KIND_TITLES[kind]} pairs "
-                           f"({len(asked)} of {len(pairs)} labelled by all)"}
-    # an LLM judge may give no label (failed request, unparseable reply): those items are left out
-    items = [p for p in pairs if all(labels[p].label is not None for _, labels in results)]
-    if not items:
-        return {"skipped": f"no {KIND_TITLES[kind]} pair has a label from every model"}
-    judges = {spec: [labels[p].label for p in items] for spec, labels in results}
-    gold = [pairs[p] for p in items] if kind == PH else None
-    return {"left_out_unlabelled": len(pairs) - len(items), **alarm_entry(judges, gold)}
+    """The alarms of triples held in memory; `results`: (spec, {pair: Prediction}) per model."""
+    inputs = AlarmInputs()
+    inputs.add_triples(triples)
+    for spec, labels in results:
+        inputs.add_labels(spec, triples, lambda p, labels=labels: labels[p].label if p in labels else ABSENT)
+    return inputs.section()
 
 
 # --------------------------------------------------------------------------- report.md

@@ -69,6 +69,10 @@ class BatchSize(click.ParamType):
         return n
 
 
+# triples at a time in `transnli evaluate` and `run`: about 0.2-0.4 GB held (docs/speed.md)
+DEFAULT_WINDOW = 100_000
+
+
 def evaluation_options(f):
     """--model plus every labelling flag; the callback gets `models` and keyword arguments named
     like `evaluate_triples`' options."""
@@ -97,6 +101,11 @@ def evaluation_options(f):
         click.option("--families", is_flag=True,
                      help="Also label every ordered pair inside each sentence family (P, H, its H' and "
                           "H¬) and report stran(K), scomm, sneg (see docs/families.md)."),
+        click.option("--window", type=click.IntRange(min=0), default=DEFAULT_WINDOW, show_default=True,
+                     metavar="N",
+                     help="Label, count and write N triples at a time: memory grows with N, not with "
+                          "the run (0: hold the whole run). A pair repeated in a later window is "
+                          "labelled once. --families holds the run whole."),
         click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                      help="Label cache folder (default: $TRANSNLI_CACHE or ~/.cache/transnli)."),
         click.option("--no-cache", is_flag=True, help="Neither read nor write the label cache."),

@@ -11,23 +11,33 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .alarm_report import alarm_section
+import numpy as np
+
+from .alarm_report import ABSENT, AlarmInputs
 from .backends import BackendOptions, NLIBackend, Pair, Prediction, create_backend
 from .backends.base import sha256_file
 from .cache import CachedBackend, LabelCache, default_cache_dir
+from .distinct import DistinctCount, digest
 from .errors import EvaluatorError
 from .family_eval import FamilyLabelling
 from .label_table import LabelTable
 from .labels import parse_label_map
-from .metrics import EXTRAS_NOTE, TripleLabels, dataset_metrics, rule_outcome
+from .metrics import EXTRAS_NOTE, MetricCounts, TripleLabels, rule_outcome
 from .modelspec import parse_model_specs
 from .plot_worker import PlotWorker, plot_worker_enabled
-from .report import find_generation_stats, preload_in_background, write_jsonl, write_outputs
+from .report import (
+    RowsWriter,
+    find_generation_stats,
+    preload_in_background,
+    write_jsonl,
+    write_outputs,
+)
 from .rules import RULES
 from .runinfo import memory_source, model_run_info, run_clock, run_info, write_run_info
 from .samples import sample_row
@@ -36,9 +46,8 @@ from .schedule import (
     first_stage,
     pairs_of,
     second_stage,
-    unique_pair_counts,
 )
-from .triples import Triple, load_triples
+from .triples import Triple, TripleSource
 
 log = logging.getLogger("transnli")
 PROB_DIGITS = 6  # probabilities in predictions.jsonl
@@ -103,20 +112,49 @@ def _progress_bar(enabled: bool, total: int, desc: str):
                 dynamic_ncols=True, leave=True)
 
 
+class PairProgress:
+    """One model's progress bar over the pairs it is asked. The total grows as windows and second
+    stages come in; while triples remain unread it is extrapolated from the pairs per triple so
+    far (to the run's triple count, where it is known), so the rate and ETA mean something."""
+
+    def __init__(self, enabled: bool, desc: str, n_triples: int | None = None):
+        self.bar = _progress_bar(enabled, 0, desc)
+        self.n_triples = n_triples
+        self.triples = 0
+        self.asked = 0
+
+    def add_triples(self, n: int) -> None:
+        self.triples += n
+
+    def add_pairs(self, n: int) -> None:
+        self.asked += n
+        total = self.asked
+        if self.n_triples and 0 < self.triples < self.n_triples:
+            total = max(total, round(self.asked * self.n_triples / self.triples))
+        self.bar.total = total
+        self.bar.refresh()
+
+    def update(self, n: int) -> None:
+        self.bar.update(n)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
 def label_model(backend: NLIBackend, triples: Sequence[Triple], all_pairs: bool = False,
-                show_progress: bool = True) -> LabelTable:
+                progress: PairProgress | None = None) -> LabelTable:
     """All labels one model needs for the triples (two stages unless all_pairs)."""
+    update = progress.update if progress is not None else None
     stage1 = first_stage(triples, all_pairs=all_pairs)
-    bar = _progress_bar(show_progress, len(stage1), backend.spec)
-    try:
-        labels = label_pairs(backend, stage1, bar.update)
-        if not all_pairs:
-            stage2 = [p for p in second_stage(triples, labels.label) if p not in labels]
-            bar.total = len(stage1) + len(stage2)
-            bar.refresh()
-            labels.update(label_pairs(backend, stage2, bar.update))
-    finally:
-        bar.close()
+    if progress is not None:
+        progress.add_triples(len(triples))
+        progress.add_pairs(len(stage1))
+    labels = label_pairs(backend, stage1, update)
+    if not all_pairs:
+        stage2 = [p for p in second_stage(triples, labels.label) if p not in labels]
+        if progress is not None:
+            progress.add_pairs(len(stage2))
+        labels.update(label_pairs(backend, stage2, update))
     return labels
 
 
@@ -157,10 +195,9 @@ def prediction_row(t: Triple, spec: str, labels: LabelTable,
     }
 
 
-def _unlabelled_note(backend: NLIBackend, labels: LabelTable) -> str:
+def _unlabelled_note(backend: NLIBackend, none: int) -> str:
     """", 3 without a label (1 failed request, 2 unparseable replies)": an LLM judge's requests that
     failed and replies that named no label are different problems, so they are counted apart."""
-    none = labels.unlabelled()
     if not none:
         return ""
     d = backend.describe()
@@ -172,25 +209,6 @@ def _unlabelled_note(backend: NLIBackend, labels: LabelTable) -> str:
         n = d["unparseable"]
         why.append(f"{n} unparseable repl{'ies' if n != 1 else 'y'}")
     return f", {none} without a label" + (f" ({', '.join(why)})" if why else "")
-
-
-def summarize(triples: Sequence[Triple],
-              results: Sequence[tuple[str, LabelTable]]) -> list[dict[str, Any]]:
-    """The "models" list of summary.json: per model, per dataset (first-seen order)."""
-    datasets = list(dict.fromkeys(t.dataset for t in triples))
-    models = []
-    for spec, labels in results:
-        rows: dict[str, list[TripleLabels]] = {d: [] for d in datasets}
-        for t in triples:
-            rows[t.dataset].append(triple_labels(t, labels))
-        models.append({
-            "model": spec,
-            # unique pairs the model gave no label for (an LLM judge's unparseable replies)
-            "unlabelled_pairs": labels.unlabelled(),
-            "datasets": [{"dataset": d, **dataset_metrics(rows[d])} for d in datasets],
-            "overall": dataset_metrics(r for d in datasets for r in rows[d]),
-        })
-    return models
 
 
 def check_triples_files(paths: Sequence[Path], hash_file: Callable[[Path], str]) -> None:
@@ -210,17 +228,27 @@ def check_triples_files(paths: Sequence[Path], hash_file: Callable[[Path], str])
         by_digest[digest] = path
 
 
-def warn_shared_ids(triples: Sequence[Triple]) -> int:
-    """Warn about triple ids found in more than one file (they stay separate triples); returns how
-    many ids are shared."""
-    files: dict[str, dict[str, None]] = {}
-    for t in triples:
-        files.setdefault(t.id, {})[t.source] = None
-    shared = [(i, list(f)) for i, f in files.items() if len(f) > 1]
-    if shared:
-        tid, where = shared[0]
-        log.warning("%d triple ids appear in more than one triples file (e.g. %r in %s and %s); each "
-                    "file's triple is evaluated and counted on its own", len(shared), tid, where[0], where[1])
+def warn_shared_ids(ids_by_source: Mapping[str, DistinctCount], source: TripleSource) -> int:
+    """Warn about triple ids found in more than one triples file (they stay separate triples);
+    returns how many ids are shared. `ids_by_source`: each file's id digests."""
+    if len(ids_by_source) < 2:
+        return 0
+    ids, counts = np.unique(np.concatenate([d.values() for d in ids_by_source.values()]), return_counts=True)
+    shared = ids[counts > 1]
+    if not len(shared):
+        return 0
+    files: dict[str, list[str]] = {}  # the first shared id seen, for the message: read once more
+    for window in source.windows(WINDOW_READ):
+        for t in window:
+            if int(np.searchsorted(shared, digest(t.id))) < len(shared) and digest(t.id) in shared:
+                where = files.setdefault(t.id, [])
+                if t.source not in where:
+                    where.append(t.source)
+                if len(where) > 1:
+                    log.warning("%d triple ids appear in more than one triples file (e.g. %r in %s and %s); "
+                                "each file's triple is evaluated and counted on its own",
+                                len(shared), t.id, where[0], where[1])
+                    return len(shared)
     return len(shared)
 
 
@@ -303,6 +331,7 @@ def evaluate_triples(
     command_line: Sequence[str] | None = None,
     batch_tokens: int | None = None,
     compile: bool = False,
+    window: int | None = None,
 ) -> EvaluationResult:
     """Label the triples in `triple_paths` with every model in `model_specs` and write
     predictions.jsonl, samples.jsonl, summary.json, report.md, tables/*.csv and plots/ into `out_dir`.
@@ -310,13 +339,18 @@ def evaluate_triples(
     Options mirror `transnli evaluate`'s flags. Raises EvaluatorError (or a subclass) for anything
     the user can fix. `echo` receives one line per model with what the cache served.
     `out_dir` must be empty, new, or hold this same evaluation; `overwrite` lets it replace another
-    evaluation's outputs (OUTPUT_NAMES; other files are left alone). Earlier outputs are removed
-    only once the labels are in hand, so a run that fails leaves the folder as it was.
+    evaluation's outputs (OUTPUT_NAMES; other files are left alone). Earlier outputs are replaced
+    only once every model has run, so a run that fails leaves the folder as it was.
 
     `out_dir` None computes without writing anything (the label cache aside); `triples` gives
     triples held in memory instead of files (`triple_paths` then empty); `limit` keeps the first N
     triples; `command_line` is recorded in run_info.json. Model specs may carry a name and
     per-model options (evaluator/modelspec.py).
+
+    `window`: label, count and write this many triples at a time, so that memory does not grow
+    with the run (docs/speed.md, "Streaming"); None (or 0) holds the whole run, and the result then
+    carries the triples and every model's labels (the Python API's per-triple outcomes). With
+    --families the run is always held whole.
     """
     triple_paths = [Path(p) for p in triple_paths]
     model_list = parse_model_specs(model_specs)
@@ -333,8 +367,12 @@ def evaluate_triples(
         raise EvaluatorError("batch tokens must be at least 1")
     if max_length is not None and max_length < 8:
         raise EvaluatorError("max length must be at least 8 tokens")
+    if window is not None and window < 0:
+        raise EvaluatorError("window must be at least 1 triple (0: the whole run at once)")
     if label_map:
         parse_label_map(label_map)  # fail before loading anything
+    if families or not window:
+        window = None  # held whole; families are built over the whole run
 
     cache = None if no_cache else LabelCache(cache_dir or default_cache_dir())
     hash_file = cache.hash_file if cache else sha256_file
@@ -342,19 +380,19 @@ def evaluate_triples(
     try:
         if triples is None:
             check_triples_files(triple_paths, hash_file)
-            triples = load_triples(triple_paths)
-            warn_shared_ids(triples)
+            source = TripleSource(triple_paths, limit=limit)
+            source.open(window)  # the first window read (and checked) before a model loads
+            files_info = [{"path": str(path), "sha256": hash_file(path), "n_triples": None}
+                          for path in triple_paths]
         else:
-            triples, triple_paths = list(triples), []
-        if limit is not None:
-            triples = triples[:limit]
-        files_info = [{"path": str(path), "sha256": hash_file(path),
-                       "n_triples": sum(1 for t in triples if t.source == str(path))}
-                      for path in triple_paths] or [memory_source(triples)]
+            source, triple_paths = TripleSource([], triples, limit), []
+            files_info = [memory_source(source.all())]
         config = {"all_pairs": all_pairs, "batch_size": batch_size, "device": device, "dtype": dtype,
                   "max_length": max_length, "label_map": label_map, "limit": limit}
         if families:  # only when set: earlier evaluations keep their identity
             config["families"] = True
+        if out is not None and out.is_dir():
+            RowsWriter.remove_stale(out)
         replaces_other = (claim_out_dir(out, _run_identity(files_info, specs, config), overwrite)
                           if out is not None else False)
     except BaseException:
@@ -363,6 +401,8 @@ def evaluate_triples(
         raise
     # the command line renders the figures' PDFs on a second process (evaluator/plot_worker.py)
     worker = PlotWorker().start() if plots and out is not None and plot_worker_enabled() else None
+    rows = None
+    store = None  # without the user's cache, a run read in windows keeps its labels here
     try:
         preload_in_background(plots and out is not None)  # output libraries load while the models run
         started = run_clock()
@@ -371,58 +411,150 @@ def evaluate_triples(
                                  device=device, dtype=dtype,
                                  max_length=max_length, label_map=label_map, threads=threads,
                                  hash_file=hash_file, extra=dict(backend_extra or {}))
-        fam = FamilyLabelling(triples) if families else None
+        fam = FamilyLabelling(source.all()) if families else None
+        rows = RowsWriter(out) if out is not None else None
+        if window is not None and cache is None:
+            store = _RunStore()
         try:
-            run = _label_models(model_list, triples, options, cache, fam, all_pairs, show_progress, echo)
+            run = _label_models(model_list, source, window, options, cache or (store and store.cache), fam,
+                                all_pairs, show_progress, echo, rows, user_cache=cache is not None)
         finally:
             if cache is not None:
                 cache.close()
-        summary = _summary(triples, run, files_info, config, fam)
+        for info in files_info:
+            if info["n_triples"] is None:
+                info["n_triples"] = run.facts.per_source[info["path"]]
+        summary = _summary(run, files_info, config, fam)
         info = run_info(command_line, run.used, run_clock() - started)
-        done = EvaluationResult(summary=summary, out_dir=out, files=[], stats=run.stats, triples=list(triples),
-                                labels=run.results, run_info=info)
+        held = window is None
+        done = EvaluationResult(summary=summary, out_dir=out, files=[], stats=run.stats,
+                                triples=source.all() if held else [], labels=run.results if held else [],
+                                run_info=info)
         if out is None:
             return done
-        samples = _sample_rows(triples, run.results)
-        gen_rows = find_generation_stats(triple_paths, triples)
+        gen_rows = find_generation_stats(triple_paths, run.facts.source_datasets)
         removed = clear_outputs(out) if out.is_dir() else []
         if replaces_other and removed and echo:
             echo(f"replaced an earlier evaluation's outputs in {out} ({', '.join(removed)})")
-        done.files = write_outputs(out, summary, samples, gen_rows, plots=plots, plot_worker=worker)
+        done.files = write_outputs(out, summary, rows, gen_rows, plots=plots, plot_worker=worker)
+        rows = None
         if fam is not None:
             done.files.append(fam.write_rows(out / "families.jsonl", write_jsonl))
         done.files.append(write_run_info(out, info))
         return done
     finally:
+        if rows is not None:
+            rows.discard()
+        if store is not None:
+            store.close()
         if worker is not None:
             worker.close()
 
 
-def _sample_rows(triples: Sequence[Triple], results: Sequence[tuple[str, LabelTable]]):
-    """samples.jsonl's rows, model by model in input order (each triple's Predictions read once)."""
-    for spec, labels in results:
+# read-ahead when the triples are read again only to find something (their ids)
+WINDOW_READ = 65_536
+
+
+class _RunStore:
+    """A label cache of this run alone (a temporary folder): a run read in windows without the
+    user's cache still labels a pair repeated in a later window once, and gives it one label."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self._dir = tempfile.TemporaryDirectory(prefix="transnli-labels-")
+        self.cache = LabelCache(self._dir.name)
+
+    def close(self) -> None:
+        self.cache.close()
+        self._dir.cleanup()
+
+
+@dataclass
+class _RunFacts:
+    """What the first model's pass learns about the triples themselves (the same for every model):
+    counts per file, datasets in first-seen order, distinct pairs of each kind, ids per file."""
+
+    n_triples: int = 0
+    per_source: Counter = field(default_factory=Counter)
+    source_datasets: dict[str, dict[str, None]] = field(default_factory=dict)
+    unique: dict[str, DistinctCount] = field(default_factory=lambda: {k: DistinctCount() for k in KINDS})
+    ids: dict[str, DistinctCount] = field(default_factory=dict)
+
+    def add(self, triples: Sequence[Triple]) -> None:
+        self.n_triples += len(triples)
+        unique = [self.unique[k] for k in KINDS]
         for t in triples:
-            row = triple_labels(t, labels)
-            yield sample_row(t, prediction_row(t, spec, labels, row, triple_predictions(t, labels)), row)
+            self.per_source[t.source] += 1
+            self.source_datasets.setdefault(t.source, {})[t.dataset] = None
+            self.ids.setdefault(t.source, DistinctCount()).add(digest(t.id))
+            for bucket, pair in zip(unique, pairs_of(t), strict=True):
+                bucket.add(digest(pair))
+
+    @property
+    def datasets(self) -> list[str]:
+        return list(dict.fromkeys(d for names in self.source_datasets.values() for d in names))
+
+    def unique_pair_counts(self) -> dict[str, int]:
+        return {kind: len(bucket) for kind, bucket in self.unique.items()}
+
+
+@dataclass
+class _ModelCounts:
+    """One model's running counts over the run: metrics per dataset and overall, and the distinct
+    pairs it was asked (and left without a label)."""
+
+    per_dataset: dict[str, MetricCounts] = field(default_factory=dict)
+    overall: MetricCounts = field(default_factory=MetricCounts)
+    asked: DistinctCount = field(default_factory=DistinctCount)
+    unlabelled: DistinctCount = field(default_factory=DistinctCount)
+
+    def add(self, rows: Sequence[tuple[Triple, TripleLabels]], table: LabelTable) -> None:
+        per_dataset, overall = self.per_dataset, self.overall
+        for t, row in rows:
+            counts = per_dataset.get(t.dataset)
+            if counts is None:
+                counts = per_dataset[t.dataset] = MetricCounts()
+            counts.add(row)
+            overall.add(row)
+        self.asked.extend(digest(p) for p in table)
+        if table.unlabelled():
+            self.unlabelled.extend(digest(p) for p in table if table.label(p) is None)
+
+    def entry(self, spec: str, datasets: Sequence[str]) -> dict[str, Any]:
+        """The model's item in summary.json's "models"."""
+        return {
+            "model": spec,
+            # unique pairs the model gave no label for (an LLM judge's unparseable replies)
+            "unlabelled_pairs": len(self.unlabelled),
+            "datasets": [{"dataset": d, **self.per_dataset[d].result()} for d in datasets],
+            "overall": self.overall.result(),
+        }
 
 
 @dataclass
 class _Labelled:
-    """What labelling every model gave: per model its labels, description, counts and run info."""
+    """What labelling every model gave: per model its counts, description and run info; the labels
+    themselves only when the run was held whole."""
 
+    facts: _RunFacts = field(default_factory=_RunFacts)
+    counts: list[tuple[str, _ModelCounts]] = field(default_factory=list)
+    alarms: AlarmInputs | None = None
     results: list[tuple[str, LabelTable]] = field(default_factory=list)
     described: list[dict[str, Any]] = field(default_factory=list)
     stats: list[ModelStats] = field(default_factory=list)
     used: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _label_models(model_list, triples: Sequence[Triple], options: BackendOptions, cache,
+def _label_models(model_list, source: TripleSource, window: int | None, options: BackendOptions, cache,
                   fam: FamilyLabelling | None, all_pairs: bool, show_progress: bool,
-                  echo: Callable[[str], None] | None) -> _Labelled:
-    """Load each model in turn (one in memory at a time), label what the triples (and families)
-    need, and close it."""
-    run = _Labelled()
-    for model in model_list:
+                  echo: Callable[[str], None] | None, rows: RowsWriter | None, user_cache: bool) -> _Labelled:
+    """Load each model in turn (one in memory at a time) and run it over the triples, window by
+    window: label what the window (and the families) need, count, write its rows; then close it."""
+    run = _Labelled(alarms=AlarmInputs() if len(model_list) > 1 else None)
+    n_hint = source.count_hint() if show_progress else None
+    for position, model in enumerate(model_list):
+        first = position == 0
         spec = model.name  # what every output calls the model
         model_started = run_clock()
         backend = create_backend(model.target, model.backend_options(options))
@@ -430,49 +562,81 @@ def _label_models(model_list, triples: Sequence[Triple], options: BackendOptions
         runner: NLIBackend = backend
         if cache is not None and backend.cacheable:
             runner = CachedBackend(backend, cache)
+        counts = _ModelCounts()
+        progress = PairProgress(show_progress, spec, n_hint if first else run.facts.n_triples)
+        extra = 0
         try:
-            labels = label_model(runner, triples, all_pairs=all_pairs, show_progress=show_progress)
-            extra = fam.label(spec, runner, labels, label_pairs, _progress_bar, show_progress) if fam else 0
+            for triples in source.windows(window):
+                labels = label_model(runner, triples, all_pairs=all_pairs, progress=progress)
+                if first:
+                    run.facts.add(triples)
+                    if run.alarms is not None:
+                        run.alarms.add_triples(triples)
+                if run.alarms is not None:
+                    run.alarms.add_labels(spec, triples, lambda p, t=labels: t.label(p) if p in t else ABSENT)
+                _count_and_write(spec, triples, labels, counts, rows)
+                if fam is not None:
+                    progress.close()
+                    extra = fam.label(spec, runner, labels, label_pairs, _progress_bar, show_progress)
+                if window is None:
+                    run.results.append((spec, labels))
         finally:
+            progress.close()
             runner.close()
-        st = ModelStats(spec, pairs=len(labels) + extra)
+        if first:
+            warn_shared_ids(run.facts.ids, source)
+        run.counts.append((spec, counts))
+        pairs = len(counts.asked)
+        st = ModelStats(spec, pairs=pairs + extra)
         if isinstance(runner, CachedBackend):
-            st.from_cache, st.computed = runner.hits, runner.computed
+            # a pair repeated in a later window is a cache hit again: count what was computed
+            st.computed = runner.computed
+            st.from_cache = st.pairs - runner.computed
         else:
-            st.computed = len(labels)
+            st.computed = pairs
         run.stats.append(st)
         if echo:
-            if isinstance(runner, CachedBackend):
+            if isinstance(runner, CachedBackend) and user_cache:
                 how = f"{st.from_cache} from cache, {st.computed} computed"
             else:
                 how = "cache not used" if backend.cacheable else getattr(backend, "uncached_note", "no model run")
-            echo(f"{spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, labels)}")
-        run.results.append((spec, labels))
+            echo(f"{spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, len(counts.unlabelled))}")
         run.described.append({"name": spec, **backend.describe(), "spec": model.canonical,
-                              "pairs_labelled": len(labels) + extra})
+                              "pairs_labelled": pairs + extra})
         run.used.append(model_run_info(model, backend, st, run_clock() - model_started))
     return run
 
 
-def _summary(triples: Sequence[Triple], run: _Labelled, files_info: list[dict[str, Any]],
-             config: dict[str, Any], fam: FamilyLabelling | None) -> dict[str, Any]:
+def _count_and_write(spec: str, triples: Sequence[Triple], labels: LabelTable, counts: _ModelCounts,
+                     rows: RowsWriter | None) -> None:
+    """A window's rule outcomes into the model's counts, and its rows into samples/predictions."""
+    window_rows = [(t, triple_labels(t, labels)) for t in triples]
+    counts.add(window_rows, labels)
+    if rows is not None:
+        rows.write(sample_row(t, prediction_row(t, spec, labels, row, triple_predictions(t, labels)), row)
+                   for t, row in window_rows)
+
+
+def _summary(run: _Labelled, files_info: list[dict[str, Any]], config: dict[str, Any],
+             fam: FamilyLabelling | None) -> dict[str, Any]:
     """summary.json: metrics per model and dataset, the rules, provenance; alarms with two or more
     models, families when asked for."""
+    datasets = run.facts.datasets
     summary = {
-        "models": summarize(triples, run.results),
-        "datasets": list(dict.fromkeys(t.dataset for t in triples)),
+        "models": [counts.entry(spec, datasets) for spec, counts in run.counts],
+        "datasets": datasets,
         "rules": {r.key: {"name": r.name, "definition": r.description} for r in RULES},
         "extras_note": EXTRAS_NOTE,
         "provenance": {
             "transnli_version": _version(),
             "triples_files": files_info,
-            "n_triples": len(triples),
-            "n_unique_pairs": unique_pair_counts(triples),
+            "n_triples": run.facts.n_triples,
+            "n_unique_pairs": run.facts.unique_pair_counts(),
             "config": config,
             "models": run.described,
         },
     }
-    alarms = alarm_section(triples, run.results)  # no-knowledge alarms: two or more models only
+    alarms = run.alarms.section() if run.alarms is not None else None  # two or more models only
     if alarms is not None:
         summary["alarms"] = alarms
     if fam is not None:

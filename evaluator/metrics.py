@@ -19,8 +19,11 @@ from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
+from .distinct import DistinctCount, digest
 from .labels import LABELS, C, E
 from .rules import RULES, RuleOutcome, contradiction_symmetry, evaluate_triple, mutual, substitution
+
+_KINDS = ("p_h", "h_h2", "h2_h", "p_h2")
 
 EXTRAS_NOTE = (
     "Beyond the paper: substitution = mutual E between H and H' means M(P,H') should equal M(P,H) "
@@ -89,68 +92,100 @@ def rate_cell(cases: int, violations: int, **extra: Any) -> dict[str, Any]:
 
 def accuracy(rows: Iterable[TripleLabels]) -> tuple[float | None, int]:
     """(accuracy of M(P,H) against gold over distinct gold pairs, number of such pairs)."""
-    judged: dict[Any, bool] = {}
-    for i, r in enumerate(rows):
-        if r.gold is None or r.ph is None:
-            continue
-        key = (r.pair, r.gold) if r.pair is not None else i
-        judged.setdefault(key, r.ph == r.gold)
-    n = len(judged)
-    return ratio(sum(judged.values()), n), n
+    counts = MetricCounts()
+    counts.add_all(rows)
+    return counts.accuracy()
 
 
 def dataset_metrics(rows: Iterable[TripleLabels]) -> dict[str, Any]:
     """Everything reported for one model on one dataset (the dataset name is added by callers)."""
-    rows = list(rows)
-    n = len(rows)
-    acc, n_gold = accuracy(rows)
-    cases: Counter[str] = Counter()
-    violations: Counter[str] = Counter()
-    mutual_counts: Counter[str] = Counter()
-    subst = [0, 0]  # cases, violations
-    csym = [0, 0]
-    label_counts: dict[str, Counter[str]] = {k: Counter() for k in ("p_h", "h_h2", "h2_h", "p_h2")}
-    unlabelled: Counter[str] = Counter()
-    for r in rows:
+    counts = MetricCounts()
+    counts.add_all(rows)
+    return counts.result()
+
+
+class MetricCounts:
+    """dataset_metrics as running counts: rows are added as they come (a window of a large run at a
+    time) and nothing but counts is kept, except a digest per distinct gold pair."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        # Accuracy counts each (pair, gold) once. Whether M(P,H) = gold is a function of that key
+        # (one model gives a pair one label), so distinct keys judged and distinct keys right suffice.
+        self._judged, self._right = DistinctCount(), DistinctCount()
+        self._unkeyed = [0, 0]  # rows without a pair key: each counts on its own (judged, right)
+        self.cases: Counter[str] = Counter()
+        self.violations: Counter[str] = Counter()
+        self.mutual: Counter[str] = Counter()
+        self.subst = [0, 0]  # cases, violations
+        self.csym = [0, 0]
+        self.label_counts: dict[str, Counter[str]] = {k: Counter() for k in _KINDS}
+        self.unlabelled: Counter[str] = Counter()
+
+    def add_all(self, rows: Iterable[TripleLabels]) -> None:
+        for r in rows:
+            self.add(r)
+
+    def add(self, r: TripleLabels) -> None:
+        self.n += 1
+        if r.gold is not None and r.ph is not None:
+            right = r.ph == r.gold
+            if r.pair is None:
+                self._unkeyed[0] += 1
+                self._unkeyed[1] += right
+            else:
+                key = digest((r.pair, r.gold))
+                self._judged.add(key)
+                if right:
+                    self._right.add(key)
         m = mutual(r.hh2, r.h2h)
         if m is not None:
-            mutual_counts[m] += 1
-        unlabelled.update(r.unlabelled)
+            self.mutual[m] += 1
+        if r.unlabelled:
+            self.unlabelled.update(r.unlabelled)
         outcome = rule_outcome(r)
         if outcome.rule is not None:
-            cases[outcome.rule] += 1
-            violations[outcome.rule] += bool(outcome.violated)
+            self.cases[outcome.rule] += 1
+            self.violations[outcome.rule] += bool(outcome.violated)
         s = None if r.ph is None or "p_h2" in r.unlabelled else substitution(r.ph, r.hh2, r.h2h, r.ph2)
         if s is not None:
-            subst[0] += 1
-            subst[1] += s
+            self.subst[0] += 1
+            self.subst[1] += s
         cs = contradiction_symmetry(r.hh2, r.h2h)
         if cs is not None:
-            csym[0] += 1
-            csym[1] += cs
-        for kind, label in (("p_h", r.ph), ("h_h2", r.hh2), ("h2_h", r.h2h), ("p_h2", r.ph2)):
+            self.csym[0] += 1
+            self.csym[1] += cs
+        for kind, label in zip(_KINDS, (r.ph, r.hh2, r.h2h, r.ph2), strict=True):
             if label is not None:
-                label_counts[kind][label] += 1
-    return {
-        "n_triples": n,
-        "accuracy": acc,
-        "accuracy_pairs": n_gold,
-        "mutual_entailment_rate": ratio(mutual_counts[E], n),
-        "mutual_contradiction_rate": ratio(mutual_counts[C], n),
-        "mutual_entailment": mutual_counts[E],
-        "mutual_contradiction": mutual_counts[C],
-        "rules": {
-            rule.key: rate_cell(cases[rule.key], violations[rule.key], name=rule.name)
-            for rule in RULES
-        },
-        "extras": {
-            "beyond_paper": True,
-            "substitution": rate_cell(subst[0], subst[1], name="mutual E => M(P,H')=M(P,H)"),
-            "contradiction_symmetry": rate_cell(csym[0], csym[1], name="M(H,H')=C => M(H',H)=C"),
-        },
-        "label_counts": {
-            kind: {label: counts[label] for label in LABELS} for kind, counts in label_counts.items()
-        },
-        # triples per kind of pair that the model left without a label (LLM judges only)
-        "unlabelled": {kind: unlabelled[kind] for kind in label_counts},
-    }
+                self.label_counts[kind][label] += 1
+
+    def accuracy(self) -> tuple[float | None, int]:
+        n = len(self._judged) + self._unkeyed[0]
+        return ratio(len(self._right) + self._unkeyed[1], n), n
+
+    def result(self) -> dict[str, Any]:
+        n = self.n
+        acc, n_gold = self.accuracy()
+        return {
+            "n_triples": n,
+            "accuracy": acc,
+            "accuracy_pairs": n_gold,
+            "mutual_entailment_rate": ratio(self.mutual[E], n),
+            "mutual_contradiction_rate": ratio(self.mutual[C], n),
+            "mutual_entailment": self.mutual[E],
+            "mutual_contradiction": self.mutual[C],
+            "rules": {
+                rule.key: rate_cell(self.cases[rule.key], self.violations[rule.key], name=rule.name)
+                for rule in RULES
+            },
+            "extras": {
+                "beyond_paper": True,
+                "substitution": rate_cell(self.subst[0], self.subst[1], name="mutual E => M(P,H')=M(P,H)"),
+                "contradiction_symmetry": rate_cell(self.csym[0], self.csym[1], name="M(H,H')=C => M(H',H)=C"),
+            },
+            "label_counts": {
+                kind: {label: counts[label] for label in LABELS} for kind, counts in self.label_counts.items()
+            },
+            # triples per kind of pair that the model left without a label (LLM judges only)
+            "unlabelled": {kind: self.unlabelled[kind] for kind in _KINDS},
+        }

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,6 @@ from .errors import EvaluatorError
 from .rules import RULES
 from .samples import SAMPLES_NAME, ExampleCollector, prediction_of, render_examples
 from .tables import per_dataset_table, per_model_table
-from .triples import Triple
 
 DASH = "–"
 EXTRA_KEYS = ("substitution", "contradiction_symmetry")
@@ -178,9 +178,11 @@ def _stats_row(dataset: str, data: dict[str, Any]) -> dict[str, Any] | None:
     return row
 
 
-def find_generation_stats(triple_paths: Sequence[Path], triples: Sequence[Triple]) -> list[dict[str, Any]]:
+def find_generation_stats(triple_paths: Sequence[Path],
+                          datasets_of: Mapping[str, Iterable[str]]) -> list[dict[str, Any]]:
     """Table 9 rows from the generator's stats.json beside each triples file (read defensively:
-    missing keys stay empty, a broken file is skipped)."""
+    missing keys stay empty, a broken file is skipped); `datasets_of`: each file's dataset names
+    in first-seen order."""
     rows: list[dict[str, Any]] = []
     seen: set[Path] = set()
     for path in dict.fromkeys(Path(p) for p in triple_paths):
@@ -205,7 +207,7 @@ def find_generation_stats(triple_paths: Sequence[Path], triples: Sequence[Triple
                     if row:
                         rows.append(row)
                 break
-            names = list(dict.fromkeys(t.dataset for t in triples if t.source == str(path)))
+            names = list(datasets_of.get(str(path), ()))
             name = data.get("dataset") if isinstance(data.get("dataset"), str) else (
                 names[0] if len(names) == 1 else stem)
             row = _stats_row(name, data)
@@ -299,25 +301,59 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
             fh.write(_dumps(path, row) + "\n")
 
 
-def write_rows(samples_path: Path, predictions_path: Path, rows: Iterable[dict[str, Any]]) -> ExampleCollector:
-    """samples.jsonl and predictions.jsonl in one pass over the samples rows (samples.sample_row);
-    returns the violating triples report.md shows."""
-    examples = ExampleCollector()
-    with (open(samples_path, "w", encoding="utf-8", newline="\n") as samples,
-          open(predictions_path, "w", encoding="utf-8", newline="\n") as predictions):
+class RowsWriter:
+    """samples.jsonl and predictions.jsonl, written row by row as the run goes (samples.sample_row;
+    each predictions line is a subset of its samples row) into hidden partial files beside the
+    final ones; `finish()` moves them into place. Keeps the violating triples report.md shows."""
+
+    PARTIAL = ".partial-"  # name prefix of the files being written
+
+    def __init__(self, out_dir: Path):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.out_dir = out_dir
+        self.examples = ExampleCollector()
+        self.final = (out_dir / SAMPLES_NAME, out_dir / "predictions.jsonl")
+        self.partial = tuple(p.with_name(self.PARTIAL + p.name) for p in self.final)
+        self._samples = open(self.partial[0], "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - closed in finish/discard
+        self._predictions = open(self.partial[1], "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+
+    def write(self, rows: Iterable[dict[str, Any]]) -> None:
+        samples, predictions, examples = self._samples, self._predictions, self.examples
         for row in rows:
             examples.add(row)
-            predictions.write(_dumps(predictions_path, prediction_of(row)) + "\n")
-            samples.write(_dumps(samples_path, row) + "\n")
-    return examples
+            predictions.write(_dumps(self.final[1], prediction_of(row)) + "\n")
+            samples.write(_dumps(self.final[0], row) + "\n")
+
+    def finish(self) -> list[Path]:
+        """Close the files and give them their final names; returns [predictions, samples]."""
+        self._close()
+        for partial, final in zip(self.partial, self.final, strict=True):
+            os.replace(partial, final)
+        return [self.final[1], self.final[0]]
+
+    def discard(self) -> None:
+        """Close and remove the partial files (a run that failed leaves the folder as it was)."""
+        self._close()
+        for partial in self.partial:
+            partial.unlink(missing_ok=True)
+
+    def _close(self) -> None:
+        self._samples.close()
+        self._predictions.close()
+
+    @classmethod
+    def remove_stale(cls, out_dir: Path) -> None:
+        """Partial files a killed run left behind."""
+        for name in (SAMPLES_NAME, "predictions.jsonl"):
+            (out_dir / (cls.PARTIAL + name)).unlink(missing_ok=True)
 
 
-def write_outputs(out_dir: Path, summary: dict[str, Any], samples: Iterable[dict[str, Any]],
+def write_outputs(out_dir: Path, summary: dict[str, Any], rows: RowsWriter,
                   gen_rows: list[dict[str, Any]], plots: bool = True, plot_worker=None) -> list[Path]:
-    """Write every output file; returns their paths. `samples`: the rows of samples.jsonl
-    (samples.sample_row; predictions.jsonl holds a subset of each); `gen_rows`: Table 9 (may be
-    empty); `plot_worker`: a started plot_worker.PlotWorker that renders its share of the figures
-    meanwhile."""
+    """Write every output file; returns their paths. `rows`: the run's samples and predictions,
+    written and still under their partial names (given their final names here); `gen_rows`:
+    Table 9 (may be empty); `plot_worker`: a started plot_worker.PlotWorker that renders its
+    share of the figures meanwhile."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "tables").mkdir(exist_ok=True)
     plot_dir = out_dir / "plots"
@@ -325,8 +361,8 @@ def write_outputs(out_dir: Path, summary: dict[str, Any], samples: Iterable[dict
     if plots and plot_worker is not None:
         plot_dir.mkdir(exist_ok=True)
         pending = plot_worker.render(summary, plot_dir)
-    files = [out_dir / "predictions.jsonl", out_dir / SAMPLES_NAME]
-    examples = write_rows(files[1], files[0], samples)
+    files = rows.finish()
+    examples = rows.examples
     p = out_dir / "summary.json"
     write_json(p, summary)
     files.append(p)

@@ -37,15 +37,6 @@ def pairs_of(triple: Triple) -> tuple[Pair, Pair, Pair, Pair]:
     return (p, h), (h, h2), (h2, h), (p, h2)
 
 
-def unique_pair_counts(triples: Iterable[Triple]) -> dict[str, int]:
-    """Distinct pairs of each kind (one pass; the provenance of summary.json)."""
-    seen: tuple[set[Pair], ...] = tuple(set() for _ in KINDS)
-    for t in triples:
-        for bucket, pair in zip(seen, pairs_of(t), strict=True):
-            bucket.add(pair)
-    return {kind: len(bucket) for kind, bucket in zip(KINDS, seen, strict=True)}
-
-
 def unique_pairs(triples: Iterable[Triple], kinds: Sequence[str] = KINDS) -> list[Pair]:
     """The distinct pairs of the given kinds, in first-seen order (triple by triple)."""
     out: dict[Pair, None] = {}
