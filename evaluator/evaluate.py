@@ -23,6 +23,7 @@ from .alarm_report import ABSENT, AlarmInputs
 from .backends import BackendOptions, NLIBackend, Pair, Prediction, create_backend
 from .backends.base import sha256_file
 from .cache import CachedBackend, LabelCache, default_cache_dir
+from .carry import CarriedLabels, CarryPlan
 from .distinct import DistinctCount, digest
 from .errors import EvaluatorError
 from .family_eval import FamilyLabelling
@@ -113,48 +114,69 @@ def _progress_bar(enabled: bool, total: int, desc: str):
 
 
 class PairProgress:
-    """One model's progress bar over the pairs it is asked. The total grows as windows and second
-    stages come in; while triples remain unread it is extrapolated from the pairs per triple so
-    far (to the run's triple count, where it is known), so the rate and ETA mean something."""
+    """One model's progress bar over the pairs it is asked. In a run read in windows the total is
+    an estimate until the last window: the pairs asked so far, plus the triples still to come at
+    the pairs per triple of the windows done (where the run's triple count is known), so that the
+    rate and ETA mean something from the first window on."""
 
     def __init__(self, enabled: bool, desc: str, n_triples: int | None = None):
         self.bar = _progress_bar(enabled, 0, desc)
         self.n_triples = n_triples
-        self.triples = 0
-        self.asked = 0
+        self.done_triples = self.done_pairs = 0  # windows finished
+        self.window_triples = self.window_pairs = 0  # the window being labelled
 
     def add_triples(self, n: int) -> None:
-        self.triples += n
+        """A new window of n triples (the previous one is finished)."""
+        self.done_triples += self.window_triples
+        self.done_pairs += self.window_pairs
+        self.window_triples, self.window_pairs = n, 0
 
     def add_pairs(self, n: int) -> None:
-        self.asked += n
-        total = self.asked
-        if self.n_triples and 0 < self.triples < self.n_triples:
-            total = max(total, round(self.asked * self.n_triples / self.triples))
+        self.window_pairs += n
+        total = self.done_pairs + self.window_pairs
+        if self.n_triples and self.window_triples:
+            per_triple = (self.done_pairs / self.done_triples if self.done_triples
+                          else self.window_pairs / self.window_triples)
+            rest = max(0, self.n_triples - self.done_triples - self.window_triples)
+            total = (self.done_pairs + max(self.window_pairs, round(per_triple * self.window_triples))
+                     + round(per_triple * rest))
         self.bar.total = total
         self.bar.refresh()
 
     def update(self, n: int) -> None:
         self.bar.update(n)
 
+    def finish(self) -> None:
+        """Every window labelled: the total is what was asked."""
+        self.bar.total = self.done_pairs + self.window_pairs
+        self.bar.refresh()
+
     def close(self) -> None:
         self.bar.close()
 
 
 def label_model(backend: NLIBackend, triples: Sequence[Triple], all_pairs: bool = False,
-                progress: PairProgress | None = None) -> LabelTable:
-    """All labels one model needs for the triples (two stages unless all_pairs)."""
-    update = progress.update if progress is not None else None
-    stage1 = first_stage(triples, all_pairs=all_pairs)
+                progress: PairProgress | None = None, known: Mapping[Pair, Prediction] | None = None) -> LabelTable:
+    """All labels one model needs for the triples (two stages unless all_pairs); pairs in `known`
+    (labelled in an earlier window) are not asked again."""
+    known = known or {}
     if progress is not None:
         progress.add_triples(len(triples))
-        progress.add_pairs(len(stage1))
-    labels = label_pairs(backend, stage1, update)
+    labels = _label_new(backend, first_stage(triples, all_pairs=all_pairs), known, progress)
     if not all_pairs:
         stage2 = [p for p in second_stage(triples, labels.label) if p not in labels]
-        if progress is not None:
-            progress.add_pairs(len(stage2))
-        labels.update(label_pairs(backend, stage2, update))
+        labels.update(_label_new(backend, stage2, known, progress))
+    return labels
+
+
+def _label_new(backend: NLIBackend, pairs: list[Pair], known: Mapping[Pair, Prediction],
+               progress: PairProgress | None) -> LabelTable:
+    ask = [p for p in pairs if p not in known] if known else pairs
+    if progress is not None:
+        progress.add_pairs(len(ask))
+    labels = label_pairs(backend, ask, progress.update if progress is not None else None)
+    if len(ask) < len(pairs):
+        labels.update((p, known[p]) for p in pairs if p in known)
     return labels
 
 
@@ -240,7 +262,9 @@ def warn_shared_ids(ids_by_source: Mapping[str, DistinctCount], source: TripleSo
     files: dict[str, list[str]] = {}  # the first shared id seen, for the message: read once more
     for window in source.windows(WINDOW_READ):
         for t in window:
-            if int(np.searchsorted(shared, digest(t.id))) < len(shared) and digest(t.id) in shared:
+            d = digest(t.id)
+            i = int(np.searchsorted(shared, d))
+            if i < len(shared) and shared[i] == d:
                 where = files.setdefault(t.id, [])
                 if t.source not in where:
                     where.append(t.source)
@@ -381,7 +405,6 @@ def evaluate_triples(
         if triples is None:
             check_triples_files(triple_paths, hash_file)
             source = TripleSource(triple_paths, limit=limit)
-            source.open(window)  # the first window read (and checked) before a model loads
             files_info = [{"path": str(path), "sha256": hash_file(path), "n_triples": None}
                           for path in triple_paths]
         else:
@@ -402,7 +425,6 @@ def evaluate_triples(
     # the command line renders the figures' PDFs on a second process (evaluator/plot_worker.py)
     worker = PlotWorker().start() if plots and out is not None and plot_worker_enabled() else None
     rows = None
-    store = None  # without the user's cache, a run read in windows keeps its labels here
     try:
         preload_in_background(plots and out is not None)  # output libraries load while the models run
         started = run_clock()
@@ -413,11 +435,9 @@ def evaluate_triples(
                                  hash_file=hash_file, extra=dict(backend_extra or {}))
         fam = FamilyLabelling(source.all()) if families else None
         rows = RowsWriter(out) if out is not None else None
-        if window is not None and cache is None:
-            store = _RunStore()
         try:
-            run = _label_models(model_list, source, window, options, cache or (store and store.cache), fam,
-                                all_pairs, show_progress, echo, rows, user_cache=cache is not None)
+            run = _label_models(model_list, source, window, options, cache, fam, all_pairs, show_progress,
+                                echo, rows)
         finally:
             if cache is not None:
                 cache.close()
@@ -445,8 +465,6 @@ def evaluate_triples(
     finally:
         if rows is not None:
             rows.discard()
-        if store is not None:
-            store.close()
         if worker is not None:
             worker.close()
 
@@ -455,41 +473,32 @@ def evaluate_triples(
 WINDOW_READ = 65_536
 
 
-class _RunStore:
-    """A label cache of this run alone (a temporary folder): a run read in windows without the
-    user's cache still labels a pair repeated in a later window once, and gives it one label."""
-
-    def __init__(self) -> None:
-        import tempfile
-
-        self._dir = tempfile.TemporaryDirectory(prefix="transnli-labels-")
-        self.cache = LabelCache(self._dir.name)
-
-    def close(self) -> None:
-        self.cache.close()
-        self._dir.cleanup()
-
-
 @dataclass
 class _RunFacts:
-    """What the first model's pass learns about the triples themselves (the same for every model):
-    counts per file, datasets in first-seen order, distinct pairs of each kind, ids per file."""
+    """What one read of the triples, before any model loads, says about them (the same for every
+    model): counts per file, datasets in first-seen order, distinct pairs of each kind, ids per
+    file, and which pairs come back in a later window (`carry`)."""
 
     n_triples: int = 0
     per_source: Counter = field(default_factory=Counter)
     source_datasets: dict[str, dict[str, None]] = field(default_factory=dict)
     unique: dict[str, DistinctCount] = field(default_factory=lambda: {k: DistinctCount() for k in KINDS})
     ids: dict[str, DistinctCount] = field(default_factory=dict)
+    carry: CarryPlan = field(default_factory=CarryPlan)
 
     def add(self, triples: Sequence[Triple]) -> None:
         self.n_triples += len(triples)
         unique = [self.unique[k] for k in KINDS]
+        window = []
         for t in triples:
             self.per_source[t.source] += 1
             self.source_datasets.setdefault(t.source, {})[t.dataset] = None
             self.ids.setdefault(t.source, DistinctCount()).add(digest(t.id))
             for bucket, pair in zip(unique, pairs_of(t), strict=True):
-                bucket.add(digest(pair))
+                d = digest(pair)
+                bucket.add(d)
+                window.append(d)
+        self.carry.add_window(window)
 
     @property
     def datasets(self) -> list[str]:
@@ -497,6 +506,19 @@ class _RunFacts:
 
     def unique_pair_counts(self) -> dict[str, int]:
         return {kind: len(bucket) for kind, bucket in self.unique.items()}
+
+
+def read_facts(source: TripleSource, window: int | None, alarms: AlarmInputs | None) -> _RunFacts:
+    """Read every triple once before a model loads: a broken line is reported before any
+    labelling, the progress bars know the run's size, and the windows know what to carry."""
+    facts = _RunFacts()
+    for triples in source.windows(window):
+        facts.add(triples)
+        if alarms is not None:
+            alarms.add_triples(triples)
+    facts.carry.plan()
+    warn_shared_ids(facts.ids, source)
+    return facts
 
 
 @dataclass
@@ -548,13 +570,12 @@ class _Labelled:
 
 def _label_models(model_list, source: TripleSource, window: int | None, options: BackendOptions, cache,
                   fam: FamilyLabelling | None, all_pairs: bool, show_progress: bool,
-                  echo: Callable[[str], None] | None, rows: RowsWriter | None, user_cache: bool) -> _Labelled:
+                  echo: Callable[[str], None] | None, rows: RowsWriter | None) -> _Labelled:
     """Load each model in turn (one in memory at a time) and run it over the triples, window by
     window: label what the window (and the families) need, count, write its rows; then close it."""
-    run = _Labelled(alarms=AlarmInputs() if len(model_list) > 1 else None)
-    n_hint = source.count_hint() if show_progress else None
-    for position, model in enumerate(model_list):
-        first = position == 0
+    alarms = AlarmInputs() if len(model_list) > 1 else None
+    run = _Labelled(facts=read_facts(source, window, alarms), alarms=alarms)
+    for model in model_list:
         spec = model.name  # what every output calls the model
         model_started = run_clock()
         backend = create_backend(model.target, model.backend_options(options))
@@ -563,15 +584,13 @@ def _label_models(model_list, source: TripleSource, window: int | None, options:
         if cache is not None and backend.cacheable:
             runner = CachedBackend(backend, cache)
         counts = _ModelCounts()
-        progress = PairProgress(show_progress, spec, n_hint if first else run.facts.n_triples)
+        progress = PairProgress(show_progress, spec, run.facts.n_triples)
+        carried = CarriedLabels(run.facts.carry)
         extra = 0
         try:
             for triples in source.windows(window):
-                labels = label_model(runner, triples, all_pairs=all_pairs, progress=progress)
-                if first:
-                    run.facts.add(triples)
-                    if run.alarms is not None:
-                        run.alarms.add_triples(triples)
+                labels = label_model(runner, triples, all_pairs=all_pairs, progress=progress, known=carried)
+                carried.next_window(labels)
                 if run.alarms is not None:
                     run.alarms.add_labels(spec, triples, lambda p, t=labels: t.label(p) if p in t else ABSENT)
                 _count_and_write(spec, triples, labels, counts, rows)
@@ -580,23 +599,20 @@ def _label_models(model_list, source: TripleSource, window: int | None, options:
                     extra = fam.label(spec, runner, labels, label_pairs, _progress_bar, show_progress)
                 if window is None:
                     run.results.append((spec, labels))
+            progress.finish()
         finally:
             progress.close()
             runner.close()
-        if first:
-            warn_shared_ids(run.facts.ids, source)
         run.counts.append((spec, counts))
         pairs = len(counts.asked)
         st = ModelStats(spec, pairs=pairs + extra)
         if isinstance(runner, CachedBackend):
-            # a pair repeated in a later window is a cache hit again: count what was computed
-            st.computed = runner.computed
-            st.from_cache = st.pairs - runner.computed
+            st.from_cache, st.computed = runner.hits, runner.computed
         else:
             st.computed = pairs
         run.stats.append(st)
         if echo:
-            if isinstance(runner, CachedBackend) and user_cache:
+            if isinstance(runner, CachedBackend):
                 how = f"{st.from_cache} from cache, {st.computed} computed"
             else:
                 how = "cache not used" if backend.cacheable else getattr(backend, "uncached_note", "no model run")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from transnli.generator.record import RecordError
-from transnli.generator.tables import TableError, read_any, triples_kind
+from transnli.generator.tables import TableError, read_any
 
 from .errors import EvaluatorError
 
@@ -82,13 +82,13 @@ def _checked(triples: Iterator[Triple]) -> Iterator[Triple]:
 class TripleSource:
     """The triples of an evaluation, handed out in windows: `windows(None)` gives them all at once
     (and holds them), `windows(n)` reads the files again on each call and gives n at a time, so
-    that a run of any size holds one window."""
+    that a run of any size holds one window (a run smaller than one window is held after the
+    first read)."""
 
     def __init__(self, paths: Sequence[Path], triples: Sequence[Triple] | None = None, limit: int | None = None):
         self.paths = list(paths)
         self.limit = limit
         self._held = None if triples is None else list(triples)[:limit]
-        self._opened: tuple[int, Iterator[list[Triple]]] | None = None
 
     def all(self) -> list[Triple]:
         if self._held is None:
@@ -102,42 +102,15 @@ class TripleSource:
             for start in range(0, len(held), step):
                 yield held[start:start + step]
             return
-        if self._opened is not None and self._opened[0] == size:
-            _, reading = self._opened
-            self._opened = None
-        else:
-            reading = self._read(size)
-        yield from reading
-
-    def open(self, size: int | None) -> None:
-        """Read the first window now, so that an error in it (or an empty selection) is reported
-        before any model loads; the next `windows(size)` goes on from there. An error further on
-        stops the run when its window is reached."""
-        if size is None or self._held is not None:
-            self.all()
-            return
-        reading = self._read(size)
-        first = next(reading)
-        self._opened = (size, itertools.chain([first], reading))
+        yield from self._read(size)
 
     def _read(self, size: int) -> Iterator[list[Triple]]:
         stream = itertools.islice(_checked(iter_triples(self.paths)), self.limit)
-        empty = True
-        while window := list(itertools.islice(stream, size)):
-            empty = False
-            yield window
-        if empty:
+        first = list(itertools.islice(stream, size))
+        if not first:
             raise EvaluatorError(f"no triples in {', '.join(str(p) for p in self.paths)}")
-
-    def count_hint(self) -> int | None:
-        """How many triples there are, cheaply where it can be known (held, or JSONL lines) for a
-        progress bar's total; None where it cannot."""
-        if self._held is not None:
-            return len(self._held)
-        total = 0
-        for path in self.paths:
-            if triples_kind(path) != "jsonl":
-                return None
-            with open(path, "rb") as fh:
-                total += sum(1 for line in fh if line.strip())
-        return total if self.limit is None else min(total, self.limit)
+        if len(first) < size:  # the whole run fits in one window: hold it rather than read it again
+            self._held = first
+        yield first
+        while window := list(itertools.islice(stream, size)):
+            yield window

@@ -84,3 +84,44 @@ def test_a_bad_line_in_a_later_window_leaves_the_folder_as_it_was(longer_files, 
     assert res.exit_code == 1 and "many.jsonl:21: field 'premise'" in res.output, res.output
     assert "Traceback" not in res.output
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_the_progress_total_is_extrapolated_from_the_windows_done():
+    from transnli.evaluator.evaluate import PairProgress
+
+    progress = PairProgress(False, "m", n_triples=100)
+    progress.add_triples(10)
+    progress.add_pairs(30)  # first stage of the first window: 3 pairs a triple so far
+    assert progress.bar.total == 30 + 3 * 90
+    progress.add_pairs(5)
+    assert progress.bar.total == 35 + 35 * 9
+    progress.add_triples(10)  # the first window is done: 3.5 pairs a triple
+    progress.add_pairs(20)
+    assert progress.bar.total == 35 + 35 + 35 * 8
+    progress.update(55)
+    progress.finish()
+    assert progress.bar.total == 55
+    whole = PairProgress(False, "m", n_triples=10)  # one window: the total is what was asked
+    whole.add_triples(10)
+    whole.add_pairs(30)
+    whole.add_pairs(4)
+    assert whole.bar.total == 34
+
+
+def test_carried_labels_hold_only_pairs_a_later_window_needs():
+    from transnli.evaluator.backends import Prediction
+    from transnli.evaluator.carry import CarriedLabels, CarryPlan
+    from transnli.evaluator.distinct import digest
+
+    windows = [[("p", "a"), ("p", "b")], [("p", "c")], [("p", "a"), ("p", "d")], [("p", "b")]]
+    plan = CarryPlan()
+    for pairs in windows:
+        plan.add_window([digest(p) for p in pairs])
+    plan.plan()
+    assert len(plan) == 2  # (p,a) until window 2, (p,b) until window 3
+    carried = CarriedLabels(plan)
+    held = []
+    for pairs in windows:
+        carried.next_window({p: Prediction("neutral") for p in pairs})
+        held.append(sorted(carried))
+    assert held == [[("p", "a"), ("p", "b")], [("p", "a"), ("p", "b")], [("p", "b")], []]
