@@ -14,7 +14,8 @@ from collections.abc import Hashable, Iterable
 
 import numpy as np
 
-_MERGE_AT = 1 << 20  # digests buffered before they are merged into the sorted distinct ones
+_CHUNK = 1 << 18  # digests per sorted chunk
+_MAX_CHUNKS = 64
 
 
 def digest(item: Hashable) -> int:
@@ -22,34 +23,47 @@ def digest(item: Hashable) -> int:
 
 
 class DistinctCount:
-    """How many distinct digests were added; memory grows with the distinct ones only."""
+    """How many distinct digests were added. They are kept in sorted chunks of at most _CHUNK,
+    each without repeats, merged only when counted (or when there are many chunks): a long run
+    adds chunks of one size instead of re-growing one array, which left the allocator's heap
+    fragmented (about 20 MB more resident memory per window of 100,000 triples)."""
 
-    __slots__ = ("_distinct", "_buffer")
+    __slots__ = ("_chunks", "_buffer")
 
     def __init__(self) -> None:
-        self._distinct = np.empty(0, dtype=np.int64)  # sorted, no repeats
+        self._chunks: list[np.ndarray] = []
         self._buffer = array("q")
 
     def add(self, d: int) -> None:
         self._buffer.append(d)
-        if len(self._buffer) >= _MERGE_AT:
-            self._merge()
+        if len(self._buffer) >= _CHUNK:
+            self._seal()
 
     def extend(self, ds: Iterable[int]) -> None:
         self._buffer.extend(ds)
-        if len(self._buffer) >= _MERGE_AT:
-            self._merge()
+        if len(self._buffer) >= _CHUNK:
+            self._seal()
 
-    def _merge(self) -> None:
+    def _seal(self) -> None:
         if self._buffer:
-            new = np.frombuffer(self._buffer, dtype=np.int64)
-            self._distinct = np.union1d(self._distinct, new)
+            self._chunks.append(np.unique(np.frombuffer(self._buffer, dtype=np.int64)))
             self._buffer = array("q")
+        if len(self._chunks) > _MAX_CHUNKS:
+            self._chunks = [self.values()]
 
     def values(self) -> np.ndarray:
         """The distinct digests, sorted."""
-        self._merge()
-        return self._distinct
+        if self._buffer:
+            self._seal()
+        if len(self._chunks) > 1:
+            merged = np.concatenate(self._chunks)
+            self._chunks = []
+            merged.sort()  # in place: np.unique would copy the merged digests once more
+            first = np.empty(len(merged), dtype=bool)
+            first[0] = True
+            np.not_equal(merged[1:], merged[:-1], out=first[1:])
+            self._chunks = [merged[first]]
+        return self._chunks[0] if self._chunks else np.empty(0, dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.values())

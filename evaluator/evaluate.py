@@ -599,6 +599,7 @@ def _label_models(model_list, source: TripleSource, window: int | None, options:
                     extra = fam.label(spec, runner, labels, label_pairs, _progress_bar, show_progress)
                 if window is None:
                     run.results.append((spec, labels))
+                del triples, labels  # not held while the next window is read and labelled
             progress.finish()
         finally:
             progress.close()

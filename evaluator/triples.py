@@ -57,7 +57,7 @@ def iter_triples(paths: Iterable[str | Path]) -> Iterator[Triple]:
             )
 
 
-_INTERN_LIMIT = 1 << 20
+_INTERN_LIMIT = 1 << 16  # strings: a premise shared by nearby triples is held once
 
 
 def load_triples(paths: Iterable[str | Path]) -> list[Triple]:

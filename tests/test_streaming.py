@@ -125,3 +125,21 @@ def test_carried_labels_hold_only_pairs_a_later_window_needs():
         carried.next_window({p: Prediction("neutral") for p in pairs})
         held.append(sorted(carried))
     assert held == [[("p", "a"), ("p", "b")], [("p", "a"), ("p", "b")], [("p", "b")], []]
+
+
+def test_distinct_count_is_exact_across_chunks(monkeypatch):
+    import random
+
+    from transnli.evaluator import distinct
+
+    monkeypatch.setattr(distinct, "_CHUNK", 100)
+    monkeypatch.setattr(distinct, "_MAX_CHUNKS", 4)  # compacted along the way too
+    rng = random.Random(7)
+    for size in (1, 99, 100, 101, 5000):
+        items = [rng.randrange(700) - 350 for _ in range(size)]
+        count = distinct.DistinctCount()
+        for i, x in enumerate(items):
+            count.add(x) if i % 2 else count.extend([x])
+        assert len(count) == len(set(items))
+        assert count.values().tolist() == sorted(set(items))
+    assert len(distinct.DistinctCount()) == 0
