@@ -117,7 +117,7 @@ _CODE = {label: i for i, label in enumerate(LABELS)}
 class AlarmInputs:
     """What the alarms need from a run, held compactly so that a run read in windows can still
     compute them at its end: per triple its dataset, gold label and a digest of each of its four
-    pairs (from the first model's pass), and per model a label code per triple and kind of pair
+    pairs (from the read before any model runs), and per model a label code per triple and kind of pair
     (one byte each). A pair shared by several triples is one item; it was asked when any of its
     triples asked it, and its gold label is the first one given."""
 

@@ -309,6 +309,7 @@ class RowsWriter:
     PARTIAL = ".partial-"  # name prefix of the files being written
 
     def __init__(self, out_dir: Path):
+        self._made_dir = not out_dir.exists()
         out_dir.mkdir(parents=True, exist_ok=True)
         self.out_dir = out_dir
         self.examples = ExampleCollector()
@@ -336,6 +337,8 @@ class RowsWriter:
         self._close()
         for partial in self.partial:
             partial.unlink(missing_ok=True)
+        if self._made_dir and not any(self.out_dir.iterdir()):
+            self.out_dir.rmdir()
 
     def _close(self) -> None:
         self._samples.close()

@@ -143,3 +143,12 @@ def test_distinct_count_is_exact_across_chunks(monkeypatch):
         assert len(count) == len(set(items))
         assert count.values().tolist() == sorted(set(items))
     assert len(distinct.DistinctCount()) == 0
+
+
+def test_a_run_that_fails_while_labelling_leaves_no_new_folder(longer_files, tmp_path):
+    tfile, lfile = longer_files
+    short = tmp_path / "short.jsonl"
+    short.write_text("".join(lfile.read_text().splitlines(keepends=True)[:3]))
+    res = run(tfile, "--model", f"precomputed:{short}", "--out", tmp_path / "new", "--window", "4", "-q")
+    assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+    assert not (tmp_path / "new").exists()
