@@ -1,9 +1,12 @@
 """`evaluate_triples`: label triples with one or more NLI models and write the reports.
 
 This is everything `transnli evaluate` does, as a function (`transnli run` calls it after
-generating). Steps per model: build the backend from its spec, put the label cache in front of it,
-label the first-stage pairs ((P,H), (H,H'), (H',H)), then (P,H') where (H,H') is mutual E or C
-(everywhere with all_pairs), free the model. Then metrics per model x dataset, then the files.
+generating). First every triple is read once (checked, counted, and the pairs that recur in a later
+window noted). Then per model: build the backend from its spec, put the label cache in front of it,
+and for each window of triples label the first-stage pairs ((P,H), (H,H'), (H',H)), then (P,H')
+where (H,H') is mutual E or C (everywhere with all_pairs), add the window to the running counts and
+write its rows; free the model. Then the summary (metrics per model x dataset, alarms) and the
+other files. A run held whole is one window.
 """
 
 from __future__ import annotations
