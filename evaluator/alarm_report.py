@@ -11,16 +11,16 @@ at least one model has accuracy <= theta* on at least one label.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from . import alarms as A
-from .distinct import digest
 from .labels import LABELS, normalize_label
-from .schedule import KIND_TITLES, KINDS, PH, pairs_of
+from .metrics import TripleLabels
+from .schedule import KIND_TITLES, KINDS, PH
 
 DIGITS = 6
 CURVE_LEVELS = 20  # summary.json: t = 0, 0.05, .., 1
@@ -109,7 +109,7 @@ def gold_check(judges: Mapping[str, Sequence[str]], gold: Sequence[str | None],
             "_weakest": weakest}
 
 
-ABSENT = -2  # label code of a pair the model was not asked about
+_ABSENT = -2  # label code of a pair the model was not asked about
 _NO_LABEL = -1  # asked, and given no label (an LLM judge's failed or unparseable reply)
 _CODE = {label: i for i, label in enumerate(LABELS)}
 
@@ -128,25 +128,25 @@ class AlarmInputs:
         self._pair = {kind: array("q") for kind in KINDS}
         self._codes: list[tuple[str, dict[str, array]]] = []
 
-    def add_triples(self, triples: Sequence) -> None:
-        """The model-independent facts of the next triples (each triple once, in run order)."""
+    def add_triples(self, triples: Sequence, pair_digests: Sequence[int]) -> None:
+        """The model-independent facts of the next triples (each triple once, in run order);
+        `pair_digests`: the digests of their pairs, four a triple in KINDS order."""
         for t in triples:
             self._dataset.append(self.datasets.setdefault(t.dataset, len(self.datasets)))
             gold = normalize_label(t.gold_label)
             self._gold.append(_NO_LABEL if gold is None else _CODE[gold])
-            for kind, pair in zip(KINDS, pairs_of(t), strict=True):
-                self._pair[kind].append(digest(pair))
+        for k, kind in enumerate(KINDS):
+            self._pair[kind].extend(pair_digests[k::4])
 
-    def add_labels(self, spec: str, triples: Sequence, label_of: Callable[[tuple[str, str]], Any]) -> None:
-        """One model's labels of the next triples; `label_of(pair)` gives the label, None for
-        none, or ABSENT where the model was not asked."""
+    def add_labels(self, spec: str, rows: Iterable[TripleLabels]) -> None:
+        """One model's labels of the next triples, as the rules read them (a pair that is None and
+        not among the row's `unlabelled` kinds was not asked)."""
         if not self._codes or self._codes[-1][0] != spec:
             self._codes.append((spec, {kind: array("b") for kind in KINDS}))
-        codes = self._codes[-1][1]
-        for t in triples:
-            for kind, pair in zip(KINDS, pairs_of(t), strict=True):
-                label = label_of(pair)
-                codes[kind].append(label if label == ABSENT else _NO_LABEL if label is None else _CODE[label])
+        codes = [self._codes[-1][1][kind] for kind in KINDS]
+        for r in rows:
+            for kind, out, label in zip(KINDS, codes, (r.ph, r.hh2, r.h2h, r.ph2), strict=True):
+                out.append(_CODE[label] if label is not None else _NO_LABEL if kind in r.unlabelled else _ABSENT)
 
     def section(self) -> dict[str, Any] | None:
         """summary.json's "alarms": per dataset (first-seen order) and kind of pair. None with
@@ -168,11 +168,11 @@ class AlarmInputs:
         order = np.argsort(first)  # items in first-seen order
         item_codes = []
         for _, codes in self._codes:
-            per_item = np.full(len(first), ABSENT, dtype=np.int8)
+            per_item = np.full(len(first), _ABSENT, dtype=np.int8)
             np.maximum.at(per_item, inverse, np.frombuffer(codes[kind], dtype=np.int8)[rows])
             item_codes.append(per_item[order])
         n = len(first)
-        asked = int(np.count_nonzero(np.all([c != ABSENT for c in item_codes], axis=0)))
+        asked = int(np.count_nonzero(np.all([c != _ABSENT for c in item_codes], axis=0)))
         if asked < n:
             return {"skipped": f"not every model labelled the same {KIND_TITLES[kind]} pairs "
                                f"({asked} of {n} labelled by all)"}
@@ -189,15 +189,6 @@ class AlarmInputs:
             item_gold[items_given] = gold_codes[given[first_given]]
             gold = [None if g == _NO_LABEL else LABELS[g] for g in item_gold[order][items]]
         return {"left_out_unlabelled": int(n - np.count_nonzero(items)), **alarm_entry(judges, gold)}
-
-
-def alarm_section(triples: Sequence, results: Sequence[tuple[str, Mapping]]) -> dict[str, Any] | None:
-    """The alarms of triples held in memory; `results`: (spec, {pair: Prediction}) per model."""
-    inputs = AlarmInputs()
-    inputs.add_triples(triples)
-    for spec, labels in results:
-        inputs.add_labels(spec, triples, lambda p, labels=labels: labels[p].label if p in labels else ABSENT)
-    return inputs.section()
 
 
 # --------------------------------------------------------------------------- report.md

@@ -15,7 +15,6 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from .backends.base import Pair, Prediction
-from .distinct import digest
 
 _NONE = np.empty(0, dtype=np.int64)
 
@@ -66,14 +65,13 @@ class CarriedLabels(Mapping):
         self.window = -1  # the last window labelled
         self._held: dict[Pair, tuple[Prediction, int]] = {}
 
-    def next_window(self, labels: Mapping[Pair, Prediction]) -> None:
-        """The labels of the window just labelled: keep those a later window needs, drop those
-        no later window needs."""
+    def next_window(self, labels: Mapping[Pair, Prediction], pair_digests: np.ndarray) -> None:
+        """The labels of the window just labelled (`pair_digests`: its pairs' digests, in its
+        order): keep those a later window needs, drop those no later window needs."""
         self.window += 1
         if len(self.plan):
             pairs = list(labels)
-            last = self.plan.last_window(np.fromiter((digest(p) for p in pairs), dtype=np.int64,
-                                                     count=len(pairs)))
+            last = self.plan.last_window(pair_digests)
             for i in np.flatnonzero(last > self.window):
                 self._held[pairs[i]] = (labels[pairs[i]], int(last[i]))
         self._held = {p: kept for p, kept in self._held.items() if kept[1] > self.window}

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .alarm_report import ABSENT, AlarmInputs
+from .alarm_report import AlarmInputs
 from .backends import BackendOptions, NLIBackend, Pair, Prediction, create_backend
 from .backends.base import sha256_file
 from .cache import CachedBackend, LabelCache, default_cache_dir
@@ -489,7 +489,8 @@ class _RunFacts:
     ids: dict[str, DistinctCount] = field(default_factory=dict)
     carry: CarryPlan = field(default_factory=CarryPlan)
 
-    def add(self, triples: Sequence[Triple]) -> None:
+    def add(self, triples: Sequence[Triple]) -> list[int]:
+        """Count the next triples; returns the digests of their pairs, four a triple in KINDS order."""
         self.n_triples += len(triples)
         unique = [self.unique[k] for k in KINDS]
         window = []
@@ -502,6 +503,7 @@ class _RunFacts:
                 bucket.add(d)
                 window.append(d)
         self.carry.add_window(window)
+        return window
 
     @property
     def datasets(self) -> list[str]:
@@ -516,9 +518,9 @@ def read_facts(source: TripleSource, window: int | None, alarms: AlarmInputs | N
     labelling, the progress bars know the run's size, and the windows know what to carry."""
     facts = _RunFacts()
     for triples in source.windows(window):
-        facts.add(triples)
+        pair_digests = facts.add(triples)
         if alarms is not None:
-            alarms.add_triples(triples)
+            alarms.add_triples(triples, pair_digests)
     facts.carry.plan()
     warn_shared_ids(facts.ids, source)
     return facts
@@ -534,7 +536,9 @@ class _ModelCounts:
     asked: DistinctCount = field(default_factory=DistinctCount)
     unlabelled: DistinctCount = field(default_factory=DistinctCount)
 
-    def add(self, rows: Sequence[tuple[Triple, TripleLabels]], table: LabelTable) -> None:
+    def add(self, rows: Sequence[tuple[Triple, TripleLabels]], table: LabelTable,
+            pair_digests: np.ndarray) -> None:
+        """A window's rows; `pair_digests`: the digests of `table`'s pairs, in its order."""
         per_dataset, overall = self.per_dataset, self.overall
         for t, row in rows:
             counts = per_dataset.get(t.dataset)
@@ -542,9 +546,9 @@ class _ModelCounts:
                 counts = per_dataset[t.dataset] = MetricCounts()
             counts.add(row)
             overall.add(row)
-        self.asked.extend(digest(p) for p in table)
+        self.asked.extend(pair_digests)
         if table.unlabelled():
-            self.unlabelled.extend(digest(p) for p in table if table.label(p) is None)
+            self.unlabelled.extend(d for p, d in zip(table, pair_digests, strict=True) if table.label(p) is None)
 
     def entry(self, spec: str, datasets: Sequence[str]) -> dict[str, Any]:
         """The model's item in summary.json's "models"."""
@@ -593,10 +597,9 @@ def _label_models(model_list, source: TripleSource, window: int | None, options:
         try:
             for triples in source.windows(window):
                 labels = label_model(runner, triples, all_pairs=all_pairs, progress=progress, known=carried)
-                carried.next_window(labels)
-                if run.alarms is not None:
-                    run.alarms.add_labels(spec, triples, lambda p, t=labels: t.label(p) if p in t else ABSENT)
-                _count_and_write(spec, triples, labels, counts, rows)
+                pair_digests = np.fromiter((digest(p) for p in labels), dtype=np.int64, count=len(labels))
+                carried.next_window(labels, pair_digests)
+                _count_and_write(spec, triples, labels, pair_digests, counts, rows, run.alarms)
                 if fam is not None:
                     progress.close()
                     extra = fam.label(spec, runner, labels, label_pairs, _progress_bar, show_progress)
@@ -627,11 +630,14 @@ def _label_models(model_list, source: TripleSource, window: int | None, options:
     return run
 
 
-def _count_and_write(spec: str, triples: Sequence[Triple], labels: LabelTable, counts: _ModelCounts,
-                     rows: RowsWriter | None) -> None:
-    """A window's rule outcomes into the model's counts, and its rows into samples/predictions."""
+def _count_and_write(spec: str, triples: Sequence[Triple], labels: LabelTable, pair_digests: np.ndarray,
+                     counts: _ModelCounts, rows: RowsWriter | None, alarms: AlarmInputs | None) -> None:
+    """A window's rule outcomes into the model's counts (and the alarms' inputs), and its rows into
+    samples/predictions."""
     window_rows = [(t, triple_labels(t, labels)) for t in triples]
-    counts.add(window_rows, labels)
+    counts.add(window_rows, labels, pair_digests)
+    if alarms is not None:
+        alarms.add_labels(spec, (row for _, row in window_rows))
     if rows is not None:
         rows.write(sample_row(t, prediction_row(t, spec, labels, row, triple_predictions(t, labels)), row)
                    for t, row in window_rows)

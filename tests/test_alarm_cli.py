@@ -260,8 +260,24 @@ def test_labelled_pairs_use_the_pair_counts_too(tmp_path):
     assert invoke(*files, "--threshold", str(m2)).exit_code == 0
 
 
+def alarm_section(triples, results):
+    """The alarms of triples in memory, as evaluate_triples computes them; `results`: (spec,
+    {pair: Prediction}) per model."""
+    from transnli.evaluator.alarm_report import AlarmInputs
+    from transnli.evaluator.distinct import digest
+    from transnli.evaluator.evaluate import triple_labels
+    from transnli.evaluator.label_table import LabelTable
+    from transnli.evaluator.schedule import pairs_of
+
+    inputs = AlarmInputs()
+    inputs.add_triples(triples, [digest(p) for t in triples for p in pairs_of(t)])
+    for spec, labels in results:
+        table = LabelTable(labels)
+        inputs.add_labels(spec, [triple_labels(t, table) for t in triples])
+    return inputs.section()
+
+
 def test_alarm_section_leaves_out_pairs_a_judge_gave_no_label():
-    from transnli.evaluator.alarm_report import alarm_section
     from transnli.evaluator.backends import Prediction
     from transnli.evaluator.triples import Triple
 

@@ -109,6 +109,7 @@ def test_the_progress_total_is_extrapolated_from_the_windows_done():
 
 
 def test_carried_labels_hold_only_pairs_a_later_window_needs():
+    import numpy as np
     from transnli.evaluator.backends import Prediction
     from transnli.evaluator.carry import CarriedLabels, CarryPlan
     from transnli.evaluator.distinct import digest
@@ -122,7 +123,7 @@ def test_carried_labels_hold_only_pairs_a_later_window_needs():
     carried = CarriedLabels(plan)
     held = []
     for pairs in windows:
-        carried.next_window({p: Prediction("neutral") for p in pairs})
+        carried.next_window({p: Prediction("neutral") for p in pairs}, np.array([digest(p) for p in pairs]))
         held.append(sorted(carried))
     assert held == [[("p", "a"), ("p", "b")], [("p", "a"), ("p", "b")], [("p", "b")], []]
 
