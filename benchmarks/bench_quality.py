@@ -122,8 +122,10 @@ def score(accepted, rejected, judged: dict[str, dict], n_sentences: int) -> dict
         "precision": ratio(len(good_acc), len(acc_judged)),
         "recall": ratio(len(good_acc), len(built_good)),
         "recall_dev": ratio(len(good_acc), all_good),
-        "per_pos": {p: {"judged": c["judged"], "precision": ratio(c["good"], c["judged"])}
-                    for p, c in sorted(per_pos.items())},
+        "per_pos": {
+            p: {"judged": c["judged"], "precision": ratio(c["good"], c["judged"])}
+            for p, c in sorted(per_pos.items())
+        },
         "accepted_errors": dict(errors.most_common()),
         "rejected_by": {
             s: {**c, "precision_as_filter": ratio(c["judged"] - c["good_lost"], c["judged"])}
@@ -131,9 +133,16 @@ def score(accepted, rejected, judged: dict[str, dict], n_sentences: int) -> dict
         },
         "good_keys": sorted(key(r.hypothesis, r.modified_hypothesis) for r in good_acc),
         "unjudged": [
-            {"hypothesis": r.hypothesis, "word": r.word, "word_index": r.word_index, "pos": r.pos,
-             "antonym": r.antonym, "modified_hypothesis": r.modified_hypothesis}
-            for r, j in acc_j if j is None
+            {
+                "hypothesis": r.hypothesis,
+                "word": r.word,
+                "word_index": r.word_index,
+                "pos": r.pos,
+                "antonym": r.antonym,
+                "modified_hypothesis": r.modified_hypothesis,
+            }
+            for r, j in acc_j
+            if j is None
         ],
     }
 
@@ -141,17 +150,36 @@ def score(accepted, rejected, judged: dict[str, dict], n_sentences: int) -> dict
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", default="default")
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                    help="A configuration override, e.g. filters=none, antonyms=broad, include_aux=true.")
-    ap.add_argument("--baseline", type=Path, help="A JSON this script saved (--save) to compare with.")
-    ap.add_argument("--save", type=Path, help="Write the full result (with the good triples' keys) here.")
-    ap.add_argument("--unjudged-out", type=Path, help="Write accepted triples with no judgement here (JSONL).")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="A configuration override, e.g. filters=none, antonyms=broad, include_aux=true.",
+    )
+    ap.add_argument(
+        "--baseline", type=Path, help="A JSON this script saved (--save) to compare with."
+    )
+    ap.add_argument(
+        "--save", type=Path, help="Write the full result (with the good triples' keys) here."
+    )
+    ap.add_argument(
+        "--unjudged-out", type=Path, help="Write accepted triples with no judgement here (JSONL)."
+    )
     ap.add_argument("--show", type=int, default=10, help="How many unjudged triples to print.")
-    ap.add_argument("--sentences", type=Path, default=SENTENCES,
-                    help="Sentences to generate from (default: the dev sentences; the test set is "
-                         "data/quality_test_sentences.jsonl).")
-    ap.add_argument("--judgements", type=Path, default=JUDGEMENTS,
-                    help="Judged candidates of those sentences (test set: data/quality_test.jsonl).")
+    ap.add_argument(
+        "--sentences",
+        type=Path,
+        default=SENTENCES,
+        help="Sentences to generate from (default: the dev sentences; the test set is "
+        "data/quality_test_sentences.jsonl).",
+    )
+    ap.add_argument(
+        "--judgements",
+        type=Path,
+        default=JUDGEMENTS,
+        help="Judged candidates of those sentences (test set: data/quality_test.jsonl).",
+    )
     args = ap.parse_args(argv)
 
     overrides = {}
@@ -160,11 +188,17 @@ def main(argv=None) -> None:
         overrides[k.strip()] = v if k.strip() == "filters" else parse_value(v.strip())
     judged = load_judgements(args.judgements)
     n_sentences = len(args.sentences.read_text(encoding="utf-8").split("\n")) - 1
-    config, pipeline, accepted, rejected, seconds = run_preset(args.preset, overrides, args.sentences)
+    config, pipeline, accepted, rejected, seconds = run_preset(
+        args.preset, overrides, args.sentences
+    )
     result = {
-        "preset": args.preset, "overrides": overrides, "filters": config.filters,
-        "sentences_file": args.sentences.name, "judgements_file": args.judgements.name,
-        "judgements": len(judged), **score(accepted, rejected, judged, n_sentences),
+        "preset": args.preset,
+        "overrides": overrides,
+        "filters": config.filters,
+        "sentences_file": args.sentences.name,
+        "judgements_file": args.judgements.name,
+        "judgements": len(judged),
+        **score(accepted, rejected, judged, n_sentences),
         "seconds": round(seconds, 1),
     }
     if args.baseline:
@@ -172,7 +206,9 @@ def main(argv=None) -> None:
         base_good = set(base["good_keys"])
         now_good = set(result["good_keys"])
         result["baseline"] = {
-            "file": str(args.baseline), "precision": base["precision"], "good_accepted": len(base_good),
+            "file": str(args.baseline),
+            "precision": base["precision"],
+            "good_accepted": len(base_good),
             "good_kept": len(base_good & now_good),
             "good_kept_share": ratio(len(base_good & now_good), len(base_good)),
             "good_accepted_vs_baseline": ratio(len(now_good), len(base_good)),

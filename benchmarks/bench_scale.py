@@ -38,18 +38,38 @@ def write_triples(base: list[dict], n: int, path: Path) -> None:
         for i in range(n):
             cycle, k = divmod(i, len(base))
             t = base[k]
-            out.write(json.dumps({
-                "premise": base[(k + cycle) % len(base)]["premise"],
-                "hypothesis": f"{t['hypothesis']} ({cycle})",
-                "modified_hypothesis": f"{t['modified_hypothesis']} ({cycle})",
-                "dataset": t.get("dataset", "wordnet-examples"),
-                "gold_label": t.get("gold_label"),
-            }, ensure_ascii=False) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "premise": base[(k + cycle) % len(base)]["premise"],
+                        "hypothesis": f"{t['hypothesis']} ({cycle})",
+                        "modified_hypothesis": f"{t['modified_hypothesis']} ({cycle})",
+                        "dataset": t.get("dataset", "wordnet-examples"),
+                        "gold_label": t.get("gold_label"),
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
 
 
 def run(triples: Path, model: Path, out: Path, window: int | None) -> dict:
-    cmd = [*transnli_command(), "evaluate", str(triples), "--out", str(out), "--model", f"hf:{model}",
-           "--no-cache", "--device", "cpu", "--threads", "1", "--no-plots", "-q"]
+    cmd = [
+        *transnli_command(),
+        "evaluate",
+        str(triples),
+        "--out",
+        str(out),
+        "--model",
+        f"hf:{model}",
+        "--no-cache",
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+        "--no-plots",
+        "-q",
+    ]
     if window is not None:
         cmd += ["--window", str(window)]
     started = time.perf_counter()
@@ -61,18 +81,29 @@ def run(triples: Path, model: Path, out: Path, window: int | None) -> dict:
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{err[-3000:]}")
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    return {"wall_s": round(wall, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024),
-            "pairs_labelled": summary["provenance"]["models"][0]["pairs_labelled"]}
+    return {
+        "wall_s": round(wall, 1),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024),
+        "pairs_labelled": summary["provenance"]["models"][0]["pairs_labelled"],
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="100000,200000,500000,1000000", help="triples per run, comma-separated")
-    ap.add_argument("--window", type=int, default=None, help="--window for every run (default: the CLI's)")
+    ap.add_argument(
+        "--sizes", default="100000,200000,500000,1000000", help="triples per run, comma-separated"
+    )
+    ap.add_argument(
+        "--window", type=int, default=None, help="--window for every run (default: the CLI's)"
+    )
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     base_path = tiny_triples(BASE_TRIPLES, None)
-    base = [json.loads(line) for line in base_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    base = [
+        json.loads(line)
+        for line in base_path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         tmp = Path(tmp)
         model = build_tiny_model(tmp / "tiny")
@@ -85,10 +116,24 @@ def main() -> None:
             runs.append(result)
             path.unlink()
     small, large = runs[0], runs[-1]
-    growth = ((large["peak_rss_mb"] - small["peak_rss_mb"]) * 2**20 / (large["triples"] - small["triples"])
-              if large["triples"] > small["triples"] else None)
-    print(json.dumps({"benchmark": "scale", "window": args.window, "runs": runs,
-                      "peak_growth_bytes_per_triple": None if growth is None else round(growth)}, indent=2))
+    growth = (
+        (large["peak_rss_mb"] - small["peak_rss_mb"])
+        * 2**20
+        / (large["triples"] - small["triples"])
+        if large["triples"] > small["triples"]
+        else None
+    )
+    print(
+        json.dumps(
+            {
+                "benchmark": "scale",
+                "window": args.window,
+                "runs": runs,
+                "peak_growth_bytes_per_triple": None if growth is None else round(growth),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

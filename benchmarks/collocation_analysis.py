@@ -42,8 +42,11 @@ def neighbours(tagged, word_index: int) -> dict:
     toks = tagged.tokens
     left = toks[word_index - 1] if word_index > 0 else None
     right = toks[word_index + 1] if word_index + 1 < len(toks) else None
-    return {"left_pos": left.pos if left else None, "right_pos": right.pos if right else None,
-            "right_governed": bool(right and right.head == word_index)}
+    return {
+        "left_pos": left.pos if left else None,
+        "right_pos": right.pos if right else None,
+        "right_governed": bool(right and right.head == word_index),
+    }
 
 
 def variants(row: dict) -> dict[str, float]:
@@ -57,7 +60,9 @@ def variants(row: dict) -> dict[str, float]:
         "right content word": right if n["right_pos"] in CONTENT else 0.0,
         "left content word": left if n["left_pos"] in CONTENT else 0.0,
         "right ADP/PART": right if n["right_pos"] in ("ADP", "PART") else 0.0,
-        "right governed ADP (the filter)": right if n["right_pos"] == "ADP" and n["right_governed"] else 0.0,
+        "right governed ADP (the filter)": right
+        if n["right_pos"] == "ADP" and n["right_governed"]
+        else 0.0,
     }
 
 
@@ -81,8 +86,13 @@ def main(argv=None) -> None:
     for rec in accepted:
         j = judged.get(bench_quality.key(rec.hypothesis, rec.modified_hypothesis))
         if j is not None:
-            rows.append({"rec": rec, "bad": not j["good"],
-                         "sides": side_bigrams(data, rec.hypothesis, rec.modified_hypothesis)})
+            rows.append(
+                {
+                    "rec": rec,
+                    "bad": not j["good"],
+                    "sides": side_bigrams(data, rec.hypothesis, rec.modified_hypothesis),
+                }
+            )
     hyps = sorted({r["rec"].hypothesis for r in rows})
     tagged = dict(zip(hyps, SpacyTagger().tag(hyps), strict=True))
     for r in rows:
@@ -90,15 +100,27 @@ def main(argv=None) -> None:
 
     bad = [r["bad"] for r in rows]
     scores = [variants(r) for r in rows]
-    out = {"preset": args.preset, "overrides": overrides, "judged_accepted": len(rows), "bad": sum(bad),
-           "variants": {}}
+    out = {
+        "preset": args.preset,
+        "overrides": overrides,
+        "judged_accepted": len(rows),
+        "bad": sum(bad),
+        "variants": {},
+    }
     for name in scores[0]:
         col = [s[name] for s in scores]
         table = []
         for t in THRESHOLDS:
             hit = [b for s, b in zip(col, bad, strict=True) if s >= t]
-            table.append({"min_drop": t, "rejected": len(hit), "bad": sum(hit), "good_lost": len(hit) - sum(hit),
-                          "precision_as_filter": round(sum(hit) / len(hit), 3) if hit else None})
+            table.append(
+                {
+                    "min_drop": t,
+                    "rejected": len(hit),
+                    "bad": sum(hit),
+                    "good_lost": len(hit) - sum(hit),
+                    "precision_as_filter": round(sum(hit) / len(hit), 3) if hit else None,
+                }
+            )
         out["variants"][name] = {"auc": auc(col, bad), "thresholds": table}
     print(json.dumps(out, indent=1))
 

@@ -59,7 +59,11 @@ def main(argv=None) -> None:
     records = []
     for batch in pipeline.run(read_pairs(str(args.sentences))):
         records += [(r, "accepted") for r in batch.accepted]
-        records += [(r, "checks") for r in batch.rejected if r.rejected_by not in {f.name for f in pipeline.filters}]
+        records += [
+            (r, "checks")
+            for r in batch.rejected
+            if r.rejected_by not in {f.name for f in pipeline.filters}
+        ]
     judged = bq.load_judgements(args.judgements)
     totals = {f.name: [0, 0] for f in candidates}
     for rec, status in records:
@@ -75,8 +79,19 @@ def main(argv=None) -> None:
             totals[flt.name][0] += 1
             totals[flt.name][1] += mark == "G"
             err = (j or {}).get("error_type") or "-"
-            print("\t".join([flt.name, mark, err, status, f"{rec.word} -> {rec.antonym}", verdict.reason,
-                             rec.hypothesis]))
+            print(
+                "\t".join(
+                    [
+                        flt.name,
+                        mark,
+                        err,
+                        status,
+                        f"{rec.word} -> {rec.antonym}",
+                        verdict.reason,
+                        rec.hypothesis,
+                    ]
+                )
+            )
     for name, (n, good) in totals.items():
         print(f"# {name}: rejects {n}, of which judged good {good}", file=sys.stderr)
 

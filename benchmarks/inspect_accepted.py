@@ -46,7 +46,9 @@ def facts(item) -> dict:
 
     tok = item.token
     out = {
-        "tag": tok.tag, "dep": tok.dep, "antonym_pos": item.antonym_pos,
+        "tag": tok.tag,
+        "dep": tok.dep,
+        "antonym_pos": item.antonym_pos,
         "children": [[k.text, k.dep] for k in _children(item.sentence, tok.i)],
     }
     if tok.pos == "VERB":
@@ -63,7 +65,9 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", default="default")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    ap.add_argument("--pos", default="VERB", help="spaCy POS of the replaced word (VERB, ADJ, NOUN, ADV)")
+    ap.add_argument(
+        "--pos", default="VERB", help="spaCy POS of the replaced word (VERB, ADJ, NOUN, ADV)"
+    )
     ap.add_argument("--out", type=Path, help="Write the JSONL here instead of stdout.")
     args = ap.parse_args(argv)
 
@@ -82,9 +86,17 @@ def main(argv=None) -> None:
                 continue
             j = judged.get(bench_quality.key(rec.hypothesis, rec.modified_hypothesis)) or {}
             item = recorder.items[(rec.hypothesis, rec.modified_hypothesis)]
-            rows.append({"good": j.get("good"), "error_type": j.get("error_type"), "reason": j.get("reason"),
-                         "word": rec.word, "antonym": rec.antonym, "modified_hypothesis": rec.modified_hypothesis,
-                         **facts(item)})
+            rows.append(
+                {
+                    "good": j.get("good"),
+                    "error_type": j.get("error_type"),
+                    "reason": j.get("reason"),
+                    "word": rec.word,
+                    "antonym": rec.antonym,
+                    "modified_hypothesis": rec.modified_hypothesis,
+                    **facts(item),
+                }
+            )
     rows.sort(key=lambda r: (r["good"] is not False, r["good"] is None))
     text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
     if args.out:

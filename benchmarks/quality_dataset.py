@@ -66,8 +66,14 @@ def rebuilt_items(judged: dict[str, dict]):
     pairs = list(read_pairs(str(SENTENCES)))
     seen: dict[str, tuple] = {}
     for mode in ("direct", "broad"):
-        config = resolve_config("default", antonyms=mode, include_aux=True, filters=[],
-                                grammar="none", acceptability="none")
+        config = resolve_config(
+            "default",
+            antonyms=mode,
+            include_aux=True,
+            filters=[],
+            grammar="none",
+            acceptability="none",
+        )
         pipeline = build_wordnet_pipeline(config)
         tagged = pipeline.tagger.tag([p.hypothesis for p in pairs])
         for choice in pipeline.choose_words(pairs, tagged):
@@ -77,7 +83,9 @@ def rebuilt_items(judged: dict[str, dict]):
             k = key(rec.hypothesis, rec.modified_hypothesis)
             if k in judged and k not in seen:
                 ant_pos = choice.lookup.pos[choice.lookup.antonyms.index(rec.antonym)]
-                item = FilterItem(choice.sentence, choice.token, rec.antonym, ant_pos, rec.modified_hypothesis)
+                item = FilterItem(
+                    choice.sentence, choice.token, rec.antonym, ant_pos, rec.modified_hypothesis
+                )
                 seen[k] = (item, rec.candidates)
     return pipeline.ranker, seen
 
@@ -94,10 +102,12 @@ def build_dataset() -> Dataset:
     hyps = sorted({judged[k]["hypothesis"] for k in keys})
     gid = {h: i for i, h in enumerate(hyps)}
     return Dataset(
-        names=FEATURE_NAMES, X=X,
+        names=FEATURE_NAMES,
+        X=X,
         y=np.array([int(bool(judged[k]["good"])) for k in keys]),
         groups=np.array([gid[judged[k]["hypothesis"]] for k in keys]),
         default_accepted=np.array([k in accepted for k in keys]),
-        keys=keys, missing=len(judged) - len(keys),
+        keys=keys,
+        missing=len(judged) - len(keys),
         data_sha256=sha256_of(JUDGEMENTS, SENTENCES),
     )

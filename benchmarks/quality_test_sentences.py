@@ -37,7 +37,13 @@ def sentences(text: str) -> list[str]:
 
 def keep(s: str) -> bool:
     n = len(WORD.findall(s))
-    return 6 <= n <= 28 and bool(CLEAN.match(s)) and " et al" not in s and "e.g" not in s and "i.e" not in s
+    return (
+        6 <= n <= 28
+        and bool(CLEAN.match(s))
+        and " et al" not in s
+        and "e.g" not in s
+        and "i.e" not in s
+    )
 
 
 def paper_paragraphs(folder: Path):
@@ -73,13 +79,22 @@ def collect(paragraphs, genre: str) -> list[dict]:
         prev = ""
         for s in sentences(para):
             if keep(s) and prev:
-                rows.append({"id": f"{genre}:{source}:{len(rows)}", "premise": prev, "hypothesis": s,
-                             "genre": genre, "source": source})
+                rows.append(
+                    {
+                        "id": f"{genre}:{source}:{len(rows)}",
+                        "premise": prev,
+                        "hypothesis": s,
+                        "genre": genre,
+                        "source": source,
+                    }
+                )
             prev = s
     seen, unique, per_source = set(), [], {}
     for r in rows:
         # at most 3 sentences of one man page: thousands of gcloud pages would otherwise dominate
-        if r["hypothesis"] not in seen and (genre != "manpage" or per_source.get(r["source"], 0) < 3):
+        if r["hypothesis"] not in seen and (
+            genre != "manpage" or per_source.get(r["source"], 0) < 3
+        ):
             seen.add(r["hypothesis"])
             per_source[r["source"]] = per_source.get(r["source"], 0) + 1
             unique.append(r)
@@ -96,12 +111,17 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     out = []
-    for genre, paras in (("academic", paper_paragraphs(args.papers)), ("manpage", man_paragraphs(args.man))):
+    for genre, paras in (
+        ("academic", paper_paragraphs(args.papers)),
+        ("manpage", man_paragraphs(args.man)),
+    ):
         rows = collect(paras, genre)
         picked = rng.sample(rows, min(args.per_genre, len(rows)))
         print(f"{genre}: {len(rows)} usable sentences, {len(picked)} sampled")
         out += sorted(picked, key=lambda r: r["id"])
-    args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out), encoding="utf-8")
+    args.out.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out), encoding="utf-8"
+    )
     print(f"wrote {len(out)} sentences to {args.out}")
 
 

@@ -61,7 +61,9 @@ def out_of_fold(ds: Dataset, folds: int, seed: int) -> np.ndarray:
     from sklearn.model_selection import GroupKFold
 
     oof = np.full(len(ds.y), np.nan)
-    for train, test in GroupKFold(folds, shuffle=True, random_state=seed).split(ds.X, ds.y, ds.groups):
+    for train, test in GroupKFold(folds, shuffle=True, random_state=seed).split(
+        ds.X, ds.y, ds.groups
+    ):
         oof[test] = fit(ds.X[train], ds.y[train]).predict_proba(ds.X[test])[:, 1]
     return oof
 
@@ -73,13 +75,17 @@ def curve(scores: np.ndarray, good: np.ndarray, n_sentences: int) -> list[dict]:
     for t in THRESHOLDS:
         keep = scores >= t
         kept, kept_good = int(keep.sum()), int((keep & (good == 1)).sum())
-        rows.append({
-            "threshold": t, "kept": kept, "good_kept": kept_good,
-            "precision": kept_good / kept if kept else None,
-            "recall": kept_good / total_good if total_good else None,
-            "triples_per_sentence": kept / n_sentences,
-            "good_per_sentence": kept_good / n_sentences,
-        })
+        rows.append(
+            {
+                "threshold": t,
+                "kept": kept,
+                "good_kept": kept_good,
+                "precision": kept_good / kept if kept else None,
+                "recall": kept_good / total_good if total_good else None,
+                "triples_per_sentence": kept / n_sentences,
+                "good_per_sentence": kept_good / n_sentences,
+            }
+        )
     return rows
 
 
@@ -96,7 +102,9 @@ def threshold_for(scores: np.ndarray, good: np.ndarray, target: float) -> float 
 def cross_validate(ds: Dataset, folds: int, seeds: int) -> dict:
     from sklearn.metrics import roc_auc_score
 
-    n_sentences = sum(1 for line in SENTENCES.read_text(encoding="utf-8").splitlines() if line.strip())
+    n_sentences = sum(
+        1 for line in SENTENCES.read_text(encoding="utf-8").splitlines() if line.strip()
+    )
     acc = ds.default_accepted
     good = ds.y[acc]
     per_seed, aucs, t90 = [], [], []
@@ -109,7 +117,14 @@ def cross_validate(ds: Dataset, folds: int, seeds: int) -> dict:
     for i, t in enumerate(THRESHOLDS):
         rows = [p[i] for p in per_seed]
         entry = {"threshold": t}
-        for k in ("precision", "recall", "triples_per_sentence", "good_per_sentence", "kept", "good_kept"):
+        for k in (
+            "precision",
+            "recall",
+            "triples_per_sentence",
+            "good_per_sentence",
+            "kept",
+            "good_kept",
+        ):
             vals = [r[k] for r in rows if r[k] is not None]
             entry[k] = round(float(np.mean(vals)), 4) if vals else None
             if k in ("precision", "recall") and vals:
@@ -118,13 +133,21 @@ def cross_validate(ds: Dataset, folds: int, seeds: int) -> dict:
     reached = [t for t in t90 if t is not None]
     return {
         "protocol": f"GroupKFold by source sentence, {folds} folds x {seeds} shuffles; trained on every "
-                    "judged candidate of the training sentences; scored on the held-out candidates the "
-                    "default preset accepts",
-        "population": {"accepted": int(acc.sum()), "good": int(good.sum()), "sentences": n_sentences,
-                       "precision_without_scorer": round(float(good.mean()), 4)},
-        "auc": round(float(np.mean(aucs)), 4), "auc_sd": round(float(np.std(aucs)), 4),
-        "threshold_for_precision_0.90": {"seeds_reaching": len(reached), "seeds": seeds,
-                                         "thresholds": [round(t, 4) for t in reached]},
+        "judged candidate of the training sentences; scored on the held-out candidates the "
+        "default preset accepts",
+        "population": {
+            "accepted": int(acc.sum()),
+            "good": int(good.sum()),
+            "sentences": n_sentences,
+            "precision_without_scorer": round(float(good.mean()), 4),
+        },
+        "auc": round(float(np.mean(aucs)), 4),
+        "auc_sd": round(float(np.std(aucs)), 4),
+        "threshold_for_precision_0.90": {
+            "seeds_reaching": len(reached),
+            "seeds": seeds,
+            "thresholds": [round(t, 4) for t in reached],
+        },
         "curve": table,
     }
 
@@ -146,8 +169,11 @@ def model_dict(ds: Dataset, model, cv: dict | None) -> dict:
         "intercept": _round(float(logreg.intercept_[0])),
         "training": {
             "data": "benchmarks/data/quality_dev.jsonl + quality_dev_sentences.jsonl",
-            "data_sha256": ds.data_sha256, "rows": int(len(ds.y)), "good": int(ds.y.sum()),
-            "sentences": int(len(set(ds.groups.tolist()))), "judged_not_rebuilt": ds.missing,
+            "data_sha256": ds.data_sha256,
+            "rows": int(len(ds.y)),
+            "good": int(ds.y.sum()),
+            "sentences": int(len(set(ds.groups.tolist()))),
+            "judged_not_rebuilt": ds.missing,
             "model": f"StandardScaler + LogisticRegression(C={C}, lbfgs)",
             "sklearn_version": sklearn.__version__,
         },
@@ -160,18 +186,24 @@ def main(argv=None) -> None:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--no-cv", action="store_true", help="Skip cross-validation (the file then has cv: null).")
+    ap.add_argument(
+        "--no-cv", action="store_true", help="Skip cross-validation (the file then has cv: null)."
+    )
     args = ap.parse_args(argv)
     try:
         import sklearn  # noqa: F401
     except ImportError:
-        sys.exit("train_quality_model.py needs scikit-learn: .venv/bin/pip install scikit-learn (or .[train])")
+        sys.exit(
+            "train_quality_model.py needs scikit-learn: .venv/bin/pip install scikit-learn (or .[train])"
+        )
 
     ds = build_dataset()
     cv = None if args.no_cv else cross_validate(ds, args.folds, args.seeds)
     model = fit(ds.X, ds.y)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(model_dict(ds, model, cv), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    args.out.write_text(
+        json.dumps(model_dict(ds, model, cv), indent=1, sort_keys=True) + "\n", encoding="utf-8"
+    )
     print(json.dumps({"written": str(args.out), "rows": int(len(ds.y)), "cv": cv}, indent=1))
 
 

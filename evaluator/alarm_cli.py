@@ -71,8 +71,13 @@ def read_counts_csv(path: Path) -> tuple[list[str], dict[str, tuple[int, ...]]]:
                 raise _fail(path, f"{len(row)} fields, the header has {len(header)}", line)
             name = row[0].strip()
             if not name or name in judges:
-                raise _fail(path, f"field 'judge': {'empty' if not name else f'{name!r} given twice'}", line)
-            judges[name] = tuple(_count(v, path, f"field {lab!r}", line) for lab, v in zip(labels, row[1:], strict=True))
+                raise _fail(
+                    path, f"field 'judge': {'empty' if not name else f'{name!r} given twice'}", line
+                )
+            judges[name] = tuple(
+                _count(v, path, f"field {lab!r}", line)
+                for lab, v in zip(labels, row[1:], strict=True)
+            )
     return labels, judges
 
 
@@ -93,8 +98,13 @@ def read_counts_json(path: Path) -> tuple[list[str], dict[str, tuple[int, ...]]]
             if len(labels) < 2:
                 raise _fail(path, f"judge {name!r}: need counts for at least two labels")
         elif set(counts) != set(labels):
-            raise _fail(path, f"judge {name!r} has labels {sorted(counts)}, the first judge has {sorted(labels)}")
-        judges[name] = tuple(_count(counts[lab], path, f"judge {name!r}, label {lab!r}") for lab in labels)
+            raise _fail(
+                path,
+                f"judge {name!r} has labels {sorted(counts)}, the first judge has {sorted(labels)}",
+            )
+        judges[name] = tuple(
+            _count(counts[lab], path, f"judge {name!r}, label {lab!r}") for lab in labels
+        )
     return labels, judges
 
 
@@ -107,7 +117,9 @@ def _label(value: Any, path: Path, line: int, field: str) -> str | None:
     return label
 
 
-def read_predictions(paths: Sequence[Path], kind: str) -> dict[str, dict[str, dict[tuple, str | None]]]:
+def read_predictions(
+    paths: Sequence[Path], kind: str
+) -> dict[str, dict[str, dict[tuple, str | None]]]:
     """{dataset: {model: {item: label}}} from predictions.jsonl files; an item is a triple
     (dataset, id, occurrence of that id in its file), so triples sharing an id stay apart."""
     out: dict[str, dict[str, dict[tuple, str | None]]] = {}
@@ -117,19 +129,24 @@ def read_predictions(paths: Sequence[Path], kind: str) -> dict[str, dict[str, di
         for n, row in jsonl_objects(path, AlarmInputProblem):
             for field in ("model", "dataset", "id", "labels"):
                 if field not in row:
-                    raise _fail(path, f"field {field!r} is missing (not a predictions.jsonl row)", n)
+                    raise _fail(
+                        path, f"field {field!r} is missing (not a predictions.jsonl row)", n
+                    )
             if not isinstance(row["labels"], dict) or kind not in row["labels"]:
                 raise _fail(path, f"field 'labels' has no {kind!r}", n)
             model, dataset = str(row["model"]), str(row["dataset"])
             if model_file.setdefault(model, path) != path:
-                raise _fail(path, f"model {model!r} is also in {model_file[model]}; give each model once", n)
+                raise _fail(
+                    path, f"model {model!r} is also in {model_file[model]}; give each model once", n
+                )
             # the k-th row of an id within one file is the same triple for every model (two runs
             # of evaluate over the same triples files match up)
             base = (dataset, str(row["id"]), model)
             seen[base] = seen.get(base, 0) + 1
             item = (dataset, str(row["id"]), seen[base])
             out.setdefault(dataset, {}).setdefault(model, {})[item] = _label(
-                row["labels"][kind], path, n, f"labels.{kind}")
+                row["labels"][kind], path, n, f"labels.{kind}"
+            )
     return out
 
 
@@ -168,15 +185,21 @@ def _kind_of(path: Path) -> str:
                 return "predictions"
             if "premise" in row:
                 return "pairs"
-            raise _fail(path, "neither a predictions.jsonl row (field 'model') nor a labelled pair "
-                              "(field 'premise')", n)
+            raise _fail(
+                path,
+                "neither a predictions.jsonl row (field 'model') nor a labelled pair "
+                "(field 'premise')",
+                n,
+            )
     except UnicodeDecodeError as e:
         raise _fail(path, f"not UTF-8 text ({e.reason})") from e
     raise _fail(path, "the file is empty")
 
 
 # --------------------------------------------------------------------------- groups of items
-def _group(name: str, labels: Sequence[str], judges: dict[str, tuple[int, ...]], note: str = "") -> dict:
+def _group(
+    name: str, labels: Sequence[str], judges: dict[str, tuple[int, ...]], note: str = ""
+) -> dict:
     if len(judges) < 2:
         raise AlarmInputProblem(f"{name}: need at least two judges, got {len(judges)}")
     try:
@@ -189,12 +212,24 @@ def _group(name: str, labels: Sequence[str], judges: dict[str, tuple[int, ...]],
 def _from_items(name: str, per_judge: dict[str, dict[tuple, str | None]]) -> dict:
     """Counts over the items every judge labelled (unlabelled items are left out, and said)."""
     union = set().union(*(set(v) for v in per_judge.values()))
-    common = [i for i in next(iter(per_judge.values())) if all(per_judge[j].get(i) is not None for j in per_judge)]
+    common = [
+        i
+        for i in next(iter(per_judge.values()))
+        if all(per_judge[j].get(i) is not None for j in per_judge)
+    ]
     if not common:
         raise AlarmInputProblem(f"{name}: no item has a label from every judge")
-    judges = {j: tuple(sum(1 for i in common if labs[i] == lab) for lab in LABELS) for j, labs in per_judge.items()}
+    judges = {
+        j: tuple(sum(1 for i in common if labs[i] == lab) for lab in LABELS)
+        for j, labs in per_judge.items()
+    }
     left = len(union) - len(common)
-    group = _group(name, LABELS, judges, f"{left} items without a label from every judge left out" if left else "")
+    group = _group(
+        name,
+        LABELS,
+        judges,
+        f"{left} items without a label from every judge left out" if left else "",
+    )
     # question-aligned labels: what the M = 2 alarm needs
     index = {lab: n for n, lab in enumerate(LABELS)}
     group["aligned"] = [[index[labs[i]] for i in common] for labs in per_judge.values()]
@@ -204,14 +239,18 @@ def _from_items(name: str, per_judge: dict[str, dict[tuple, str | None]]) -> dic
 def load_groups(paths: Sequence[Path], kind: str, dataset: str | None) -> list[dict]:
     kinds = {_kind_of(p) for p in paths}
     if len(kinds) > 1:
-        raise AlarmInputProblem("give one kind of input: counts (CSV/JSON), predictions.jsonl files, "
-                                "or labelled-pairs files")
+        raise AlarmInputProblem(
+            "give one kind of input: counts (CSV/JSON), predictions.jsonl files, "
+            "or labelled-pairs files"
+        )
     what = kinds.pop()
     try:
         if what in ("counts-csv", "counts-json"):
             if len(paths) != 1:
                 raise AlarmInputProblem("give one counts file (it lists every judge)")
-            labels, judges = (read_counts_csv if what == "counts-csv" else read_counts_json)(paths[0])
+            labels, judges = (read_counts_csv if what == "counts-csv" else read_counts_json)(
+                paths[0]
+            )
             return [_group(str(paths[0]), labels, judges)]
         if what == "pairs":
             if len(paths) < 2:
@@ -222,7 +261,9 @@ def load_groups(paths: Sequence[Path], kind: str, dataset: str | None) -> list[d
         raise AlarmInputProblem(f"an input file is not UTF-8 text ({e.reason})") from e
     if dataset is not None:
         if dataset not in data:
-            raise AlarmInputProblem(f"no dataset {dataset!r} in the predictions (have: {', '.join(data)})")
+            raise AlarmInputProblem(
+                f"no dataset {dataset!r} in the predictions (have: {', '.join(data)})"
+            )
         data = {dataset: data[dataset]}
     return [_from_items(f"dataset {d}, pairs {kind}", models) for d, models in data.items()]
 
@@ -260,57 +301,97 @@ def evaluate_group(group: dict, threshold: Fraction | None, m2: bool = True) -> 
 def describe(result: dict, threshold: Fraction | None) -> list[str]:
     alarm, labels = result["alarm"], result["labels"]
     key = ", ".join(f"{lab}={q}" for lab, q in zip(labels, alarm.key, strict=True))
-    lines = [f"{result['group']}: {len(result['judges'])} judges, {alarm.Q} items"
-             + (f" ({result['note']})" if result["note"] else "")]
+    lines = [
+        f"{result['group']}: {len(result['judges'])} judges, {alarm.Q} items"
+        + (f" ({result['note']})" if result["note"] else "")
+    ]
     for name, counts in result["judges"].items():
-        lines.append(f"  {name}: " + ", ".join(f"{lab}={c}" for lab, c in zip(labels, counts, strict=True)))
+        lines.append(
+            f"  {name}: " + ", ".join(f"{lab}={c}" for lab, c in zip(labels, counts, strict=True))
+        )
     lines.append(f"  theta* = {_pct(alarm.theta)} ({alarm.theta}), reached at answer key {key}")
     if result["pair"] is not None:
         theta, a, b, method = result["pair"]
-        lines.append(f"  theta* from pair counts (M = 2, beyond the paper; {method}) = {_pct(theta)} "
-                     f"({theta}), pair {a} / {b}")
+        lines.append(
+            f"  theta* from pair counts (M = 2, beyond the paper; {method}) = {_pct(theta)} "
+            f"({theta}), pair {a} / {b}"
+        )
     proven = result["proven"]
     if proven == 1 and not result["fires"]:
-        lines.append("  nothing is proven: these counts are consistent with every judge being perfect")
+        lines.append(
+            "  nothing is proven: these counts are consistent with every judge being perfect"
+        )
     elif threshold is None:
-        lines.append(f"  proven: whatever the true labels, some judge has accuracy <= {_pct(proven)} "
-                     "on some label")
+        lines.append(
+            f"  proven: whatever the true labels, some judge has accuracy <= {_pct(proven)} "
+            "on some label"
+        )
     elif result["fires"]:
-        lines.append(f"  ALARM: threshold {_pct(threshold)} > theta*: proven, without gold labels, that at "
-                     f"least one judge is below {_pct(threshold)} on at least one label")
+        lines.append(
+            f"  ALARM: threshold {_pct(threshold)} > theta*: proven, without gold labels, that at "
+            f"least one judge is below {_pct(threshold)} on at least one label"
+        )
     else:
-        lines.append(f"  no alarm: {_pct(threshold)} <= {_pct(proven)}; these counts do not prove any judge "
-                     "below it")
+        lines.append(
+            f"  no alarm: {_pct(threshold)} <= {_pct(proven)}; these counts do not prove any judge "
+            "below it"
+        )
     return lines
 
 
 def to_json(result: dict) -> dict:
     alarm = result["alarm"]
     return {
-        "group": result["group"], "note": result["note"], "labels": result["labels"],
-        "counts": {j: dict(zip(result["labels"], c, strict=True)) for j, c in result["judges"].items()},
-        "items": alarm.Q, "theta_star": float(alarm.theta), "theta_star_exact": str(alarm.theta),
+        "group": result["group"],
+        "note": result["note"],
+        "labels": result["labels"],
+        "counts": {
+            j: dict(zip(result["labels"], c, strict=True)) for j, c in result["judges"].items()
+        },
+        "items": alarm.Q,
+        "theta_star": float(alarm.theta),
+        "theta_star_exact": str(alarm.theta),
         "answer_key_at_theta": dict(zip(result["labels"], alarm.key, strict=True)),
-        "continuous_bound": float(alarm.continuous_bound), "fires": result["fires"],
-        "proven_bound": float(result["proven"]), "proven_bound_exact": str(result["proven"]),
-        "m2_pair": None if result["pair"] is None else {
-            "theta_star": float(result["pair"][0]), "theta_star_exact": str(result["pair"][0]),
-            "judges": list(result["pair"][1:3]), "method": result["pair"][3]},
+        "continuous_bound": float(alarm.continuous_bound),
+        "fires": result["fires"],
+        "proven_bound": float(result["proven"]),
+        "proven_bound_exact": str(result["proven"]),
+        "m2_pair": None
+        if result["pair"] is None
+        else {
+            "theta_star": float(result["pair"][0]),
+            "theta_star_exact": str(result["pair"][0]),
+            "judges": list(result["pair"][1:3]),
+            "method": result["pair"][3],
+        },
     }
 
 
 @click.command("alarm")
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--threshold", "threshold_text", metavar="T",
-              help="Accuracy every judge should have on every label (0.8 or 80%). The command exits "
-                   "with status 1 when it is provably violated (T > theta*).")
-@click.option("--pairs", "kind", type=click.Choice(KINDS), default="p_h", show_default=True,
-              help="With predictions.jsonl: which kind of pair the judges labelled.")
+@click.option(
+    "--threshold",
+    "threshold_text",
+    metavar="T",
+    help="Accuracy every judge should have on every label (0.8 or 80%). The command exits "
+    "with status 1 when it is provably violated (T > theta*).",
+)
+@click.option(
+    "--pairs",
+    "kind",
+    type=click.Choice(KINDS),
+    default="p_h",
+    show_default=True,
+    help="With predictions.jsonl: which kind of pair the judges labelled.",
+)
 @click.option("--dataset", default=None, help="With predictions.jsonl: only this dataset.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-@click.option("--m1-only", is_flag=True,
-              help="Use only each judge's label counts (the paper's M = 1), not the pairs' joint "
-                   "counts that predictions and labelled-pairs files also give.")
+@click.option(
+    "--m1-only",
+    is_flag=True,
+    help="Use only each judge's label counts (the paper's M = 1), not the pairs' joint "
+    "counts that predictions and labelled-pairs files also give.",
+)
 def alarm(inputs, threshold_text, kind, dataset, as_json, m1_only):
     """No-knowledge alarm: from how several judges' labels are distributed on the same items, prove
     (no gold labels) that at least one judge is below an accuracy threshold on some label.
@@ -323,10 +404,21 @@ def alarm(inputs, threshold_text, kind, dataset, as_json, m1_only):
         threshold = parse_threshold(threshold_text)
     except click.BadParameter as e:
         raise AlarmInputProblem(f"--threshold: {e.message}") from None
-    results = [evaluate_group(g, threshold, m2=not m1_only) for g in load_groups(list(inputs), kind, dataset)]
+    results = [
+        evaluate_group(g, threshold, m2=not m1_only)
+        for g in load_groups(list(inputs), kind, dataset)
+    ]
     if as_json:
-        click.echo(json.dumps({"threshold": None if threshold is None else float(threshold),
-                               "results": [to_json(r) for r in results]}, indent=2, sort_keys=True))
+        click.echo(
+            json.dumps(
+                {
+                    "threshold": None if threshold is None else float(threshold),
+                    "results": [to_json(r) for r in results],
+                },
+                indent=2,
+                sort_keys=True,
+            )
+        )
     else:
         for r in results:
             click.echo("\n".join(describe(r, threshold)))

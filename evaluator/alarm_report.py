@@ -26,16 +26,18 @@ DIGITS = 6
 CURVE_LEVELS = 20  # summary.json: t = 0, 0.05, .., 1
 PLOT_LEVELS = 400
 M2_TIME_LIMIT = 30.0  # seconds for the exact integer programs of one entry, else the LP bound  # the plot recomputes a finer curve from the counts
-NOTE = ("theta_star: the largest accuracy t such that some answer key (true label counts) lets "
-        "every model be at least t on every label, given only each model's label counts on the "
-        "same pairs (the M = 1 summaries). Any alarm threshold above theta_star provably fires: at "
-        "least one model is below it on some label, whatever the true labels are. curve: for "
-        "t = 0, 0.05, .., 1, the share of answer keys at which every model can still be at least "
-        "t on every label (exact counts). Labels with no true item are not constrained. "
-        "m2_pairs (beyond the paper): pair_theta_star is the same bound from each pair of models' "
-        "joint label counts on the same pairs (exact integer programs up to 2000 pairs, above that "
-        "the LP relaxation, an upper bound rounded up), the lowest over pairs; "
-        "theta_star there is the lower of it and the M = 1 theta_star: also proven, never higher.")
+NOTE = (
+    "theta_star: the largest accuracy t such that some answer key (true label counts) lets "
+    "every model be at least t on every label, given only each model's label counts on the "
+    "same pairs (the M = 1 summaries). Any alarm threshold above theta_star provably fires: at "
+    "least one model is below it on some label, whatever the true labels are. curve: for "
+    "t = 0, 0.05, .., 1, the share of answer keys at which every model can still be at least "
+    "t on every label (exact counts). Labels with no true item are not constrained. "
+    "m2_pairs (beyond the paper): pair_theta_star is the same bound from each pair of models' "
+    "joint label counts on the same pairs (exact integer programs up to 2000 pairs, above that "
+    "the LP relaxation, an upper bound rounded up), the lowest over pairs; "
+    "theta_star there is the lower of it and the M = 1 theta_star: also proven, never higher."
+)
 
 
 def _num(x: Fraction | None) -> float | None:
@@ -46,7 +48,9 @@ def _counts(labels: Sequence[str]) -> tuple[int, ...]:
     return tuple(sum(1 for lab in labels if lab == name) for name in LABELS)
 
 
-def alarm_entry(judges: Mapping[str, Sequence[str]], gold: Sequence[str | None] | None = None) -> dict[str, Any]:
+def alarm_entry(
+    judges: Mapping[str, Sequence[str]], gold: Sequence[str | None] | None = None
+) -> dict[str, Any]:
     """The alarm for judges (spec -> label per item, same items, same order); with `gold`, each
     judge's true per-label accuracy beside theta* (only when every item has a gold label)."""
     counts = {spec: _counts(labs) for spec, labs in judges.items()}
@@ -61,7 +65,9 @@ def alarm_entry(judges: Mapping[str, Sequence[str]], gold: Sequence[str | None] 
         "answer_key_at_theta": dict(zip(LABELS, alarm.key, strict=True)),
         "best_weakest_at_key": at_key,
         "answer_keys": A.n_keys(alarm.Q, alarm.R),
-        "curve": [[_num(t), _num(s)] for t, s in A.curve_shares(list(counts.values()), CURVE_LEVELS)],
+        "curve": [
+            [_num(t), _num(s)] for t, s in A.curve_shares(list(counts.values()), CURVE_LEVELS)
+        ],
         "gold": None,
     }
     m2 = entry["m2_pairs"] = m2_entry(judges)
@@ -85,12 +91,17 @@ def m2_entry(judges: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     per_judge = [[idx[lab] for lab in judges[spec]] for spec in specs]
     res = A.m2_alarm(per_judge, len(LABELS), time_limit=M2_TIME_LIMIT)
     theta, (a, b) = res["theta"], res["pair"]
-    return {"pair_theta_star": _num(theta), "pair_theta_star_exact": str(theta), "pair": [specs[a], specs[b]],
-            "method": res["method"]}
+    return {
+        "pair_theta_star": _num(theta),
+        "pair_theta_star_exact": str(theta),
+        "pair": [specs[a], specs[b]],
+        "method": res["method"],
+    }
 
 
-def gold_check(judges: Mapping[str, Sequence[str]], gold: Sequence[str | None],
-               theta: Fraction) -> dict[str, Any]:
+def gold_check(
+    judges: Mapping[str, Sequence[str]], gold: Sequence[str | None], theta: Fraction
+) -> dict[str, Any]:
     """True per-label accuracies (when every item has gold) and whether the weakest is <= theta*
     (it must be: the true key and confusion matrices are among those theta* ranges over)."""
     have = sum(1 for g in gold if g is not None)
@@ -104,9 +115,13 @@ def gold_check(judges: Mapping[str, Sequence[str]], gold: Sequence[str | None],
         per_judge[spec] = dict(zip(LABELS, (_num(a) for a in acc), strict=True))
         low = min(a for a in acc if a is not None)
         weakest = low if weakest is None or low < weakest else weakest
-    return {"items_with_gold": have, "true_per_label_accuracy": per_judge,
-            "weakest_true_accuracy": _num(weakest), "weakest_within_theta_star": weakest <= theta,
-            "_weakest": weakest}
+    return {
+        "items_with_gold": have,
+        "true_per_label_accuracy": per_judge,
+        "weakest_true_accuracy": _num(weakest),
+        "weakest_within_theta_star": weakest <= theta,
+        "_weakest": weakest,
+    }
 
 
 _ABSENT = -2  # label code of a pair the model was not asked about
@@ -146,7 +161,13 @@ class AlarmInputs:
         codes = [self._codes[-1][1][kind] for kind in KINDS]
         for r in rows:
             for kind, out, label in zip(KINDS, codes, (r.ph, r.hh2, r.h2h, r.ph2), strict=True):
-                out.append(_CODE[label] if label is not None else _NO_LABEL if kind in r.unlabelled else _ABSENT)
+                out.append(
+                    _CODE[label]
+                    if label is not None
+                    else _NO_LABEL
+                    if kind in r.unlabelled
+                    else _ABSENT
+                )
 
     def section(self) -> dict[str, Any] | None:
         """summary.json's "alarms": per dataset (first-seen order) and kind of pair. None with
@@ -159,8 +180,12 @@ class AlarmInputs:
             rows = np.flatnonzero(dataset == code)
             for kind in KINDS:
                 entries.append({"dataset": name, "pairs": kind, **self._kind_entry(rows, kind)})
-        return {"note": NOTE, "labels": list(LABELS), "judges": [spec for spec, _ in self._codes],
-                "results": entries}
+        return {
+            "note": NOTE,
+            "labels": list(LABELS),
+            "judges": [spec for spec, _ in self._codes],
+            "results": entries,
+        }
 
     def _kind_entry(self, rows: np.ndarray, kind: str) -> dict[str, Any]:
         pairs = np.frombuffer(self._pair[kind], dtype=np.int64)[rows]
@@ -174,12 +199,17 @@ class AlarmInputs:
         n = len(first)
         asked = int(np.count_nonzero(np.all([c != _ABSENT for c in item_codes], axis=0)))
         if asked < n:
-            return {"skipped": f"not every model labelled the same {KIND_TITLES[kind]} pairs "
-                               f"({asked} of {n} labelled by all)"}
+            return {
+                "skipped": f"not every model labelled the same {KIND_TITLES[kind]} pairs "
+                f"({asked} of {n} labelled by all)"
+            }
         items = np.all([c >= 0 for c in item_codes], axis=0)
         if not items.any():
             return {"skipped": f"no {KIND_TITLES[kind]} pair has a label from every model"}
-        judges = {spec: [LABELS[c] for c in codes[items]] for (spec, _), codes in zip(self._codes, item_codes, strict=True)}
+        judges = {
+            spec: [LABELS[c] for c in codes[items]]
+            for (spec, _), codes in zip(self._codes, item_codes, strict=True)
+        }
         gold = None
         if kind == PH:
             gold_codes = np.frombuffer(self._gold, dtype=np.int8)[rows]
@@ -188,7 +218,10 @@ class AlarmInputs:
             items_given, first_given = np.unique(inverse[given], return_index=True)
             item_gold[items_given] = gold_codes[given[first_given]]
             gold = [None if g == _NO_LABEL else LABELS[g] for g in item_gold[order][items]]
-        return {"left_out_unlabelled": int(n - np.count_nonzero(items)), **alarm_entry(judges, gold)}
+        return {
+            "left_out_unlabelled": int(n - np.count_nonzero(items)),
+            **alarm_entry(judges, gold),
+        }
 
 
 # --------------------------------------------------------------------------- report.md
@@ -201,19 +234,24 @@ def report_lines(summary: Mapping[str, Any]) -> list[str]:
     section = summary.get("alarms")
     if not section:
         return []
-    lines = ["## No-knowledge alarms", "",
-             "From the label counts alone (no gold labels), per dataset and kind of pair: theta* is "
-             "the largest accuracy every model could have on every label at once, for some true "
-             "label distribution. So it is **proven** that, whatever the true labels of these "
-             "pairs are, at least one model has accuracy at most theta* on at least one label; an "
-             "alarm set at any threshold above theta* fires. Where gold labels exist for every "
-             "pair, the models' weakest true per-label accuracy is shown beside it (it cannot "
-             "exceed theta*).", "",
-             "theta* (M = 2) uses, beyond the paper, how each pair of models labelled the same pairs "
-             "(their joint counts): also proven, and never higher.", "",
-             "| dataset | pairs | items | theta* | answer key at theta* (E/N/C) | theta* (M = 2) "
-             "| weakest true accuracy |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "## No-knowledge alarms",
+        "",
+        "From the label counts alone (no gold labels), per dataset and kind of pair: theta* is "
+        "the largest accuracy every model could have on every label at once, for some true "
+        "label distribution. So it is **proven** that, whatever the true labels of these "
+        "pairs are, at least one model has accuracy at most theta* on at least one label; an "
+        "alarm set at any threshold above theta* fires. Where gold labels exist for every "
+        "pair, the models' weakest true per-label accuracy is shown beside it (it cannot "
+        "exceed theta*).",
+        "",
+        "theta* (M = 2) uses, beyond the paper, how each pair of models labelled the same pairs "
+        "(their joint counts): also proven, and never higher.",
+        "",
+        "| dataset | pairs | items | theta* | answer key at theta* (E/N/C) | theta* (M = 2) "
+        "| weakest true accuracy |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for e in section["results"]:
         title = KIND_TITLES[e["pairs"]]
         if "skipped" in e:
@@ -221,11 +259,17 @@ def report_lines(summary: Mapping[str, Any]) -> list[str]:
             continue
         key = "/".join(str(e["answer_key_at_theta"][lab]) for lab in LABELS)
         gold = e.get("gold") or {}
-        weakest = _pct(gold.get("weakest_true_accuracy")) if "weakest_true_accuracy" in gold else "–"
+        weakest = (
+            _pct(gold.get("weakest_true_accuracy")) if "weakest_true_accuracy" in gold else "–"
+        )
         m2 = e.get("m2_pairs", {})
-        m2_text = f"{_pct(m2['theta_star'])} ({m2['theta_star_exact']})" if "theta_star" in m2 else "–"
-        lines.append(f"| {e['dataset']} | {title} | {e['items']} | {_pct(e['theta_star'])} "
-                     f"({e['theta_star_exact']}) | {key} | {m2_text} | {weakest} |")
+        m2_text = (
+            f"{_pct(m2['theta_star'])} ({m2['theta_star_exact']})" if "theta_star" in m2 else "–"
+        )
+        lines.append(
+            f"| {e['dataset']} | {title} | {e['items']} | {_pct(e['theta_star'])} "
+            f"({e['theta_star_exact']}) | {key} | {m2_text} | {weakest} |"
+        )
     lines.append("")
     return lines
 
@@ -252,8 +296,12 @@ def alarm_curve_figure(summary: Mapping[str, Any]):
             if s > 0:
                 best[float(s)] = max(float(t), best.get(float(s), 0.0))
         shares = sorted(best)
-        ax.step(shares, [best[s] for s in shares], where="pre",
-                label=f"{e['dataset']} {KIND_TITLES[e['pairs']]}: theta* = {_pct(e['theta_star'])}")
+        ax.step(
+            shares,
+            [best[s] for s in shares],
+            where="pre",
+            label=f"{e['dataset']} {KIND_TITLES[e['pairs']]}: theta* = {_pct(e['theta_star'])}",
+        )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("share of answer keys (true label counts), best first")

@@ -61,8 +61,10 @@ def check_judges(judges: Sequence[Sequence[int]]) -> tuple[list[Counts], int, in
     Q = sum(out[0])
     for k, c in enumerate(out):
         if sum(c) != Q:
-            raise AlarmInputError(f"judge {k} labels {sum(c)} items, judge 0 labels {Q}: the judges "
-                                  "must label the same items")
+            raise AlarmInputError(
+                f"judge {k} labels {sum(c)} items, judge 0 labels {Q}: the judges "
+                "must label the same items"
+            )
     if Q < 1:
         raise AlarmInputError("the judges label no item")
     return out, Q, R
@@ -83,8 +85,10 @@ def best_weakest_accuracy(counts: Sequence[int], key: Sequence[int]) -> Fraction
     (labels with Q_i = 0 ignored): min_i min(1, R_i / Q_i). Closed form, see the module doc."""
     (counts,), Q, R = check_judges([counts])
     key = check_key(key, Q, R)
-    return min((Fraction(min(r, q), q) for r, q in zip(counts, key, strict=True) if q > 0),
-               default=Fraction(1))
+    return min(
+        (Fraction(min(r, q), q) for r, q in zip(counts, key, strict=True) if q > 0),
+        default=Fraction(1),
+    )
 
 
 def witness_matrix(counts: Sequence[int], key: Sequence[int]) -> list[list[int]]:
@@ -239,9 +243,15 @@ def theta_star(judges: Sequence[Sequence[int]]) -> Alarm:
     else:
         hi, lo = Fraction(total, Q), Fraction(total, Q + R)
         # theta* is some m_i / q in [lo, hi]: the quotients there, largest first.
-        cands = sorted({Fraction(mi, q) for mi in m if mi
-                        for q in range(max(1, math.ceil(mi / hi)), math.floor(mi / lo) + 1)},
-                       reverse=True)
+        cands = sorted(
+            {
+                Fraction(mi, q)
+                for mi in m
+                if mi
+                for q in range(max(1, math.ceil(mi / hi)), math.floor(mi / lo) + 1)
+            },
+            reverse=True,
+        )
         theta = next(t for t in cands if sum(math.floor(mi / t) for mi in m) >= Q)
     return Alarm(theta, _key_at(m, Q, theta), Q, R, bound)
 
@@ -258,7 +268,9 @@ def _key_at(m: Sequence[int], Q: int, theta: Fraction) -> Counts:
     return tuple(caps)
 
 
-def theta_star_brute(judges: Sequence[Sequence[int]], matrices: bool = True) -> tuple[Fraction, list[Counts]]:
+def theta_star_brute(
+    judges: Sequence[Sequence[int]], matrices: bool = True
+) -> tuple[Fraction, list[Counts]]:
     """theta* and every key attaining it by enumerating the simplex; with `matrices`, each judge's
     best weakest accuracy is itself found by enumerating its confusion matrices (tests only)."""
     judges, Q, R = check_judges(judges)
@@ -281,19 +293,24 @@ def sorted_curve(judges: Sequence[Sequence[int]], max_points: int = 200_000) -> 
     refuses simplices with more than `max_points` keys, use curve_shares there)."""
     judges, Q, R = check_judges(judges)
     if n_keys(Q, R) > max_points:
-        raise AlarmInputError(f"{n_keys(Q, R)} answer keys (Q={Q}, R={R}) are too many to list; "
-                              "use curve_shares")
+        raise AlarmInputError(
+            f"{n_keys(Q, R)} answer keys (Q={Q}, R={R}) are too many to list; use curve_shares"
+        )
     return sorted((curve_value(judges, k) for k in simplex_points(Q, R)), reverse=True)
 
 
-def curve_shares(judges: Sequence[Sequence[int]], levels: int = 100) -> list[tuple[Fraction, Fraction]]:
+def curve_shares(
+    judges: Sequence[Sequence[int]], levels: int = 100
+) -> list[tuple[Fraction, Fraction]]:
     """The same curve for any Q, as (t, share of answer keys with f(key) >= t) for t = 0, 1/levels,
     .., 1: the sorted curve read sideways (its value at rank share s is the largest t with
     share(t) >= s). Exact counts."""
     judges, Q, R = check_judges(judges)
     total = n_keys(Q, R)
-    return [(Fraction(k, levels), Fraction(keys_at_least(judges, Fraction(k, levels)), total))
-            for k in range(levels + 1)]
+    return [
+        (Fraction(k, levels), Fraction(keys_at_least(judges, Fraction(k, levels)), total))
+        for k in range(levels + 1)
+    ]
 
 
 def judge_report(judges: Sequence[Sequence[int]], key: Sequence[int]) -> list[dict]:
@@ -301,12 +318,19 @@ def judge_report(judges: Sequence[Sequence[int]], key: Sequence[int]) -> list[di
     out = []
     for c in judges:
         m = witness_matrix(c, key)
-        out.append({"best_weakest": best_weakest_accuracy(c, key), "best_per_label": per_label_accuracy(m),
-                    "matrix": m})
+        out.append(
+            {
+                "best_weakest": best_weakest_accuracy(c, key),
+                "best_per_label": per_label_accuracy(m),
+                "matrix": m,
+            }
+        )
     return out
 
 
-def true_accuracies(truth: Sequence[int], predictions: Sequence[int], R: int) -> list[Fraction | None]:
+def true_accuracies(
+    truth: Sequence[int], predictions: Sequence[int], R: int
+) -> list[Fraction | None]:
     """Per-label accuracy of one judge against known labels (label indices 0..R-1)."""
     right, total = [0] * R, [0] * R
     for t, p in zip(truth, predictions, strict=True):
@@ -369,13 +393,19 @@ def patterns_from_labels(per_judge: Sequence[Sequence[int]]) -> dict[Pattern, in
 def marginal_counts(patterns: dict[Pattern, int], R: int) -> list[Counts]:
     """Each judge's M = 1 counts implied by the pattern counts."""
     N = len(next(iter(patterns)))
-    return [tuple(sum(c for p, c in patterns.items() if p[k] == i) for i in range(R)) for k in range(N)]
+    return [
+        tuple(sum(c for p, c in patterns.items() if p[k] == i) for i in range(R)) for k in range(N)
+    ]
 
 
 def _joint_value(split: dict[Pattern, Counts], R: int, N: int) -> Fraction:
     rows = [sum(s[i] for s in split.values()) for i in range(R)]
-    vals = [Fraction(sum(s[i] for p, s in split.items() if p[k] == i), rows[i])
-            for i in range(R) if rows[i] for k in range(N)]
+    vals = [
+        Fraction(sum(s[i] for p, s in split.items() if p[k] == i), rows[i])
+        for i in range(R)
+        if rows[i]
+        for k in range(N)
+    ]
     return min(vals, default=Fraction(1))
 
 
@@ -383,8 +413,9 @@ class JointTimeout(RuntimeError):
     """An integer program ran out of its time limit before deciding."""
 
 
-def _joint_feasible(pats: dict[Pattern, int], R: int, N: int, t: Fraction,
-                    time_limit: float | None = None) -> dict[Pattern, Counts] | None:
+def _joint_feasible(
+    pats: dict[Pattern, int], R: int, N: int, t: Fraction, time_limit: float | None = None
+) -> dict[Pattern, Counts] | None:
     """An integer split with every judge >= t on every label, or None when there is none."""
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, milp
@@ -404,11 +435,17 @@ def _joint_feasible(pats: dict[Pattern, int], R: int, N: int, t: Fraction,
                 row[i * P + j] = (b if p[k] == i else 0) - a
             rows.append(row)
     counts = np.array([pats[p] for p in plist], dtype=float)
-    constraints = [LinearConstraint(eq, counts, counts),
-                   LinearConstraint(np.array(rows), np.zeros(len(rows)), np.full(len(rows), np.inf))]
-    res = milp(np.zeros(nvar), constraints=constraints, integrality=np.ones(nvar),
-               bounds=Bounds(np.zeros(nvar), np.repeat(counts[None, :], R, axis=0).ravel()),
-               options={} if time_limit is None else {"time_limit": time_limit})
+    constraints = [
+        LinearConstraint(eq, counts, counts),
+        LinearConstraint(np.array(rows), np.zeros(len(rows)), np.full(len(rows), np.inf)),
+    ]
+    res = milp(
+        np.zeros(nvar),
+        constraints=constraints,
+        integrality=np.ones(nvar),
+        bounds=Bounds(np.zeros(nvar), np.repeat(counts[None, :], R, axis=0).ravel()),
+        options={} if time_limit is None else {"time_limit": time_limit},
+    )
     if res.status == 2:  # infeasible
         return None
     if res.x is None:
@@ -416,7 +453,10 @@ def _joint_feasible(pats: dict[Pattern, int], R: int, N: int, t: Fraction,
     x = [round(v) for v in res.x]
     split = {p: tuple(x[i * P + j] for i in range(R)) for j, p in enumerate(plist)}
     # exact check in integers: never trust a float solution
-    if any(min(s) < 0 or sum(s) != pats[p] for p, s in split.items()) or _joint_value(split, R, N) < t:
+    if (
+        any(min(s) < 0 or sum(s) != pats[p] for p, s in split.items())
+        or _joint_value(split, R, N) < t
+    ):
         raise RuntimeError("the integer program's solution does not check out exactly")
     return split
 
@@ -433,7 +473,9 @@ def _simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
     return fl + 1 / inner
 
 
-def theta_star_joint(patterns: dict[Pattern, int], R: int, time_limit: float | None = None) -> JointAlarm:
+def theta_star_joint(
+    patterns: dict[Pattern, int], R: int, time_limit: float | None = None
+) -> JointAlarm:
     """theta* from question-aligned pattern counts (M = N summaries; M = 2 for two judges).
     Never above theta_star of the marginal counts; exact (see the comment above). With
     `time_limit` (seconds for the whole search), raises JointTimeout rather than guess."""
@@ -499,8 +541,15 @@ def _joint_lp_feasible(pats: dict[Pattern, int], R: int, N: int, t: float) -> bo
         for k in range(N):
             for j, p in enumerate(plist):
                 rows[i * N + k, i * P + j] = t - (1.0 if p[k] == i else 0.0)
-    res = linprog(np.zeros(nvar), A_ub=rows, b_ub=np.zeros(R * N), A_eq=eq,
-                  b_eq=np.array([pats[p] for p in plist], dtype=float), bounds=(0, None), method="highs")
+    res = linprog(
+        np.zeros(nvar),
+        A_ub=rows,
+        b_ub=np.zeros(R * N),
+        A_eq=eq,
+        b_eq=np.array([pats[p] for p in plist], dtype=float),
+        bounds=(0, None),
+        method="highs",
+    )
     if res.status not in (0, 2):
         raise RuntimeError(f"the linear program did not finish: {res.message}")
     return res.status == 0
@@ -526,12 +575,13 @@ def theta_star_joint_lp(patterns: dict[Pattern, int], R: int, digits: int = 6) -
             else:
                 hi = mid
         best = hi + 1e-9
-    scale = 10 ** digits
+    scale = 10**digits
     return min(Fraction(1), Fraction(math.ceil(best * scale), scale))
 
 
-def theta_star_pairs(per_judge: Sequence[Sequence[int]], R: int,
-                     time_limit: float | None = None, exact: bool = True) -> tuple[Fraction, tuple[int, int]]:
+def theta_star_pairs(
+    per_judge: Sequence[Sequence[int]], R: int, time_limit: float | None = None, exact: bool = True
+) -> tuple[Fraction, tuple[int, int]]:
     """The M = 2 alarm judge pair by judge pair: min over pairs of the pair's exact joint theta*,
     and the pair reaching it. Sound (a pair below t everywhere proves the alarm for all judges);
     never above that pair's own M = 1 theta*, but with N > 2 judges it can be above the M = 1

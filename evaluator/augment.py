@@ -42,9 +42,29 @@ from .repair import MAX_REPAIR_MEMBERS, RepairLimitError, repair
 from .rules import mutual
 
 log = logging.getLogger("transnli")
-COLUMNS = ("premise", "hypothesis", "label", "rule", "source_id", "source_pair", "dataset", "model_label")
-AUG_RULES = ("gold", "neg_e_c", "neg_c_e", "neg_n_n", "neg_mutual_c", "rule1", "rule2", "substitution",
-             "neg_equivalent", "neg_contrary", "repair")
+COLUMNS = (
+    "premise",
+    "hypothesis",
+    "label",
+    "rule",
+    "source_id",
+    "source_pair",
+    "dataset",
+    "model_label",
+)
+AUG_RULES = (
+    "gold",
+    "neg_e_c",
+    "neg_c_e",
+    "neg_n_n",
+    "neg_mutual_c",
+    "rule1",
+    "rule2",
+    "substitution",
+    "neg_equivalent",
+    "neg_contrary",
+    "repair",
+)
 # Which rows win when two give one pair different labels: gold, then what follows from gold and
 # the sentences, then the repaired model labels.
 _TIER = {rule: (0 if rule == "gold" else 2 if rule == "repair" else 1) for rule in AUG_RULES}
@@ -109,20 +129,38 @@ def logic_rows(fam: Family, model: Label | None = None, gold: bool = True) -> li
     return out
 
 
-def repair_rows(fam: Family, graph: Sequence[Sequence[str | None]], pinned_rows: Iterable[Row] = (),
-                max_members: int = MAX_REPAIR_MEMBERS) -> list[Row]:
+def repair_rows(
+    fam: Family,
+    graph: Sequence[Sequence[str | None]],
+    pinned_rows: Iterable[Row] = (),
+    max_members: int = MAX_REPAIR_MEMBERS,
+) -> list[Row]:
     """The family's model-labelled pairs with their repaired labels (rule "repair"; model_label
     keeps the model's own). `pinned_rows` (the gold row and the rows that follow from it) stay
     fixed, so the repaired labels agree with them and the whole training file is consistent."""
     texts = fam.texts()
     at = {t: i for i, t in enumerate(texts)}
-    pinned = {(at[r.premise], at[r.hypothesis]): r.label for r in pinned_rows
-              if r.premise in at and r.hypothesis in at}
+    pinned = {
+        (at[r.premise], at[r.hypothesis]): r.label
+        for r in pinned_rows
+        if r.premise in at and r.hypothesis in at
+    }
     fixed = repair(graph, negations=fam.index(NEG_ROLE), pinned=pinned, max_members=max_members)
-    return [Row(texts[a], texts[b], fixed.graph[a][b], "repair", fam.source_id,
-                (fam.premise, fam.hypothesis), fam.dataset, graph[a][b])
-            for a in range(len(texts)) for b in range(len(texts))
-            if a != b and graph[a][b] is not None]
+    return [
+        Row(
+            texts[a],
+            texts[b],
+            fixed.graph[a][b],
+            "repair",
+            fam.source_id,
+            (fam.premise, fam.hypothesis),
+            fam.dataset,
+            graph[a][b],
+        )
+        for a in range(len(texts))
+        for b in range(len(texts))
+        if a != b and graph[a][b] is not None
+    ]
 
 
 @dataclass
@@ -168,9 +206,15 @@ def merge_rows(rows: Iterable[Row], stats: AugmentStats) -> list[Row]:
     return out
 
 
-def augment(families: Sequence[Family], model: Label | None, *, gold: bool = True,
-            do_repair: bool = False, pin: bool = True,
-            max_members: int = MAX_REPAIR_MEMBERS) -> tuple[list[Row], AugmentStats]:
+def augment(
+    families: Sequence[Family],
+    model: Label | None,
+    *,
+    gold: bool = True,
+    do_repair: bool = False,
+    pin: bool = True,
+    max_members: int = MAX_REPAIR_MEMBERS,
+) -> tuple[list[Row], AugmentStats]:
     """All rows for the families, merged, in family order. With `do_repair`, each family's model
     labels are repaired too, keeping the gold and logic rows fixed when `pin`."""
     stats = AugmentStats()
@@ -184,11 +228,15 @@ def augment(families: Sequence[Family], model: Label | None, *, gold: bool = Tru
                 fixed = repair_rows(fam, graph, logic if pin else (), max_members=max_members)
             except RepairLimitError as e:
                 stats.too_large += 1
-                log.warning("family %s (%s): %s; not repaired", fam.id, fam.source_id or fam.premise, e)
+                log.warning(
+                    "family %s (%s): %s; not repaired", fam.id, fam.source_id or fam.premise, e
+                )
                 continue
             except ValueError as e:  # pinned rows that admit no consistent labelling
                 stats.unrepairable += 1
-                log.warning("family %s (%s): %s; not repaired", fam.id, fam.source_id or fam.premise, e)
+                log.warning(
+                    "family %s (%s): %s; not repaired", fam.id, fam.source_id or fam.premise, e
+                )
                 continue
             stats.repaired_families += 1
             stats.changed_labels += sum(r.label != r.model_label for r in fixed)
@@ -210,8 +258,10 @@ def read_model_labels(evaluation: Path, model: str | None, triples: Sequence) ->
     fam_file, pred_file = evaluation / "families.jsonl", evaluation / "predictions.jsonl"
     path = fam_file if fam_file.is_file() else pred_file
     if not path.is_file():
-        raise EvaluatorError(f"{evaluation} holds neither families.jsonl nor predictions.jsonl "
-                             "(give the --out folder of `transnli evaluate`)")
+        raise EvaluatorError(
+            f"{evaluation} holds neither families.jsonl nor predictions.jsonl "
+            "(give the --out folder of `transnli evaluate`)"
+        )
     rows = []
     for lineno, row in jsonl_objects(path, EvaluatorError):
         if not isinstance(row.get("model"), str):
@@ -220,8 +270,10 @@ def read_model_labels(evaluation: Path, model: str | None, triples: Sequence) ->
     specs = list(dict.fromkeys(r["model"] for _, r in rows))
     if model is None:
         if len(specs) != 1:
-            raise EvaluatorError(f"{path} holds {len(specs)} models ({', '.join(specs) or 'none'}); "
-                                 "choose one with --model")
+            raise EvaluatorError(
+                f"{path} holds {len(specs)} models ({', '.join(specs) or 'none'}); "
+                "choose one with --model"
+            )
         model = specs[0]
     elif model not in specs:
         raise EvaluatorError(f"{path} has no model {model!r} (it has {', '.join(specs) or 'none'})")
@@ -260,12 +312,15 @@ def _arrow_table(dicts: list[dict[str, Any]]):
 
     fields = [pa.field(c, pa.string()) for c in COLUMNS]
     fields[COLUMNS.index("source_pair")] = pa.field(
-        "source_pair", pa.struct([("premise", pa.string()), ("hypothesis", pa.string())]))
+        "source_pair", pa.struct([("premise", pa.string()), ("hypothesis", pa.string())])
+    )
     schema = pa.schema(fields)
     return pa.Table.from_pylist(dicts, schema=schema)
 
 
-def write_rows(rows: Sequence[Row], out: Path, parquet: bool = False, hf: bool = False) -> list[Path]:
+def write_rows(
+    rows: Sequence[Row], out: Path, parquet: bool = False, hf: bool = False
+) -> list[Path]:
     """JSONL at `out`; with `parquet` the same rows as OUT.parquet, with `hf` as a Hugging Face
     `datasets` folder OUT_hf (split "train"), the generator's export forms. The JSONL and Parquet
     files are byte-identical for the same rows."""
@@ -297,29 +352,71 @@ def _command():
     import click
 
     @click.command("augment")
-    @click.argument("triples", nargs=-1, required=True,
-                    type=click.Path(exists=True, dir_okay=False, path_type=Path))
-    @click.option("--out", "out_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
-                  help="Training file to write (JSONL; with --parquet also OUT with .parquet).")
-    @click.option("--evaluation", type=click.Path(exists=True, file_okay=False, path_type=Path),
-                  default=None, help="The --out folder of `transnli evaluate` (with --families for "
-                                     "--repair): the model's labels of (H,H') and of whole families.")
-    @click.option("--model", "model_spec", default=None, metavar="SPEC",
-                  help="Which model of --evaluation (needed when it holds several).")
-    @click.option("--repair", "do_repair", is_flag=True,
-                  help="Add each family's model labels, minimally relabelled to be consistent "
-                       "(needs families.jsonl in --evaluation).")
-    @click.option("--pin/--no-pin", default=True, show_default=True,
-                  help="Keep the gold label and the rows that follow from it fixed when repairing "
-                       "(so the file is consistent as a whole).")
-    @click.option("--max-members", type=click.IntRange(min=3), default=MAX_REPAIR_MEMBERS, show_default=True,
-                  help="Largest family repaired (exact repair grows with n^3); larger ones are skipped.")
-    @click.option("--gold/--no-gold", default=True, show_default=True,
-                  help="Include the gold (P,H) rows themselves.")
-    @click.option("--parquet", is_flag=True, help="Also write the rows as Parquet beside --out (OUT.parquet).")
-    @click.option("--hf", is_flag=True, help="Also write a Hugging Face datasets folder beside --out (OUT_hf).")
-    def augment_command(triples, out_file, evaluation, model_spec, do_repair, pin, max_members,
-                        gold, parquet, hf):
+    @click.argument(
+        "triples",
+        nargs=-1,
+        required=True,
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    )
+    @click.option(
+        "--out",
+        "out_file",
+        required=True,
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Training file to write (JSONL; with --parquet also OUT with .parquet).",
+    )
+    @click.option(
+        "--evaluation",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        default=None,
+        help="The --out folder of `transnli evaluate` (with --families for "
+        "--repair): the model's labels of (H,H') and of whole families.",
+    )
+    @click.option(
+        "--model",
+        "model_spec",
+        default=None,
+        metavar="SPEC",
+        help="Which model of --evaluation (needed when it holds several).",
+    )
+    @click.option(
+        "--repair",
+        "do_repair",
+        is_flag=True,
+        help="Add each family's model labels, minimally relabelled to be consistent "
+        "(needs families.jsonl in --evaluation).",
+    )
+    @click.option(
+        "--pin/--no-pin",
+        default=True,
+        show_default=True,
+        help="Keep the gold label and the rows that follow from it fixed when repairing "
+        "(so the file is consistent as a whole).",
+    )
+    @click.option(
+        "--max-members",
+        type=click.IntRange(min=3),
+        default=MAX_REPAIR_MEMBERS,
+        show_default=True,
+        help="Largest family repaired (exact repair grows with n^3); larger ones are skipped.",
+    )
+    @click.option(
+        "--gold/--no-gold",
+        default=True,
+        show_default=True,
+        help="Include the gold (P,H) rows themselves.",
+    )
+    @click.option(
+        "--parquet", is_flag=True, help="Also write the rows as Parquet beside --out (OUT.parquet)."
+    )
+    @click.option(
+        "--hf",
+        is_flag=True,
+        help="Also write a Hugging Face datasets folder beside --out (OUT_hf).",
+    )
+    def augment_command(
+        triples, out_file, evaluation, model_spec, do_repair, pin, max_members, gold, parquet, hf
+    ):
         """Write training pairs whose label follows logically from the gold labels of TRIPLES'
         source pairs and their generated sentences (H', H¬), each row with the rule that made it
         and its source pair; with --repair also the minimal consistent relabelling of a model's
@@ -339,26 +436,40 @@ def _command():
             labels = None
             if evaluation is not None:
                 if do_repair and not (evaluation / "families.jsonl").is_file():
-                    raise EvaluatorError(f"{evaluation} has no families.jsonl; run `transnli evaluate "
-                                         "--families` first to --repair")
+                    raise EvaluatorError(
+                        f"{evaluation} has no families.jsonl; run `transnli evaluate "
+                        "--families` first to --repair"
+                    )
                 model_spec, labels = read_model_labels(evaluation, model_spec, items)
-            rows, stats = augment(families, labels, gold=gold, do_repair=do_repair, pin=pin,
-                                  max_members=max_members)
+            rows, stats = augment(
+                families, labels, gold=gold, do_repair=do_repair, pin=pin, max_members=max_members
+            )
             written = write_rows(rows, out_file, parquet=parquet, hf=hf)
         except EvaluatorError as e:
             raise click.ClickException(str(e)) from e
         except OSError as e:
-            raise click.ClickException(f"cannot write {e.filename or out_file}: {e.strerror or e}") from e
+            raise click.ClickException(
+                f"cannot write {e.filename or out_file}: {e.strerror or e}"
+            ) from e
         rules = ", ".join(f"{k} {v}" for k, v in (stats.by_rule or {}).items() if v)
-        click.echo(f"wrote {stats.rows} rows from {len(families)} families to "
-                   f"{', '.join(str(p) for p in written)} ({rules or 'no rule applied'})", err=True)
+        click.echo(
+            f"wrote {stats.rows} rows from {len(families)} families to "
+            f"{', '.join(str(p) for p in written)} ({rules or 'no rule applied'})",
+            err=True,
+        )
         if stats.conflicts or stats.overridden:
-            click.echo(f"{stats.conflicts} pairs dropped for conflicting labels, {stats.overridden} rows "
-                       "overridden by rows of a higher tier (gold, then logic, then repair)", err=True)
+            click.echo(
+                f"{stats.conflicts} pairs dropped for conflicting labels, {stats.overridden} rows "
+                "overridden by rows of a higher tier (gold, then logic, then repair)",
+                err=True,
+            )
         if do_repair:
-            click.echo(f"repair: {stats.repaired_families} families, {stats.changed_labels} labels changed"
-                       + (f", {stats.too_large} too large skipped" if stats.too_large else "")
-                   + (f", {stats.unrepairable} unrepairable skipped" if stats.unrepairable else ""), err=True)
+            click.echo(
+                f"repair: {stats.repaired_families} families, {stats.changed_labels} labels changed"
+                + (f", {stats.too_large} too large skipped" if stats.too_large else "")
+                + (f", {stats.unrepairable} unrepairable skipped" if stats.unrepairable else ""),
+                err=True,
+            )
 
     return augment_command
 

@@ -35,8 +35,9 @@ def length_order(lengths: Sequence[int] | np.ndarray) -> np.ndarray:
     return np.argsort(-lengths, kind="stable")
 
 
-def plan_batches(lengths: Sequence[int] | np.ndarray, batch_size: int,
-                 batch_tokens: int | None = None) -> list[np.ndarray]:
+def plan_batches(
+    lengths: Sequence[int] | np.ndarray, batch_size: int, batch_tokens: int | None = None
+) -> list[np.ndarray]:
     """Batches of indices into `lengths`, longest pairs first.
 
     A batch holds at most `batch_size` pairs and, when `batch_tokens` is given, at most
@@ -50,13 +51,13 @@ def plan_batches(lengths: Sequence[int] | np.ndarray, batch_size: int,
     lengths = np.asarray(lengths, dtype=np.int64)
     order = length_order(lengths)
     if batch_tokens is None:
-        return [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
+        return [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
     batches = []
     start = 0
     while start < len(order):
         width = int(lengths[order[start]])  # the widest of this batch: sorted longest first
         n = max(1, min(batch_size, batch_tokens // max(1, width)))
-        batches.append(order[start:start + n])
+        batches.append(order[start : start + n])
         start += n
     return batches
 
@@ -87,15 +88,22 @@ class Packed:
         if len(first):
             np.cumsum(lengths[:-1], out=offsets[1:])
         total = int(lengths.sum())
-        flat = {name: np.fromiter(chain.from_iterable(col), dtype=np.int64, count=total)
-                for name, col in columns.items()}
+        flat = {
+            name: np.fromiter(chain.from_iterable(col), dtype=np.int64, count=total)
+            for name, col in columns.items()
+        }
         return cls(flat, offsets, lengths)
 
     def __len__(self) -> int:
         return len(self.lengths)
 
-    def pad(self, rows: Sequence[int] | np.ndarray, fill: Mapping[str, int], left: bool = False,
-            mask_name: str | None = None) -> dict[str, np.ndarray]:
+    def pad(
+        self,
+        rows: Sequence[int] | np.ndarray,
+        fill: Mapping[str, int],
+        left: bool = False,
+        mask_name: str | None = None,
+    ) -> dict[str, np.ndarray]:
         """int64 matrices for the given rows, padded to the longest of them with `fill[column]`
         (0 when absent), on the left or the right. With `mask_name`, an attention mask is built
         under that name when the columns lack one."""
@@ -108,7 +116,9 @@ class Packed:
         src = np.where(valid, self.offsets[rows][:, None] + pos - start, 0)
         out = {}
         for name, flat in self.flat.items():
-            out[name] = np.where(valid, flat[src] if len(flat) else 0, fill.get(name, 0)).astype(np.int64)
+            out[name] = np.where(valid, flat[src] if len(flat) else 0, fill.get(name, 0)).astype(
+                np.int64
+            )
         if mask_name and mask_name not in out:
             out[mask_name] = valid.astype(np.int64)
         return out
@@ -121,7 +131,9 @@ def ragged_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     if not total:
         return np.zeros(0, dtype=np.int64)
     ends = np.cumsum(lengths)
-    return np.repeat(np.asarray(starts, dtype=np.int64) - ends + lengths, lengths) + np.arange(total, dtype=np.int64)
+    return np.repeat(np.asarray(starts, dtype=np.int64) - ends + lengths, lengths) + np.arange(
+        total, dtype=np.int64
+    )
 
 
 @dataclass(frozen=True)
@@ -135,19 +147,24 @@ class PairTemplate:
     types: tuple[int, int, int, int, int]  # prefix, A, middle, B, suffix
 
     @classmethod
-    def infer(cls, pair_ids: Sequence[int], pair_types: Sequence[int] | None,
-              a_ids: Sequence[int], b_ids: Sequence[int]) -> PairTemplate | None:
+    def infer(
+        cls,
+        pair_ids: Sequence[int],
+        pair_types: Sequence[int] | None,
+        a_ids: Sequence[int],
+        b_ids: Sequence[int],
+    ) -> PairTemplate | None:
         """The template that turns a_ids, b_ids into pair_ids (and pair_types), or None when the
         pair is not such a concatenation."""
         pair_ids, a_ids, b_ids = list(pair_ids), list(a_ids), list(b_ids)
         n, la, lb = len(pair_ids), len(a_ids), len(b_ids)
         types = list(pair_types) if pair_types is not None else [0] * n
         for x in range(0, n - la - lb + 1):
-            if pair_ids[x:x + la] != a_ids:
+            if pair_ids[x : x + la] != a_ids:
                 continue
             for y in range(0, n - la - lb - x + 1):
                 b0 = x + la + y
-                if pair_ids[b0:b0 + lb] != b_ids:
+                if pair_ids[b0 : b0 + lb] != b_ids:
                     continue
                 parts = [(0, x), (x, x + la), (x + la, b0), (b0, b0 + lb), (b0 + lb, n)]
                 seg_types = []
@@ -156,8 +173,12 @@ class PairTemplate:
                     if len(kinds) > 1:
                         return None
                     seg_types.append(kinds.pop() if kinds else 0)
-                return cls(tuple(pair_ids[:x]), tuple(pair_ids[x + la:b0]), tuple(pair_ids[b0 + lb:]),
-                           tuple(seg_types))  # type: ignore[arg-type]
+                return cls(
+                    tuple(pair_ids[:x]),
+                    tuple(pair_ids[x + la : b0]),
+                    tuple(pair_ids[b0 + lb :]),
+                    tuple(seg_types),
+                )  # type: ignore[arg-type]
         return None
 
     @property
@@ -176,8 +197,11 @@ class PairTemplate:
         ids = np.empty(int(lengths.sum()), dtype=np.int64)
         types = np.empty_like(ids) if with_types else None
         a_at, b_at = offsets + px, offsets + px + la + my
-        parts = [(offsets, self.prefix, self.types[0]), (a_at + la, self.middle, self.types[2]),
-                 (b_at + lb, self.suffix, self.types[4])]
+        parts = [
+            (offsets, self.prefix, self.types[0]),
+            (a_at + la, self.middle, self.types[2]),
+            (b_at + lb, self.suffix, self.types[4]),
+        ]
         for at, tokens, kind in parts:
             for j, token in enumerate(tokens):
                 ids[at + j] = token

@@ -95,11 +95,16 @@ class LabelCache:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self._create()
         except sqlite3.Error as e:
-            raise CacheError(sqlite_problem(self.folder / DB_NAME, e, "label cache",
-                                            "labels will be computed again")) from e
+            raise CacheError(
+                sqlite_problem(
+                    self.folder / DB_NAME, e, "label cache", "labels will be computed again"
+                )
+            ) from e
         except OSError as e:
-            raise CacheError(f"cannot open the label cache in {self.folder}: {e.strerror or e}; "
-                             "choose another folder with --cache-dir, or run with --no-cache") from e
+            raise CacheError(
+                f"cannot open the label cache in {self.folder}: {e.strerror or e}; "
+                "choose another folder with --cache-dir, or run with --no-cache"
+            ) from e
         self._model_ids: dict[str, int] = {}
         self.files_hashed = 0  # digests actually computed (not served from the table)
 
@@ -120,8 +125,9 @@ class LabelCache:
                     sha256 TEXT NOT NULL);
                 """
             )
-            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
-                              (str(SCHEMA_VERSION),))
+            self.conn.execute(
+                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
 
     # ------------------------------------------------------------------ labels
     @_guarded
@@ -129,7 +135,9 @@ class LabelCache:
         if identity not in self._model_ids:
             with self.conn:
                 self.conn.execute("INSERT OR IGNORE INTO models (identity) VALUES (?)", (identity,))
-            row = self.conn.execute("SELECT id FROM models WHERE identity = ?", (identity,)).fetchone()
+            row = self.conn.execute(
+                "SELECT id FROM models WHERE identity = ?", (identity,)
+            ).fetchone()
             self._model_ids[identity] = int(row[0])
         return self._model_ids[identity]
 
@@ -144,7 +152,7 @@ class LabelCache:
         found: dict[int, Prediction] = {}
         unique = list(where)
         for start in range(0, len(unique), _CHUNK):
-            chunk = unique[start:start + _CHUNK]
+            chunk = unique[start : start + _CHUNK]
             rows = self.conn.execute(
                 "SELECT key, label, p_entailment, p_neutral, p_contradiction FROM labels "
                 f"WHERE model_id = ? AND key IN ({','.join('?' * len(chunk))})",
@@ -163,7 +171,9 @@ class LabelCache:
         mid = self.model_id(identity)
         rows = []
         for (p, h), pred in zip(pairs, preds, strict=True):
-            probs = [None, None, None] if pred.probs is None else [float(pred.probs[k]) for k in LABELS]
+            probs = (
+                [None, None, None] if pred.probs is None else [float(pred.probs[k]) for k in LABELS]
+            )
             rows.append((mid, pair_key(p, h), p, h, pred.label, *probs))
         with self.conn:
             self.conn.executemany("INSERT OR REPLACE INTO labels VALUES (?,?,?,?,?,?,?,?)", rows)
@@ -172,8 +182,11 @@ class LabelCache:
     def count(self, identity: str | None = None) -> int:
         if identity is None:
             return int(self.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0])
-        return int(self.conn.execute("SELECT COUNT(*) FROM labels WHERE model_id = ?",
-                                     (self.model_id(identity),)).fetchone()[0])
+        return int(
+            self.conn.execute(
+                "SELECT COUNT(*) FROM labels WHERE model_id = ?", (self.model_id(identity),)
+            ).fetchone()[0]
+        )
 
     # ------------------------------------------------------------------ file digests
     @_guarded
@@ -193,8 +206,10 @@ class LabelCache:
         self.files_hashed += 1
         try:
             with self.conn:
-                self.conn.execute("INSERT OR REPLACE INTO file_hashes VALUES (?,?,?,?)",
-                                  (str(path), st.st_size, st.st_mtime_ns, digest))
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO file_hashes VALUES (?,?,?,?)",
+                    (str(path), st.st_size, st.st_mtime_ns, digest),
+                )
         except sqlite3.OperationalError as e:
             if "full" not in str(e):
                 raise
@@ -236,7 +251,9 @@ class CachedBackend(NLIBackend):
     def predict(self, pairs: Sequence[Pair]) -> list[Prediction]:
         return collect_batches(self, pairs)
 
-    def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[tuple[list[int], list[Prediction]]]:
+    def predict_batches(
+        self, pairs: Sequence[Pair]
+    ) -> Iterator[tuple[list[int], list[Prediction]]]:
         identity = self.identity
         found = self.cache.get_many(identity, pairs)
         if found:

@@ -50,8 +50,13 @@ main.add_command(alarm)
 
 @main.command("run")
 @click.argument("input_source", metavar="INPUT")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output folder: triples go to OUT/generate, the evaluation to OUT/evaluate.")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder: triples go to OUT/generate, the evaluation to OUT/evaluate.",
+)
 # --device, --batch-size, the progress flags and the --llm-* transport flags come once, from the
 # evaluation options, and serve both stages (model-based checks and an LLM generator use the same
 # device and server).
@@ -78,14 +83,23 @@ def run(input_source, out_dir, models, **options):
     gen_dir, eval_dir = Path(out_dir) / "generate", Path(out_dir) / "evaluate"
     stats = generate_triples(input_source, gen_dir, reuse_finished=True, **gen_opts)
     if not stats["triples_accepted"]:
-        raise click.ClickException(f"no triples were generated from {input_source}; nothing to evaluate")
+        raise click.ClickException(
+            f"no triples were generated from {input_source}; nothing to evaluate"
+        )
     _setup_logging()
     try:
         extra = llm_backend_extra(options)
         # OUT/evaluate belongs to this command: each run replaces what an earlier one wrote there.
-        result = evaluate_triples([gen_dir / "triples.jsonl"], list(models), eval_dir, backend_extra=extra,
-                                  echo=lambda line: click.echo(line, err=True), overwrite=True,
-                                  command_line=["transnli", *sys.argv[1:]], **options)
+        result = evaluate_triples(
+            [gen_dir / "triples.jsonl"],
+            list(models),
+            eval_dir,
+            backend_extra=extra,
+            echo=lambda line: click.echo(line, err=True),
+            overwrite=True,
+            command_line=["transnli", *sys.argv[1:]],
+            **options,
+        )
     except EvaluatorError as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"wrote {len(result.files)} files to {result.out_dir}", err=True)

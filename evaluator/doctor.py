@@ -29,8 +29,14 @@ _TORCH_PROBE = (
     "  'cuda': [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if cuda else [],\n"
     "  'mps': bool(mps is not None and mps.is_available())}))\n"
 )
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "spiece.model",
-                   "sentencepiece.bpe.model")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.txt",
+    "vocab.json",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+)
 
 
 class TorchProbe:
@@ -43,26 +49,43 @@ class TorchProbe:
         self.version = dist_version("torch")
         self.cpu_only = bool(self.version) and self.version.endswith("+cpu") and not deep
         if self.version is not None and not self.cpu_only:
-            self.proc = subprocess.Popen([sys.executable, "-c", _TORCH_PROBE], stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, text=True)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _TORCH_PROBE],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
 
     def status(self, timeout: float = 120.0) -> ResourceStatus:
         if self.cpu_only:
-            return ResourceStatus("torch", True, self.version,
-                                  "devices: cpu (a CPU-only build; --deep imports it)", TORCH_FIX)
+            return ResourceStatus(
+                "torch",
+                True,
+                self.version,
+                "devices: cpu (a CPU-only build; --deep imports it)",
+                TORCH_FIX,
+            )
         if self.proc is None:
             return ResourceStatus("torch", False, None, "torch is not installed", TORCH_FIX)
         try:
             out, err = self.proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            return ResourceStatus("torch", False, self.version, f"import torch took over {timeout:.0f} s", TORCH_FIX)
+            return ResourceStatus(
+                "torch", False, self.version, f"import torch took over {timeout:.0f} s", TORCH_FIX
+            )
         try:
             facts = json.loads(out.strip().splitlines()[-1])
         except (ValueError, IndexError):
             last = (err.strip().splitlines() or ["no output"])[-1]
-            return ResourceStatus("torch", False, self.version, f"import torch failed: {last}", TORCH_FIX)
-        devices = ["cpu"] + [f"cuda:{i} ({name})" for i, name in enumerate(facts["cuda"])] + (["mps"] if facts["mps"] else [])
+            return ResourceStatus(
+                "torch", False, self.version, f"import torch failed: {last}", TORCH_FIX
+            )
+        devices = (
+            ["cpu"]
+            + [f"cuda:{i} ({name})" for i, name in enumerate(facts["cuda"])]
+            + (["mps"] if facts["mps"] else [])
+        )
         detail = "devices: " + ", ".join(devices)
         if facts["cuda"]:
             detail += f"; CUDA {facts['cuda_version']}; --device auto uses cuda"
@@ -73,8 +96,16 @@ def _transformers() -> ResourceStatus:
     version = dist_version("transformers")
     fix = "pip install 'transformers>=4.45'"
     if version is None:
-        return ResourceStatus("transformers", False, None, "not installed: hf: models cannot be loaded", fix)
-    return ResourceStatus("transformers", True, version, "hf: models load through AutoModelForSequenceClassification", fix)
+        return ResourceStatus(
+            "transformers", False, None, "not installed: hf: models cannot be loaded", fix
+        )
+    return ResourceStatus(
+        "transformers",
+        True,
+        version,
+        "hf: models load through AutoModelForSequenceClassification",
+        fix,
+    )
 
 
 # --------------------------------------------------------------------------- --model
@@ -92,17 +123,22 @@ def _hf_folder(folder: Path, spec, shown: str) -> str:
         raise BackendError(f"{config_path}: unreadable ({e})") from e
     id2label = config.get("id2label") or {}
     num_labels = len(id2label) or int(config.get("num_labels", 0) or 0)
-    labels, source = resolve_label_order(id2label, num_labels, dict(spec.options).get("label_map"),
-                                         model_name=shown)
+    labels, source = resolve_label_order(
+        id2label, num_labels, dict(spec.options).get("label_map"), model_name=shown
+    )
     check_weights(folder)
     weights = [p.name for p in model_files(folder) if p.suffix in (".safetensors", ".bin")]
     if not weights:
         raise BackendError(f"{folder} has no weights file (model.safetensors or pytorch_model.bin)")
     if not any((folder / name).is_file() for name in TOKENIZER_FILES):
-        raise BackendError(f"{folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, ...)")
+        raise BackendError(
+            f"{folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, ...)"
+        )
     order = ", ".join(f"{i}={label}" for i, label in enumerate(labels))
-    return (f"{config.get('model_type', '?')} model, labels {order} (from the {source}), "
-            f"weights {', '.join(weights)}; weights not loaded")
+    return (
+        f"{config.get('model_type', '?')} model, labels {order} (from the {source}), "
+        f"weights {', '.join(weights)}; weights not loaded"
+    )
 
 
 def check_model(text: str) -> ResourceStatus:
@@ -113,7 +149,9 @@ def check_model(text: str) -> ResourceStatus:
     try:
         spec = parse_model_spec(text)
     except EvaluatorError as e:
-        return ResourceStatus(f"model: {text}", False, None, str(e), "fix the spec (see `transnli evaluate --help`)")
+        return ResourceStatus(
+            f"model: {text}", False, None, str(e), "fix the spec (see `transnli evaluate --help`)"
+        )
     row = f"model: {spec.name}"
     prefix, _, arg = spec.target.partition(":")
     try:
@@ -128,8 +166,11 @@ def check_model(text: str) -> ResourceStatus:
             return _check_llm(arg, row)
         return ResourceStatus(row, True, None, f"backend {prefix}: not checked by doctor", "")
     except (EvaluatorError, OSError) as e:
-        fix = "give an existing file of labelled pairs (see `transnli pairs`)" if prefix == "precomputed" else \
-            "see the detail"
+        fix = (
+            "give an existing file of labelled pairs (see `transnli pairs`)"
+            if prefix == "precomputed"
+            else "see the detail"
+        )
         detail = f"{arg}: {e.strerror}" if isinstance(e, OSError) and e.strerror else str(e)
         return ResourceStatus(row, False, None, detail, fix)
 
@@ -138,27 +179,56 @@ def _check_hf(spec, arg: str, row: str) -> ResourceStatus:
     from .backends.hf import hub_unreachable
 
     if dist_version("transformers") is None:
-        return ResourceStatus(row, False, None, "transformers is not installed", "pip install transformers")
+        return ResourceStatus(
+            row, False, None, "transformers is not installed", "pip install transformers"
+        )
     local = Path(arg).expanduser()
     if local.is_dir():
         return ResourceStatus(row, True, None, "folder: " + _hf_folder(local, spec, spec.name), "")
     if local.exists() or arg.startswith((".", "/", "~")):
         problem = "is a file, not a model folder" if local.exists() else "does not exist"
-        return ResourceStatus(row, False, None, f"{arg} {problem}", "give the folder holding config.json and the weights")
+        return ResourceStatus(
+            row,
+            False,
+            None,
+            f"{arg} {problem}",
+            "give the folder holding config.json and the weights",
+        )
     repo, _, revision = arg.partition("@")
     revision = revision or dict(spec.options).get("revision")
-    fix = (f"on a machine with network: hf download {repo}" + (f" --revision {revision}" if revision else "")
-           + " --local-dir MODEL_DIR; copy MODEL_DIR here and pass hf:MODEL_DIR")
+    fix = (
+        f"on a machine with network: hf download {repo}"
+        + (f" --revision {revision}" if revision else "")
+        + " --local-dir MODEL_DIR; copy MODEL_DIR here and pass hf:MODEL_DIR"
+    )
     from huggingface_hub import try_to_load_from_cache
 
     cached = try_to_load_from_cache(repo, "config.json", revision=revision)
     if isinstance(cached, str):
-        return ResourceStatus(row, True, None, "Hugging Face cache: " + _hf_folder(Path(cached).parent, spec, spec.name), fix)
+        return ResourceStatus(
+            row,
+            True,
+            None,
+            "Hugging Face cache: " + _hf_folder(Path(cached).parent, spec, spec.name),
+            fix,
+        )
     why = hub_unreachable()
     if why is not None:
-        return ResourceStatus(row, False, None, f"{repo} is not in the Hugging Face cache and the hub cannot be reached ({why})", fix)
-    return ResourceStatus(row, True, None, f"{repo} is not in the Hugging Face cache; the hub is reachable, so it "
-                          "will be downloaded on first use", fix)
+        return ResourceStatus(
+            row,
+            False,
+            None,
+            f"{repo} is not in the Hugging Face cache and the hub cannot be reached ({why})",
+            fix,
+        )
+    return ResourceStatus(
+        row,
+        True,
+        None,
+        f"{repo} is not in the Hugging Face cache; the hub is reachable, so it "
+        "will be downloaded on first use",
+        fix,
+    )
 
 
 def _check_llm(arg: str, row: str) -> ResourceStatus:
@@ -174,12 +244,21 @@ def _check_llm(arg: str, row: str) -> ResourceStatus:
         with socket.create_connection((url.hostname or "", port), timeout=2.0):
             pass
     except OSError as e:
-        return ResourceStatus(row, False, None, f"{base}: no connection ({e.strerror or e})",
-                              "start the server, or pass --llm-base-url / set TRANSNLI_LLM_BASE_URL")
-    return ResourceStatus(row, True, None, f"{base} accepts connections (the model name {arg!r} is not checked)", "")
+        return ResourceStatus(
+            row,
+            False,
+            None,
+            f"{base}: no connection ({e.strerror or e})",
+            "start the server, or pass --llm-base-url / set TRANSNLI_LLM_BASE_URL",
+        )
+    return ResourceStatus(
+        row, True, None, f"{base} accepts connections (the model name {arg!r} is not checked)", ""
+    )
 
 
-def evaluation_checks(models: Sequence[str] = (), probe: TorchProbe | None = None) -> list[ResourceStatus]:
+def evaluation_checks(
+    models: Sequence[str] = (), probe: TorchProbe | None = None
+) -> list[ResourceStatus]:
     probe = probe or TorchProbe()
     rows = [_transformers(), *(check_model(m) for m in models)]
     return [probe.status(), *rows]
@@ -187,9 +266,15 @@ def evaluation_checks(models: Sequence[str] = (), probe: TorchProbe | None = Non
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--model", "-m", "models", multiple=True, metavar="SPEC",
-              help="Also check this model spec (repeatable), without loading its weights; exit "
-                   "status 1 when one cannot be used.")
+@click.option(
+    "--model",
+    "-m",
+    "models",
+    multiple=True,
+    metavar="SPEC",
+    help="Also check this model spec (repeatable), without loading its weights; exit "
+    "status 1 when one cannot be used.",
+)
 @click.option("--deep", is_flag=True, help="Load every resource for real (slower: 10-20 s).")
 def doctor(as_json, models, deep):
     """List every resource and backend, whether it is usable, and how to get it when not."""
@@ -201,14 +286,27 @@ def doctor(as_json, models, deep):
     else:
         from tabulate import tabulate
 
-        click.echo(tabulate(
-            [(r.name, "ok" if r.usable else "MISSING", r.version or "", r.detail if r.usable else r.fix)
-             for r in rows if not r.name.startswith("model: ")],
-            headers=["resource", "status", "version", "detail / how to get it"],
-        ))
+        click.echo(
+            tabulate(
+                [
+                    (
+                        r.name,
+                        "ok" if r.usable else "MISSING",
+                        r.version or "",
+                        r.detail if r.usable else r.fix,
+                    )
+                    for r in rows
+                    if not r.name.startswith("model: ")
+                ],
+                headers=["resource", "status", "version", "detail / how to get it"],
+            )
+        )
         for r in rows:
             if r.name.startswith("model: "):
                 verdict = "usable" if r.usable else "NOT usable"
-                click.echo(f"\n{r.name[7:]}: {verdict}: {r.detail}" + (f"\n  fix: {r.fix}" if not r.usable else ""))
+                click.echo(
+                    f"\n{r.name[7:]}: {verdict}: {r.detail}"
+                    + (f"\n  fix: {r.fix}" if not r.usable else "")
+                )
     if failed:
         raise click.exceptions.Exit(1)

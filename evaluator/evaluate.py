@@ -56,8 +56,16 @@ from .triples import Triple, TripleSource
 log = logging.getLogger("transnli")
 PROB_DIGITS = 6  # probabilities in predictions.jsonl
 # What an evaluation writes into its folder (and what --overwrite replaces; nothing else is touched).
-OUTPUT_NAMES = ("predictions.jsonl", "samples.jsonl", "summary.json", "report.md", "tables", "plots",
-                "families.jsonl", "run_info.json")
+OUTPUT_NAMES = (
+    "predictions.jsonl",
+    "samples.jsonl",
+    "summary.json",
+    "report.md",
+    "tables",
+    "plots",
+    "families.jsonl",
+    "run_info.json",
+)
 # Settings that do not change a label: rerunning with another value is the same evaluation.
 _NOT_IDENTITY = ("batch_size", "device", "batch_tokens", "compile")
 
@@ -112,8 +120,15 @@ def label_pairs(backend: NLIBackend, pairs: Sequence[Pair], progress=None) -> La
 def _progress_bar(enabled: bool, total: int, desc: str):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit="pair", disable=not enabled, file=sys.stderr,
-                dynamic_ncols=True, leave=True)
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit="pair",
+        disable=not enabled,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        leave=True,
+    )
 
 
 class PairProgress:
@@ -138,11 +153,17 @@ class PairProgress:
         self.window_pairs += n
         total = self.done_pairs + self.window_pairs
         if self.n_triples and self.window_triples:
-            per_triple = (self.done_pairs / self.done_triples if self.done_triples
-                          else self.window_pairs / self.window_triples)
+            per_triple = (
+                self.done_pairs / self.done_triples
+                if self.done_triples
+                else self.window_pairs / self.window_triples
+            )
             rest = max(0, self.n_triples - self.done_triples - self.window_triples)
-            total = (self.done_pairs + max(self.window_pairs, round(per_triple * self.window_triples))
-                     + round(per_triple * rest))
+            total = (
+                self.done_pairs
+                + max(self.window_pairs, round(per_triple * self.window_triples))
+                + round(per_triple * rest)
+            )
         self.bar.total = total
         self.bar.refresh()
 
@@ -158,8 +179,13 @@ class PairProgress:
         self.bar.close()
 
 
-def label_model(backend: NLIBackend, triples: Sequence[Triple], all_pairs: bool = False,
-                progress: PairProgress | None = None, known: Mapping[Pair, Prediction] | None = None) -> LabelTable:
+def label_model(
+    backend: NLIBackend,
+    triples: Sequence[Triple],
+    all_pairs: bool = False,
+    progress: PairProgress | None = None,
+    known: Mapping[Pair, Prediction] | None = None,
+) -> LabelTable:
     """All labels one model needs for the triples (two stages unless all_pairs); pairs in `known`
     (labelled in an earlier window) are not asked again."""
     known = known or {}
@@ -172,8 +198,12 @@ def label_model(backend: NLIBackend, triples: Sequence[Triple], all_pairs: bool 
     return labels
 
 
-def _label_new(backend: NLIBackend, pairs: list[Pair], known: Mapping[Pair, Prediction],
-               progress: PairProgress | None) -> LabelTable:
+def _label_new(
+    backend: NLIBackend,
+    pairs: list[Pair],
+    known: Mapping[Pair, Prediction],
+    progress: PairProgress | None,
+) -> LabelTable:
     ask = [p for p in pairs if p not in known] if known else pairs
     if progress is not None:
         progress.add_pairs(len(ask))
@@ -195,18 +225,39 @@ def triple_predictions(t: Triple, labels: LabelTable) -> tuple:
 def triple_labels(t: Triple, labels: LabelTable) -> TripleLabels:
     """The labels the rules read (no Prediction is built for them)."""
     ph, hh2, h2h, ph2 = pairs_of(t)
-    got = (labels.label(ph), labels.label(hh2), labels.label(h2h), labels.label(ph2) if ph2 in labels else _ABSENT)
+    got = (
+        labels.label(ph),
+        labels.label(hh2),
+        labels.label(h2h),
+        labels.label(ph2) if ph2 in labels else _ABSENT,
+    )
     unlabelled = tuple(k for k, label in zip(KINDS, got, strict=True) if label is None)
-    return TripleLabels(got[0], got[1], got[2], None if got[3] is _ABSENT else got[3],
-                        t.gold_label, pair=ph, unlabelled=unlabelled)
+    return TripleLabels(
+        got[0],
+        got[1],
+        got[2],
+        None if got[3] is _ABSENT else got[3],
+        t.gold_label,
+        pair=ph,
+        unlabelled=unlabelled,
+    )
 
 
-def prediction_row(t: Triple, spec: str, labels: LabelTable,
-                   row: TripleLabels | None = None, preds: tuple | None = None) -> dict[str, Any]:
+def prediction_row(
+    t: Triple,
+    spec: str,
+    labels: LabelTable,
+    row: TripleLabels | None = None,
+    preds: tuple | None = None,
+) -> dict[str, Any]:
     """One line of predictions.jsonl: a triple's four labels and probabilities under a model.
     `row` and `preds`: the triple's labels and Predictions when the caller already has them
     (triple_labels, triple_predictions)."""
-    preds = dict(zip(KINDS, preds if preds is not None else (labels.get(p) for p in pairs_of(t)), strict=True))
+    preds = dict(
+        zip(
+            KINDS, preds if preds is not None else (labels.get(p) for p in pairs_of(t)), strict=True
+        )
+    )
     outcome = rule_outcome(row if row is not None else triple_labels(t, labels))
     return {
         "id": t.id,
@@ -221,7 +272,7 @@ def prediction_row(t: Triple, spec: str, labels: LabelTable,
 
 
 def _unlabelled_note(backend: NLIBackend, none: int) -> str:
-    """", 3 without a label (1 failed request, 2 unparseable replies)": an LLM judge's requests that
+    """ ", 3 without a label (1 failed request, 2 unparseable replies)": an LLM judge's requests that
     failed and replies that named no label are different problems, so they are counted apart."""
     if not none:
         return ""
@@ -243,13 +294,17 @@ def check_triples_files(paths: Sequence[Path], hash_file: Callable[[Path], str])
     for path in paths:
         resolved = path.resolve()
         if resolved in by_path:
-            raise EvaluatorError(f"triples file {path} is given twice (also as {by_path[resolved]}); "
-                                 "give each file once")
+            raise EvaluatorError(
+                f"triples file {path} is given twice (also as {by_path[resolved]}); "
+                "give each file once"
+            )
         by_path[resolved] = path
         digest = hash_file(path)
         if digest in by_digest:
-            raise EvaluatorError(f"triples files {by_digest[digest]} and {path} have the same content; "
-                                 "give each file once (its triples would be counted twice)")
+            raise EvaluatorError(
+                f"triples files {by_digest[digest]} and {path} have the same content; "
+                "give each file once (its triples would be counted twice)"
+            )
         by_digest[digest] = path
 
 
@@ -258,7 +313,9 @@ def warn_shared_ids(ids_by_source: Mapping[str, DistinctCount], source: TripleSo
     returns how many ids are shared. `ids_by_source`: each file's id digests."""
     if len(ids_by_source) < 2:
         return 0
-    ids, counts = np.unique(np.concatenate([d.values() for d in ids_by_source.values()]), return_counts=True)
+    ids, counts = np.unique(
+        np.concatenate([d.values() for d in ids_by_source.values()]), return_counts=True
+    )
     shared = ids[counts > 1]
     if not len(shared):
         return 0
@@ -272,18 +329,28 @@ def warn_shared_ids(ids_by_source: Mapping[str, DistinctCount], source: TripleSo
                 if t.source not in where:
                     where.append(t.source)
                 if len(where) > 1:
-                    log.warning("%d triple ids appear in more than one triples file (e.g. %r in %s and %s); "
-                                "each file's triple is evaluated and counted on its own",
-                                len(shared), t.id, where[0], where[1])
+                    log.warning(
+                        "%d triple ids appear in more than one triples file (e.g. %r in %s and %s); "
+                        "each file's triple is evaluated and counted on its own",
+                        len(shared),
+                        t.id,
+                        where[0],
+                        where[1],
+                    )
                     return len(shared)
     return len(shared)
 
 
-def _run_identity(files_info: Sequence[dict[str, Any]], specs: Sequence[str], config: dict[str, Any]):
+def _run_identity(
+    files_info: Sequence[dict[str, Any]], specs: Sequence[str], config: dict[str, Any]
+):
     """What makes two evaluations the same one: the triples files (path and content), the model
     specs and the settings that can change a label."""
-    return ([(f["path"], f["sha256"]) for f in files_info], list(specs),
-            {k: v for k, v in config.items() if k not in _NOT_IDENTITY})
+    return (
+        [(f["path"], f["sha256"]) for f in files_info],
+        list(specs),
+        {k: v for k, v in config.items() if k not in _NOT_IDENTITY},
+    )
 
 
 def _previous_identity(out: Path):
@@ -310,8 +377,10 @@ def claim_out_dir(out: Path, identity, overwrite: bool) -> bool:
         return False
     if not overwrite:
         what = "the outputs of another evaluation" if previous is not None else "files of its own"
-        raise EvaluatorError(f"{out} already holds {what}; choose another --out, or pass --overwrite to "
-                             f"replace them ({', '.join(OUTPUT_NAMES)}; nothing else is touched)")
+        raise EvaluatorError(
+            f"{out} already holds {what}; choose another --out, or pass --overwrite to "
+            f"replace them ({', '.join(OUTPUT_NAMES)}; nothing else is touched)"
+        )
     return True
 
 
@@ -408,19 +477,31 @@ def evaluate_triples(
         if triples is None:
             check_triples_files(triple_paths, hash_file)
             source = TripleSource(triple_paths, limit=limit)
-            files_info = [{"path": str(path), "sha256": hash_file(path), "n_triples": None}
-                          for path in triple_paths]
+            files_info = [
+                {"path": str(path), "sha256": hash_file(path), "n_triples": None}
+                for path in triple_paths
+            ]
         else:
             source, triple_paths = TripleSource([], triples, limit), []
             files_info = [memory_source(source.all())]
-        config = {"all_pairs": all_pairs, "batch_size": batch_size, "device": device, "dtype": dtype,
-                  "max_length": max_length, "label_map": label_map, "limit": limit}
+        config = {
+            "all_pairs": all_pairs,
+            "batch_size": batch_size,
+            "device": device,
+            "dtype": dtype,
+            "max_length": max_length,
+            "label_map": label_map,
+            "limit": limit,
+        }
         if families:  # only when set: earlier evaluations keep their identity
             config["families"] = True
         if out is not None and out.is_dir():
             RowsWriter.remove_stale(out)
-        replaces_other = (claim_out_dir(out, _run_identity(files_info, specs, config), overwrite)
-                          if out is not None else False)
+        replaces_other = (
+            claim_out_dir(out, _run_identity(files_info, specs, config), overwrite)
+            if out is not None
+            else False
+        )
     except BaseException:
         if cache is not None:
             cache.close()
@@ -429,18 +510,38 @@ def evaluate_triples(
     worker = PlotWorker().start() if plots and out is not None and plot_worker_enabled() else None
     rows = None
     try:
-        preload_in_background(plots and out is not None)  # output libraries load while the models run
+        preload_in_background(
+            plots and out is not None
+        )  # output libraries load while the models run
         started = run_clock()
-        options = BackendOptions(batch_size=32 if batch_size == "auto" else batch_size,
-                                 batch_auto=batch_size == "auto", batch_tokens=batch_tokens, compile=compile,
-                                 device=device, dtype=dtype,
-                                 max_length=max_length, label_map=label_map, threads=threads,
-                                 hash_file=hash_file, extra=dict(backend_extra or {}))
+        options = BackendOptions(
+            batch_size=32 if batch_size == "auto" else batch_size,
+            batch_auto=batch_size == "auto",
+            batch_tokens=batch_tokens,
+            compile=compile,
+            device=device,
+            dtype=dtype,
+            max_length=max_length,
+            label_map=label_map,
+            threads=threads,
+            hash_file=hash_file,
+            extra=dict(backend_extra or {}),
+        )
         fam = FamilyLabelling(source.all()) if families else None
         rows = RowsWriter(out) if out is not None else None
         try:
-            run = _label_models(model_list, source, window, options, cache, fam, all_pairs, show_progress,
-                                echo, rows)
+            run = _label_models(
+                model_list,
+                source,
+                window,
+                options,
+                cache,
+                fam,
+                all_pairs,
+                show_progress,
+                echo,
+                rows,
+            )
         finally:
             if cache is not None:
                 cache.close()
@@ -450,9 +551,15 @@ def evaluate_triples(
         summary = _summary(run, files_info, config, fam)
         info = run_info(command_line, run.used, run_clock() - started)
         held = window is None
-        done = EvaluationResult(summary=summary, out_dir=out, files=[], stats=run.stats,
-                                triples=source.all() if held else [], labels=run.results if held else [],
-                                run_info=info)
+        done = EvaluationResult(
+            summary=summary,
+            out_dir=out,
+            files=[],
+            stats=run.stats,
+            triples=source.all() if held else [],
+            labels=run.results if held else [],
+            run_info=info,
+        )
         if out is None:
             return done
         gen_rows = find_generation_stats(triple_paths, run.facts.source_datasets)
@@ -485,7 +592,9 @@ class _RunFacts:
     n_triples: int = 0
     per_source: Counter = field(default_factory=Counter)
     source_datasets: dict[str, dict[str, None]] = field(default_factory=dict)
-    unique: dict[str, DistinctCount] = field(default_factory=lambda: {k: DistinctCount() for k in KINDS})
+    unique: dict[str, DistinctCount] = field(
+        default_factory=lambda: {k: DistinctCount() for k in KINDS}
+    )
     ids: dict[str, DistinctCount] = field(default_factory=dict)
     carry: CarryPlan = field(default_factory=CarryPlan)
 
@@ -536,8 +645,12 @@ class _ModelCounts:
     asked: DistinctCount = field(default_factory=DistinctCount)
     unlabelled: DistinctCount = field(default_factory=DistinctCount)
 
-    def add(self, rows: Sequence[tuple[Triple, TripleLabels]], table: LabelTable,
-            pair_digests: np.ndarray) -> None:
+    def add(
+        self,
+        rows: Sequence[tuple[Triple, TripleLabels]],
+        table: LabelTable,
+        pair_digests: np.ndarray,
+    ) -> None:
         """A window's rows; `pair_digests`: the digests of `table`'s pairs, in its order."""
         per_dataset, overall = self.per_dataset, self.overall
         for t, row in rows:
@@ -548,7 +661,9 @@ class _ModelCounts:
             overall.add(row)
         self.asked.extend(pair_digests)
         if table.unlabelled():
-            self.unlabelled.extend(d for p, d in zip(table, pair_digests, strict=True) if table.label(p) is None)
+            self.unlabelled.extend(
+                d for p, d in zip(table, pair_digests, strict=True) if table.label(p) is None
+            )
 
     def entry(self, spec: str, datasets: Sequence[str]) -> dict[str, Any]:
         """The model's item in summary.json's "models"."""
@@ -575,9 +690,18 @@ class _Labelled:
     used: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _label_models(model_list, source: TripleSource, window: int | None, options: BackendOptions, cache,
-                  fam: FamilyLabelling | None, all_pairs: bool, show_progress: bool,
-                  echo: Callable[[str], None] | None, rows: RowsWriter | None) -> _Labelled:
+def _label_models(
+    model_list,
+    source: TripleSource,
+    window: int | None,
+    options: BackendOptions,
+    cache,
+    fam: FamilyLabelling | None,
+    all_pairs: bool,
+    show_progress: bool,
+    echo: Callable[[str], None] | None,
+    rows: RowsWriter | None,
+) -> _Labelled:
     """Load each model in turn (one in memory at a time) and run it over the triples, window by
     window: label what the window (and the families) need, count, write its rows; then close it."""
     alarms = AlarmInputs() if len(model_list) > 1 else None
@@ -596,13 +720,19 @@ def _label_models(model_list, source: TripleSource, window: int | None, options:
         extra = 0
         try:
             for triples in source.windows(window):
-                labels = label_model(runner, triples, all_pairs=all_pairs, progress=progress, known=carried)
-                pair_digests = np.fromiter((digest(p) for p in labels), dtype=np.int64, count=len(labels))
+                labels = label_model(
+                    runner, triples, all_pairs=all_pairs, progress=progress, known=carried
+                )
+                pair_digests = np.fromiter(
+                    (digest(p) for p in labels), dtype=np.int64, count=len(labels)
+                )
                 carried.next_window(labels, pair_digests)
                 _count_and_write(spec, triples, labels, pair_digests, counts, rows, run.alarms)
                 if fam is not None:
                     progress.close()
-                    extra = fam.label(spec, runner, labels, label_pairs, _progress_bar, show_progress)
+                    extra = fam.label(
+                        spec, runner, labels, label_pairs, _progress_bar, show_progress
+                    )
                 if window is None:
                     run.results.append((spec, labels))
                 del triples, labels  # not held while the next window is read and labelled
@@ -622,16 +752,35 @@ def _label_models(model_list, source: TripleSource, window: int | None, options:
             if isinstance(runner, CachedBackend):
                 how = f"{st.from_cache} from cache, {st.computed} computed"
             else:
-                how = "cache not used" if backend.cacheable else getattr(backend, "uncached_note", "no model run")
-            echo(f"{spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, len(counts.unlabelled))}")
-        run.described.append({"name": spec, **backend.describe(), "spec": model.canonical,
-                              "pairs_labelled": pairs + extra})
+                how = (
+                    "cache not used"
+                    if backend.cacheable
+                    else getattr(backend, "uncached_note", "no model run")
+                )
+            echo(
+                f"{spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, len(counts.unlabelled))}"
+            )
+        run.described.append(
+            {
+                "name": spec,
+                **backend.describe(),
+                "spec": model.canonical,
+                "pairs_labelled": pairs + extra,
+            }
+        )
         run.used.append(model_run_info(model, backend, st, run_clock() - model_started))
     return run
 
 
-def _count_and_write(spec: str, triples: Sequence[Triple], labels: LabelTable, pair_digests: np.ndarray,
-                     counts: _ModelCounts, rows: RowsWriter | None, alarms: AlarmInputs | None) -> None:
+def _count_and_write(
+    spec: str,
+    triples: Sequence[Triple],
+    labels: LabelTable,
+    pair_digests: np.ndarray,
+    counts: _ModelCounts,
+    rows: RowsWriter | None,
+    alarms: AlarmInputs | None,
+) -> None:
     """A window's rule outcomes into the model's counts (and the alarms' inputs), and its rows into
     samples/predictions."""
     window_rows = [(t, triple_labels(t, labels)) for t in triples]
@@ -639,12 +788,18 @@ def _count_and_write(spec: str, triples: Sequence[Triple], labels: LabelTable, p
     if alarms is not None:
         alarms.add_labels(spec, (row for _, row in window_rows))
     if rows is not None:
-        rows.write(sample_row(t, prediction_row(t, spec, labels, row, triple_predictions(t, labels)), row)
-                   for t, row in window_rows)
+        rows.write(
+            sample_row(t, prediction_row(t, spec, labels, row, triple_predictions(t, labels)), row)
+            for t, row in window_rows
+        )
 
 
-def _summary(run: _Labelled, files_info: list[dict[str, Any]], config: dict[str, Any],
-             fam: FamilyLabelling | None) -> dict[str, Any]:
+def _summary(
+    run: _Labelled,
+    files_info: list[dict[str, Any]],
+    config: dict[str, Any],
+    fam: FamilyLabelling | None,
+) -> dict[str, Any]:
     """summary.json: metrics per model and dataset, the rules, provenance; alarms with two or more
     models, families when asked for."""
     datasets = run.facts.datasets

@@ -36,8 +36,12 @@ STRAN_SEED = 0
 # sneg: what M(P,H¬) must be given M(P,H); contradiction read as "P implies not H".
 FLIP = {E: C, C: E, N: N}
 SNEG_KEYS = ("e_to_c", "c_to_e", "n_to_n")
-SNEG_NAMES = {"e_to_c": "E(P,H) => C(P,H¬)", "c_to_e": "C(P,H) => E(P,H¬)",
-              "n_to_n": "N(P,H) => N(P,H¬)", "mutual_c": "(H,H¬) mutual C"}
+SNEG_NAMES = {
+    "e_to_c": "E(P,H) => C(P,H¬)",
+    "c_to_e": "C(P,H) => E(P,H¬)",
+    "n_to_n": "N(P,H) => N(P,H¬)",
+    "mutual_c": "(H,H¬) mutual C",
+}
 _SNEG_KEY_OF = {E: "e_to_c", C: "c_to_e", N: "n_to_n"}
 
 
@@ -84,8 +88,10 @@ class Family:
     def graph(self, label_of) -> list[list[str | None]]:
         """The label graph from `label_of((a, b)) -> label or None`."""
         t = self.texts()
-        return [[None if i == j else label_of((t[i], t[j])) for j in range(len(t))]
-                for i in range(len(t))]
+        return [
+            [None if i == j else label_of((t[i], t[j])) for j in range(len(t))]
+            for i in range(len(t))
+        ]
 
 
 def build_families(triples: Iterable) -> list[Family]:
@@ -190,8 +196,9 @@ def _unrank_combination(n: int, k: int, rank: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def sample_subfamilies(sizes: Sequence[int], k: int, limit: int = STRAN_SAMPLES,
-                       seed: int | str = STRAN_SEED) -> list[tuple[int, tuple[int, ...]]]:
+def sample_subfamilies(
+    sizes: Sequence[int], k: int, limit: int = STRAN_SAMPLES, seed: int | str = STRAN_SEED
+) -> list[tuple[int, tuple[int, ...]]]:
     """K-member sub-families as (family index, member indices): all of them when there are at
     most `limit`, else `limit` drawn uniformly without replacement from all K-subsets of all
     families (a fixed seed: every model of a dataset is judged on the same sub-families)."""

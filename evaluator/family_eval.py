@@ -53,7 +53,9 @@ def graphs_for(families: Sequence[Family], labels: Mapping[tuple[str, str], Pred
     return [f.graph(label_of) for f in families]
 
 
-def dataset_family_metrics(families: Sequence[Family], graphs: Sequence, samples: dict[int, list]) -> dict:
+def dataset_family_metrics(
+    families: Sequence[Family], graphs: Sequence, samples: dict[int, list]
+) -> dict:
     """Every family metric of one model on one dataset. `samples[K]`: the sub-families
     (family index, member indices) stran(K) is measured on (the same for every model)."""
     cases: Counter[str] = Counter()
@@ -74,7 +76,9 @@ def dataset_family_metrics(families: Sequence[Family], graphs: Sequence, samples
         beyond[0] += violated_here[1]
         beyond[1] += bool(violated_here[1]) and not violated_here[0]
         c = scomm_counts(graph)
-        for i, v in enumerate((c.pairs, c.asymmetric, c.contradiction_cases, c.entail_contradict, c.equivalent)):
+        for i, v in enumerate(
+            (c.pairs, c.asymmetric, c.contradiction_cases, c.entail_contradict, c.equivalent)
+        ):
             comm[i] += v
         for key, violated in sneg_outcomes(fam, graph):
             sneg_cases[key] += 1
@@ -105,13 +109,21 @@ def dataset_family_metrics(families: Sequence[Family], graphs: Sequence, samples
         },
         "sneg": {
             **score_cell(n_sneg, n_sneg - bad_sneg, name="sneg"),
-            **{k: rate_cell(sneg_cases[k], sneg_viol[k], name=SNEG_NAMES[k]) for k in (*SNEG_KEYS, "mutual_c")},
+            **{
+                k: rate_cell(sneg_cases[k], sneg_viol[k], name=SNEG_NAMES[k])
+                for k in (*SNEG_KEYS, "mutual_c")
+            },
         },
     }
 
 
-def cost_entry(dataset: str, families: Sequence[Family], n_triples: int,
-               unique_pairs: int, unique_triple_pairs: int) -> dict[str, Any]:
+def cost_entry(
+    dataset: str,
+    families: Sequence[Family],
+    n_triples: int,
+    unique_pairs: int,
+    unique_triple_pairs: int,
+) -> dict[str, Any]:
     sizes = [f.size for f in families]
     return {
         "dataset": dataset,
@@ -128,33 +140,53 @@ def cost_entry(dataset: str, families: Sequence[Family], n_triples: int,
     }
 
 
-def families_summary(families: Sequence[Family], triples: Sequence,
-                     results: Sequence[tuple[str, Mapping[tuple[str, str], Prediction | None]]]) -> dict:
+def families_summary(
+    families: Sequence[Family],
+    triples: Sequence,
+    results: Sequence[tuple[str, Mapping[tuple[str, str], Prediction | None]]],
+) -> dict:
     """summary.json's "families": cost per dataset, then metrics per model x dataset."""
     from .families import family_pairs
     from .schedule import unique_pairs
 
     datasets = list(dict.fromkeys([t.dataset for t in triples] + [f.dataset for f in families]))
     by_ds = {d: [f for f in families if f.dataset == d] for d in datasets}
-    samples = {d: {k: sample_subfamilies([f.size for f in fams], k) for k in STRAN_KS}
-               for d, fams in by_ds.items()}
-    cost = [cost_entry(d, by_ds[d], sum(1 for t in triples if t.dataset == d),
-                       len(family_pairs(by_ds[d])),
-                       len(unique_pairs([t for t in triples if t.dataset == d])))
-            for d in datasets]
+    samples = {
+        d: {k: sample_subfamilies([f.size for f in fams], k) for k in STRAN_KS}
+        for d, fams in by_ds.items()
+    }
+    cost = [
+        cost_entry(
+            d,
+            by_ds[d],
+            sum(1 for t in triples if t.dataset == d),
+            len(family_pairs(by_ds[d])),
+            len(unique_pairs([t for t in triples if t.dataset == d])),
+        )
+        for d in datasets
+    ]
     models = []
     for spec, labels in results:
         entries = []
         for d in datasets:
             fams = by_ds[d]
-            entries.append({"dataset": d, **dataset_family_metrics(fams, graphs_for(fams, labels), samples[d])})
+            entries.append(
+                {"dataset": d, **dataset_family_metrics(fams, graphs_for(fams, labels), samples[d])}
+            )
         models.append({"model": spec, "datasets": entries})
-    return {"note": FAMILIES_NOTE, "stran_samples": STRAN_SAMPLES, "stran_seed": STRAN_SEED,
-            "cost": cost, "models": models}
+    return {
+        "note": FAMILIES_NOTE,
+        "stran_samples": STRAN_SAMPLES,
+        "stran_seed": STRAN_SEED,
+        "cost": cost,
+        "models": models,
+    }
 
 
-def family_rows(families: Sequence[Family],
-                results: Sequence[tuple[str, Mapping[tuple[str, str], Prediction | None]]]):
+def family_rows(
+    families: Sequence[Family],
+    results: Sequence[tuple[str, Mapping[tuple[str, str], Prediction | None]]],
+):
     """families.jsonl: per model x family, its members and label matrix (and what `transnli
     augment --repair` reads back)."""
     for spec, labels in results:
@@ -168,8 +200,11 @@ def family_rows(families: Sequence[Family],
                 "gold_label": fam.gold_label,
                 "members": [{"role": m.role, "text": m.text} for m in fam.members],
                 "labels": graph,
-                "violations": [{"rule": o.rule, "chain": list(o.chain)}
-                               for o in chain_outcomes(graph) if o.violated],
+                "violations": [
+                    {"rule": o.rule, "chain": list(o.chain)}
+                    for o in chain_outcomes(graph)
+                    if o.violated
+                ],
                 "consistent": is_consistent(graph),
             }
 
@@ -181,7 +216,9 @@ def _score_text(cell: dict[str, Any]) -> str:
     if cell["score"] is None:
         return f"{DASH} (0/0)"
     lo, hi = cell["ci95"]
-    return f"{pct(cell['score'])} [{100 * lo:.1f}, {100 * hi:.1f}] ({cell['consistent']}/{cell['n']})"
+    return (
+        f"{pct(cell['score'])} [{100 * lo:.1f}, {100 * hi:.1f}] ({cell['consistent']}/{cell['n']})"
+    )
 
 
 def _metric_cells(entry: dict[str, Any]):
@@ -192,11 +229,20 @@ def _metric_cells(entry: dict[str, Any]):
     yield "scomm", "scomm (C symmetric)", "score", entry["scomm"]
     yield "sneg", "sneg (H¬ flips M(P,H))", "score", entry["sneg"]
     yield "families_consistent", "whole families consistent", "score", entry["families_consistent"]
-    yield ("beyond_triples", "families whose violations no triple shows", "violations",
-           rate_cell(entry["n_families"], entry["families_inconsistent_beyond_triples"]))
+    yield (
+        "beyond_triples",
+        "families whose violations no triple shows",
+        "violations",
+        rate_cell(entry["n_families"], entry["families_inconsistent_beyond_triples"]),
+    )
     for r in RULES:
         yield r.key, f"{r.name} over all chains", "violations", entry["rules"][r.key]
-    yield "scomm_contradiction", entry["scomm"]["contradiction"]["name"], "violations", entry["scomm"]["contradiction"]
+    yield (
+        "scomm_contradiction",
+        entry["scomm"]["contradiction"]["name"],
+        "violations",
+        entry["scomm"]["contradiction"],
+    )
     for k in (*SNEG_KEYS, "mutual_c"):
         yield f"sneg_{k}", entry["sneg"][k]["name"], "violations", entry["sneg"][k]
 
@@ -216,18 +262,41 @@ def families_table(summary: dict[str, Any], numeric: bool = True):
                     n = cell["n"] if kind == "score" else cell["cases"]
                     k = cell["consistent"] if kind == "score" else cell["violations"]
                     lo, hi = cell["ci95"] or (None, None)
-                    rows.append({"dataset": entry["dataset"], "model": m["model"], "metric": key,
-                                 "name": name, "kind": kind, "n": n, "k": k,
-                                 "value": cell["score"] if kind == "score" else cell["rate"],
-                                 "ci95_low": lo, "ci95_high": hi})
-        cols = ["dataset", "model", "metric", "name", "kind", "n", "k", "value", "ci95_low", "ci95_high"]
+                    rows.append(
+                        {
+                            "dataset": entry["dataset"],
+                            "model": m["model"],
+                            "metric": key,
+                            "name": name,
+                            "kind": kind,
+                            "n": n,
+                            "k": k,
+                            "value": cell["score"] if kind == "score" else cell["rate"],
+                            "ci95_low": lo,
+                            "ci95_high": hi,
+                        }
+                    )
+        cols = [
+            "dataset",
+            "model",
+            "metric",
+            "name",
+            "kind",
+            "n",
+            "k",
+            "value",
+            "ci95_low",
+            "ci95_high",
+        ]
         return pd.DataFrame(rows, columns=cols)
     specs = [m["model"] for m in fams["models"]]
     wide: dict[tuple[str, str], dict[str, Any]] = {}
     for m in fams["models"]:
         for entry in m["datasets"]:
             for key, name, kind, cell in _metric_cells(entry):
-                row = wide.setdefault((entry["dataset"], key), {"dataset": entry["dataset"], "metric": name})
+                row = wide.setdefault(
+                    (entry["dataset"], key), {"dataset": entry["dataset"], "metric": name}
+                )
                 row[m["model"]] = _score_text(cell) if kind == "score" else rate_with_ci(cell)
     return pd.DataFrame(list(wide.values()), columns=["dataset", "metric", *specs])
 
@@ -235,8 +304,17 @@ def families_table(summary: dict[str, Any], numeric: bool = True):
 def cost_table(summary: dict[str, Any]):
     import pandas as pd
 
-    cols = ["dataset", "n_families", "n_members", "max_members", "with_negation", "family_pairs",
-            "family_unique_pairs", "triple_pairs", "triple_unique_pairs"]
+    cols = [
+        "dataset",
+        "n_families",
+        "n_members",
+        "max_members",
+        "with_negation",
+        "family_pairs",
+        "family_unique_pairs",
+        "triple_pairs",
+        "triple_unique_pairs",
+    ]
     return pd.DataFrame(summary["families"]["cost"], columns=cols).astype(str)
 
 
@@ -245,7 +323,8 @@ def report_lines(summary: dict[str, Any]) -> list[str]:
     from .report import _md
 
     return [
-        "## Sentence families: stran(K), scomm, sneg", "",
+        "## Sentence families: stran(K), scomm, sneg",
+        "",
         "How to read: a family is P, H, every accepted H' and H¬ (the negated H) of one source "
         "pair, and the model labels every ordered pair of its members, so the four rules are "
         "checked on every chain a -> b -> c, not only on (P, H, H'). Scores (stran, scomm, sneg, "
@@ -258,12 +337,15 @@ def report_lines(summary: dict[str, Any]) -> list[str]:
         "share of unordered pairs whose contradiction label is the same in both orders. sneg is "
         "the share of (P, H, H¬) where M(P,H¬) is M(P,H) flipped (E <-> C, N stays N). The rows "
         "below the scores are violation rates (lower is better), each with a Wilson 95% "
-        "interval; \"families whose violations no triple shows\" counts families that are "
+        'interval; "families whose violations no triple shows" counts families that are '
         "inconsistent only through chains other than P -> H -> H' (the triple view's one "
         "chain), i.e. what labelling whole families adds. The cost table says how many pairs "
-        "families take against triples.", "",
-        _md(cost_table(summary)), "",
-        _md(families_table(summary, numeric=False)), "",
+        "families take against triples.",
+        "",
+        _md(cost_table(summary)),
+        "",
+        _md(families_table(summary, numeric=False)),
+        "",
     ]
 
 
@@ -280,7 +362,9 @@ class FamilyLabelling:
         self.pairs = family_pairs(self.families)
         self.results: list[tuple[str, dict[tuple[str, str], Prediction]]] = []
 
-    def label(self, spec: str, runner, labels: Mapping, label_pairs, progress_bar, show_progress: bool) -> int:
+    def label(
+        self, spec: str, runner, labels: Mapping, label_pairs, progress_bar, show_progress: bool
+    ) -> int:
         """Label the family pairs `labels` lacks through `runner` (the same cached backend);
         returns how many were asked for."""
         missing = [p for p in self.pairs if p not in labels]

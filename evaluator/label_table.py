@@ -45,14 +45,14 @@ class LabelTable(Mapping):
             row = len(self._codes) - 1
         else:
             self._codes[row] = code
-            self._probs[3 * row:3 * row + 3] = array("d", probs)
+            self._probs[3 * row : 3 * row + 3] = array("d", probs)
         if code == _OTHER:
             self._other[row] = pred
         else:
             self._other.pop(row, None)
 
     def update(self, items: Mapping[Pair, Prediction] | Iterable[tuple[Pair, Prediction]]) -> None:
-        for pair, pred in (items.items() if isinstance(items, Mapping) else items):
+        for pair, pred in items.items() if isinstance(items, Mapping) else items:
             self[pair] = pred
 
     def __getitem__(self, pair: Pair) -> Prediction:
@@ -64,8 +64,10 @@ class LabelTable(Mapping):
         e = probs[3 * row]
         if e != e:  # NaN: the backend gave no probabilities
             return Prediction(None if code == _NO_LABEL else _LABELS[code])
-        return Prediction(None if code == _NO_LABEL else _LABELS[code],
-                          {_E: e, _N: probs[3 * row + 1], _C: probs[3 * row + 2]})
+        return Prediction(
+            None if code == _NO_LABEL else _LABELS[code],
+            {_E: e, _N: probs[3 * row + 1], _C: probs[3 * row + 2]},
+        )
 
     def label(self, pair: Pair) -> str | None:
         """The pair's label alone (no Prediction built): what the rules and schedules read."""
@@ -77,7 +79,9 @@ class LabelTable(Mapping):
 
     def unlabelled(self) -> int:
         """How many pairs have no label (an LLM judge's failed or unparseable replies)."""
-        return self._codes.count(_NO_LABEL) + sum(1 for p in self._other.values() if p.label is None)
+        return self._codes.count(_NO_LABEL) + sum(
+            1 for p in self._other.values() if p.label is None
+        )
 
     def __iter__(self) -> Iterator[Pair]:
         return iter(self._index)
@@ -98,7 +102,13 @@ class LabelTable(Mapping):
             return _OTHER, _NAN3
         e, n, c = probs.get(_E), probs.get(_N), probs.get(_C)
         # exactly as given (Python floats, not NaN), or the Prediction is kept whole
-        if type(e) is float and type(n) is float and type(c) is float and e == e and n == n and c == c:
+        if (
+            type(e) is float
+            and type(n) is float
+            and type(c) is float
+            and e == e
+            and n == n
+            and c == c
+        ):
             return code, (e, n, c)
         return _OTHER, _NAN3
-

@@ -86,8 +86,13 @@ def ratio(k: int, n: int) -> float | None:
 
 
 def rate_cell(cases: int, violations: int, **extra: Any) -> dict[str, Any]:
-    return {**extra, "cases": cases, "violations": violations,
-            "rate": ratio(violations, cases), "ci95": wilson_interval(violations, cases)}
+    return {
+        **extra,
+        "cases": cases,
+        "violations": violations,
+        "rate": ratio(violations, cases),
+        "ci95": wilson_interval(violations, cases),
+    }
 
 
 def accuracy(rows: Iterable[TripleLabels]) -> tuple[float | None, int]:
@@ -147,7 +152,11 @@ class MetricCounts:
         if outcome.rule is not None:
             self.cases[outcome.rule] += 1
             self.violations[outcome.rule] += bool(outcome.violated)
-        s = None if r.ph is None or "p_h2" in r.unlabelled else substitution(r.ph, r.hh2, r.h2h, r.ph2)
+        s = (
+            None
+            if r.ph is None or "p_h2" in r.unlabelled
+            else substitution(r.ph, r.hh2, r.h2h, r.ph2)
+        )
         if s is not None:
             self.subst[0] += 1
             self.subst[1] += s
@@ -180,11 +189,16 @@ class MetricCounts:
             },
             "extras": {
                 "beyond_paper": True,
-                "substitution": rate_cell(self.subst[0], self.subst[1], name="mutual E => M(P,H')=M(P,H)"),
-                "contradiction_symmetry": rate_cell(self.csym[0], self.csym[1], name="M(H,H')=C => M(H',H)=C"),
+                "substitution": rate_cell(
+                    self.subst[0], self.subst[1], name="mutual E => M(P,H')=M(P,H)"
+                ),
+                "contradiction_symmetry": rate_cell(
+                    self.csym[0], self.csym[1], name="M(H,H')=C => M(H',H)=C"
+                ),
             },
             "label_counts": {
-                kind: {label: counts[label] for label in LABELS} for kind, counts in self.label_counts.items()
+                kind: {label: counts[label] for label in LABELS}
+                for kind, counts in self.label_counts.items()
             },
             # triples per kind of pair that the model left without a label (LLM judges only)
             "unlabelled": {kind: self.unlabelled[kind] for kind in _KINDS},

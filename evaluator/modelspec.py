@@ -45,6 +45,7 @@ def _int_at_least(low: int):
         if n < low:
             raise ValueError(f"{key} must be at least {low}, got {n}")
         return n
+
     return parse
 
 
@@ -143,8 +144,9 @@ def parse_options(query: str, spec: str) -> list[tuple[str, Any]]:
         key, sep, value = item.partition("=")
         key = key.strip().lower().replace("-", "_")
         if key not in OPTION_PARSERS:
-            raise BackendError(f"model spec {spec!r}: unknown option {key!r} "
-                               f"(known: {', '.join(OPTION_PARSERS)})")
+            raise BackendError(
+                f"model spec {spec!r}: unknown option {key!r} (known: {', '.join(OPTION_PARSERS)})"
+            )
         if not sep:
             raise BackendError(f"model spec {spec!r}: option {key!r} needs a value ({key}=VALUE)")
         if key in out:
@@ -175,13 +177,17 @@ def parse_model_spec(text: str) -> ModelSpec:
     allowed = BACKEND_OPTIONS.get(prefix, ())
     for key, _ in options:
         if key not in allowed:
-            where = f"{prefix}: models take {', '.join(allowed)}" if allowed else f"{prefix}: models take none"
+            where = (
+                f"{prefix}: models take {', '.join(allowed)}"
+                if allowed
+                else f"{prefix}: models take none"
+            )
             raise BackendError(f"model spec {raw!r}: option {key!r} does not apply ({where})")
     target = f"{prefix}:{_normalise_arg(prefix, arg)}"
     spec = ModelSpec(name=name or "", target=target, options=tuple(options), raw=raw)
     if not name:
-        shown = target[len(DEFAULT_PREFIX) + 1:] if prefix == DEFAULT_PREFIX else target
-        default = shown if not options else shown + spec.canonical[len(target):]
+        shown = target[len(DEFAULT_PREFIX) + 1 :] if prefix == DEFAULT_PREFIX else target
+        default = shown if not options else shown + spec.canonical[len(target) :]
         spec = dataclasses.replace(spec, name=default)
     return spec
 
@@ -198,6 +204,8 @@ def parse_model_specs(texts) -> list[ModelSpec]:
         if seen is None:
             by_name[spec.name] = spec
         elif seen.canonical != spec.canonical:
-            raise BackendError(f"two models are named {spec.name!r} ({seen.raw!r} and {spec.raw!r}); "
-                               "name them apart with NAME=SPEC")
+            raise BackendError(
+                f"two models are named {spec.name!r} ({seen.raw!r} and {spec.raw!r}); "
+                "name them apart with NAME=SPEC"
+            )
     return list(by_name.values())

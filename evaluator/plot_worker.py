@@ -71,7 +71,9 @@ class PlotWorker:
         try:
             # spawn, not fork: the main process may hold threads (torch's, the tokenizer's, the
             # preloading one) whose locks a forked child would inherit held
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+            )
             self._pool.submit(_warm_up)
         except (OSError, RuntimeError) as e:
             log.debug("no plot worker (%s): figures render in this process", e)
@@ -94,8 +96,12 @@ class PlotWorker:
             self._pool = None
 
 
-def write_figures(summary: dict[str, Any], folder: Path, worker: PlotWorker | None = None,
-                  pending: Future | None = None) -> list[Path]:
+def write_figures(
+    summary: dict[str, Any],
+    folder: Path,
+    worker: PlotWorker | None = None,
+    pending: Future | None = None,
+) -> list[Path]:
     """Every figure, in write_plots' order: all of them here without a worker; with one, the
     formats it does not render here, then its files (`pending`, from `worker.render`) or, when it
     failed, the same files rendered here."""

@@ -30,13 +30,24 @@ PNG_DPI = 300
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 STYLE = {
     "font.family": "DejaVu Sans",  # ships with matplotlib: the same glyphs on every machine
-    "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7,
-    "ytick.labelsize": 7, "legend.fontsize": 7, "figure.titlesize": 8,
-    "axes.spines.top": False, "axes.spines.right": False, "axes.linewidth": 0.6,
-    "xtick.major.width": 0.6, "ytick.major.width": 0.6, "lines.linewidth": 0.8,
-    "pdf.fonttype": 42, "ps.fonttype": 42,  # TrueType, not Type 3 (venues' PDF checkers refuse it)
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "legend.fontsize": 7,
+    "figure.titlesize": 8,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.linewidth": 0.6,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "lines.linewidth": 0.8,
+    "pdf.fonttype": 42,
+    "ps.fonttype": 42,  # TrueType, not Type 3 (venues' PDF checkers refuse it)
     "svg.hashsalt": "transnli",  # fixed ids inside the SVG: byte-identical files
-    "figure.dpi": 100, "savefig.dpi": PNG_DPI,
+    "figure.dpi": 100,
+    "savefig.dpi": PNG_DPI,
 }
 CELL_FONT = 7
 LABEL_BOX = {"facecolor": "white", "edgecolor": "none", "pad": 0.4}  # hides grid lines behind
@@ -46,7 +57,7 @@ METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None}, "svg": {"D
 
 
 def short_name(spec: str) -> str:
-    """"hf:/models/roberta-large-mnli" -> "roberta-large-mnli"; "precomputed:x/b.jsonl" -> "b"."""
+    """ "hf:/models/roberta-large-mnli" -> "roberta-large-mnli"; "precomputed:x/b.jsonl" -> "b"."""
     name = spec.rstrip("/").replace("\\", "/").split("/")[-1] or spec
     for prefix in ("hf:", "precomputed:"):  # "hf:roberta-large-mnli" (llm:... keeps its prefix)
         name = name.removeprefix(prefix)
@@ -162,19 +173,30 @@ def heatmap_figure(summary: dict[str, Any]):
                     row.append("no case (0/0)")
                     continue
                 data[i, j] = got[0]
-                row.append(f"{got[0]:.1f}% ({cell['violations']}/{cell['cases']})\n"
-                           f"[{got[1]:.1f}, {got[2]:.1f}]")
+                row.append(
+                    f"{got[0]:.1f}% ({cell['violations']}/{cell['cases']})\n"
+                    f"[{got[1]:.1f}, {got[2]:.1f}]"
+                )
             labels.append(row)
         image = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, norm=norm, aspect="auto")
         for i in range(len(models)):
             for j in range(len(RULES)):
                 colour = "black" if np.isnan(data[i, j]) else _text_colour(cmap(norm(data[i, j])))
-                ax.text(j, i, labels[i][j], ha="center", va="center", fontsize=CELL_FONT,
-                        color=colour, linespacing=1.15)
+                ax.text(
+                    j,
+                    i,
+                    labels[i][j],
+                    ha="center",
+                    va="center",
+                    fontsize=CELL_FONT,
+                    color=colour,
+                    linespacing=1.15,
+                )
         ax.set_yticks(range(len(models)), names)
         ax.set_xticks(range(len(RULES)), [rule_title(r) for r in RULES])
-        ax.tick_params(axis="x", top=True, labeltop=ax is axes[0], bottom=False, labelbottom=False,
-                       length=0)
+        ax.tick_params(
+            axis="x", top=True, labeltop=ax is axes[0], bottom=False, labelbottom=False, length=0
+        )
         ax.tick_params(axis="y", length=0)
         for side in ("top", "right", "left", "bottom"):
             ax.spines[side].set_visible(False)
@@ -184,7 +206,9 @@ def heatmap_figure(summary: dict[str, Any]):
         ax.grid(which="minor", color="white", linewidth=1.5)
         ax.tick_params(which="minor", length=0)
         ax.set_title(dataset, loc="left", fontweight="bold", pad=3)
-    bar = fig.colorbar(image, ax=list(axes), fraction=0.04, pad=0.015, aspect=max(8, 6 * len(datasets)))
+    bar = fig.colorbar(
+        image, ax=list(axes), fraction=0.04, pad=0.015, aspect=max(8, 6 * len(datasets))
+    )
     bar.set_label("violation rate (%)")
     bar.set_ticks([0, 20, 40, 60, 80, 100])
     bar.outline.set_linewidth(0.5)
@@ -193,8 +217,9 @@ def heatmap_figure(summary: dict[str, Any]):
 
 
 # --------------------------------------------------------------------------- bars
-def _grouped_bars(ax, groups: Sequence[str], series: Sequence[tuple[str, list[tuple[int, int]]]],
-                  top: float) -> tuple[list, float]:
+def _grouped_bars(
+    ax, groups: Sequence[str], series: Sequence[tuple[str, list[tuple[int, int]]]], top: float
+) -> tuple[list, float]:
     """Bars of k/n in percent for each (name, [(k, n) per group]) with Wilson 95% error bars and
     "k/n" above each; a group where n == 0 gets "n/a" in place of a bar. Returns the labels and
     the width of one bar's slot (for fit_count_labels)."""
@@ -217,14 +242,41 @@ def _grouped_bars(ax, groups: Sequence[str], series: Sequence[tuple[str, list[tu
             texts.append((x, got[2], f"{k}/{n}"))
         colour = PALETTE[s % len(PALETTE)]
         ax.bar(xs, rates, width * 0.92, color=colour, label=name, zorder=2)
-        ax.errorbar(xs, rates, yerr=errs, fmt="none", ecolor="black", elinewidth=0.7, capsize=1.8,
-                    capthick=0.7, zorder=3)
+        ax.errorbar(
+            xs,
+            rates,
+            yerr=errs,
+            fmt="none",
+            ecolor="black",
+            elinewidth=0.7,
+            capsize=1.8,
+            capthick=0.7,
+            zorder=3,
+        )
         for x, y, text in texts:
-            labels.append(ax.text(x, y + top * 0.03, text, ha="center", va="bottom",
-                                  fontsize=CELL_FONT, bbox=LABEL_BOX))
+            labels.append(
+                ax.text(
+                    x,
+                    y + top * 0.03,
+                    text,
+                    ha="center",
+                    va="bottom",
+                    fontsize=CELL_FONT,
+                    bbox=LABEL_BOX,
+                )
+            )
         for x in empty:
-            labels.append(ax.text(x, top * 0.015, "n/a", ha="center", va="bottom", fontsize=CELL_FONT,
-                                  color="#555555"))
+            labels.append(
+                ax.text(
+                    x,
+                    top * 0.015,
+                    "n/a",
+                    ha="center",
+                    va="bottom",
+                    fontsize=CELL_FONT,
+                    color="#555555",
+                )
+            )
     ax.set_xticks(range(len(groups)), groups)
     ax.set_xlim(-0.5, len(groups) - 0.5)
     ax.tick_params(axis="x", length=0)
@@ -264,8 +316,12 @@ def mutual_figure(summary: dict[str, Any]):
         ax.set_title(f"mutual {which}")
     axes[0].set_ylabel("share of triples (%)")
     if len(models) > 1:
-        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center",
-                   ncol=legend_columns(names, fig.get_figwidth()), frameon=False)
+        fig.legend(
+            *axes[0].get_legend_handles_labels(),
+            loc="outside upper center",
+            ncol=legend_columns(names, fig.get_figwidth()),
+            frameon=False,
+        )
     fig.supxlabel(BAR_NOTE, fontsize=CELL_FONT, color="#444444")
     fit_count_labels(fig, labelled)
     return fig
@@ -281,8 +337,10 @@ def comparison_figure(summary: dict[str, Any]):
     names = short_names([m["model"] for m in models])
     series, highs = [], []
     for m, name in zip(models, names, strict=True):
-        counts = [(m["overall"]["rules"][r.key]["violations"], m["overall"]["rules"][r.key]["cases"])
-                  for r in RULES]
+        counts = [
+            (m["overall"]["rules"][r.key]["violations"], m["overall"]["rules"][r.key]["cases"])
+            for r in RULES
+        ]
         highs += [got[2] for k, n in counts if (got := _pct_ci(k, n))]
         series.append((name, counts))
     wide = len(models) > 3
@@ -295,8 +353,12 @@ def comparison_figure(summary: dict[str, Any]):
     pooled = "all datasets" if len(summary["datasets"]) > 1 else summary["datasets"][0]
     ax.set_title(f"Rule violations, {pooled} ({n} triples)")
     if len(models) > 1:
-        fig.legend(*ax.get_legend_handles_labels(), loc="outside upper center",
-                   ncol=legend_columns(names, fig.get_figwidth()), frameon=False)
+        fig.legend(
+            *ax.get_legend_handles_labels(),
+            loc="outside upper center",
+            ncol=legend_columns(names, fig.get_figwidth()),
+            frameon=False,
+        )
     fig.supxlabel(BAR_NOTE, fontsize=CELL_FONT, color="#444444")
     fit_count_labels(fig, [(ax, labels, slot)])
     return fig
@@ -317,7 +379,9 @@ FIGURES = {
 FORMAT_GROUPS = (("png", "svg"), ("pdf",))
 
 
-def save_figure(build: Callable[[], Any], stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
+def save_figure(
+    build: Callable[[], Any], stem: Path, formats: Sequence[str] = FORMATS
+) -> list[Path]:
     """Write `stem`.<format> for each of `formats`, one figure (`build()`) per FORMAT_GROUPS entry;
     returns the paths (none when `build` returns None). Call inside `style()` (the SVG salt)."""
     paths = []
@@ -348,7 +412,9 @@ def style():
     return matplotlib.rc_context(STYLE)
 
 
-def write_plots(summary: dict[str, Any], folder: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
+def write_plots(
+    summary: dict[str, Any], folder: Path, formats: Sequence[str] = FORMATS
+) -> list[Path]:
     """Build and save every figure into `folder`; returns the files written."""
     folder.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []

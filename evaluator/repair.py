@@ -37,13 +37,19 @@ class Repair:
     changed: list[tuple[int, int]]  # pairs whose model label was changed, in row order
 
 
-def consistent_complete(graph: Graph, negations: Sequence[int] = (), p: int = 0, h: int = 1) -> bool:
+def consistent_complete(
+    graph: Graph, negations: Sequence[int] = (), p: int = 0, h: int = 1
+) -> bool:
     """Whether a fully labelled graph satisfies every constraint the repair enforces (used to
     check a repair, and by tests as the brute-force oracle)."""
     n = len(graph)
     for a, b, c in permutations(range(n), 3):
         for r in RULES:
-            if graph[a][b] == r.ph and graph[b][c] == r.mutual == graph[c][b] and r.violated_by(graph[a][c]):
+            if (
+                graph[a][b] == r.ph
+                and graph[b][c] == r.mutual == graph[c][b]
+                and r.violated_by(graph[a][c])
+            ):
                 return False
     for q in negations:
         if graph[h][q] != C or graph[q][h] != C or graph[p][q] != FLIP[graph[p][h]]:
@@ -51,8 +57,14 @@ def consistent_complete(graph: Graph, negations: Sequence[int] = (), p: int = 0,
     return True
 
 
-def repair(graph: Graph, negations: Sequence[int] = (), pinned: Mapping[tuple[int, int], str] | None = None,
-           p: int = 0, h: int = 1, max_members: int | None = MAX_REPAIR_MEMBERS) -> Repair:
+def repair(
+    graph: Graph,
+    negations: Sequence[int] = (),
+    pinned: Mapping[tuple[int, int], str] | None = None,
+    p: int = 0,
+    h: int = 1,
+    max_members: int | None = MAX_REPAIR_MEMBERS,
+) -> Repair:
     """The minimal relabelling of `graph` (member indices: `p` the premise, `h` the hypothesis,
     `negations` the H¬ members). Raises RepairLimitError beyond `max_members` (None: no limit),
     ValueError when the pinned labels leave no consistent labelling."""
@@ -62,8 +74,9 @@ def repair(graph: Graph, negations: Sequence[int] = (), pinned: Mapping[tuple[in
 
     n = len(graph)
     if max_members is not None and n > max_members:
-        raise RepairLimitError(f"a family of {n} members is beyond the exact repair's limit of "
-                               f"{max_members} members")
+        raise RepairLimitError(
+            f"a family of {n} members is beyond the exact repair's limit of {max_members} members"
+        )
     pairs = [(a, b) for a, b in permutations(range(n), 2)]
     pos = {pair: i for i, pair in enumerate(pairs)}
     lab = {label: i for i, label in enumerate(LABELS)}
@@ -96,7 +109,11 @@ def repair(graph: Graph, negations: Sequence[int] = (), pinned: Mapping[tuple[in
         add({var(pair, label): 1.0 for label in LABELS}, 1, 1)
     for a, b, c in permutations(range(n), 3):
         for r in RULES:
-            coeffs = {var((a, b), r.ph): 1.0, var((b, c), r.mutual): 1.0, var((c, b), r.mutual): 1.0}
+            coeffs = {
+                var((a, b), r.ph): 1.0,
+                var((b, c), r.mutual): 1.0,
+                var((c, b), r.mutual): 1.0,
+            }
             for label in _ALLOWED[r.key]:
                 coeffs[var((a, c), label)] = -1.0
             add(coeffs, -np.inf, 2)
@@ -108,8 +125,12 @@ def repair(graph: Graph, negations: Sequence[int] = (), pinned: Mapping[tuple[in
     for pair, label in (pinned or {}).items():
         add({var(pair, label): 1.0}, 1, 1)
     matrix = coo_matrix((data, (row_ix, col_ix)), shape=(len(lo), nvar)).tocsr()
-    res = milp(cost, constraints=[LinearConstraint(matrix, lo, hi)],
-               integrality=np.ones(nvar), bounds=Bounds(0, 1))
+    res = milp(
+        cost,
+        constraints=[LinearConstraint(matrix, lo, hi)],
+        integrality=np.ones(nvar),
+        bounds=Bounds(0, 1),
+    )
     if res.status != 0 or res.x is None:
         raise ValueError(f"no consistent labelling exists under the pinned labels ({res.message})")
     x = np.round(res.x).astype(int)

@@ -57,12 +57,14 @@ def pct(x: float | None, digits: int = 1) -> str:
 
 
 def rate_with_ci(cell: dict[str, Any]) -> str:
-    """"12.5% [5.1, 27.0] (3/24)"; "– (0/0)" when no case."""
+    """ "12.5% [5.1, 27.0] (3/24)"; "– (0/0)" when no case."""
     if cell.get("rate") is None:
         return f"{DASH} (0/0)"
     lo, hi = cell["ci95"]
-    return (f"{pct(cell['rate'])} [{100 * lo:.1f}, {100 * hi:.1f}] "
-            f"({cell['violations']}/{cell['cases']})")
+    return (
+        f"{pct(cell['rate'])} [{100 * lo:.1f}, {100 * hi:.1f}] "
+        f"({cell['violations']}/{cell['cases']})"
+    )
 
 
 def count_rate(rate: float | None, k: int, n: int) -> str:
@@ -132,8 +134,9 @@ def rules_table(summary, extras: bool = False):
         source = entry["extras"] if extras else entry["rules"]
         for key in keys:
             cell = source[key]
-            row = rows.setdefault((dataset, key), {"dataset": dataset, "rule": key,
-                                                   "name": cell["name"]})
+            row = rows.setdefault(
+                (dataset, key), {"dataset": dataset, "rule": key, "name": cell["name"]}
+            )
             row[model] = rate_with_ci(cell)
     return pd.DataFrame(list(rows.values()), columns=["dataset", "rule", "name", *models])
 
@@ -149,10 +152,30 @@ def rules_long(summary, extras: bool = False):
         for key in keys:
             c = source[key]
             lo, hi = c["ci95"] if c["ci95"] else (None, None)
-            rows.append({"dataset": dataset, "rule": key, "name": c["name"], "model": model,
-                         "cases": c["cases"], "violations": c["violations"], "rate": c["rate"],
-                         "ci95_low": lo, "ci95_high": hi})
-    cols = ["dataset", "rule", "name", "model", "cases", "violations", "rate", "ci95_low", "ci95_high"]
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "rule": key,
+                    "name": c["name"],
+                    "model": model,
+                    "cases": c["cases"],
+                    "violations": c["violations"],
+                    "rate": c["rate"],
+                    "ci95_low": lo,
+                    "ci95_high": hi,
+                }
+            )
+    cols = [
+        "dataset",
+        "rule",
+        "name",
+        "model",
+        "cases",
+        "violations",
+        "rate",
+        "ci95_low",
+        "ci95_high",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -171,15 +194,20 @@ def _stats_row(dataset: str, data: dict[str, Any]) -> dict[str, Any] | None:
         "triples_accepted": _num(data.get("triples_accepted")),
         "acceptance_rate": _num(data.get("acceptance_rate")),
     }
-    if row["acceptance_rate"] is None and row["candidates_built"] and row["triples_accepted"] is not None:
+    if (
+        row["acceptance_rate"] is None
+        and row["candidates_built"]
+        and row["triples_accepted"] is not None
+    ):
         row["acceptance_rate"] = row["triples_accepted"] / row["candidates_built"]
     if all(row[k] is None for k in row if k != "dataset"):
         return None
     return row
 
 
-def find_generation_stats(triple_paths: Sequence[Path],
-                          datasets_of: Mapping[str, Iterable[str]]) -> list[dict[str, Any]]:
+def find_generation_stats(
+    triple_paths: Sequence[Path], datasets_of: Mapping[str, Iterable[str]]
+) -> list[dict[str, Any]]:
     """Table 9 rows from the generator's stats.json beside each triples file (read defensively:
     missing keys stay empty, a broken file is skipped); `datasets_of`: each file's dataset names
     in first-seen order."""
@@ -208,8 +236,11 @@ def find_generation_stats(triple_paths: Sequence[Path],
                         rows.append(row)
                 break
             names = list(datasets_of.get(str(path), ()))
-            name = data.get("dataset") if isinstance(data.get("dataset"), str) else (
-                names[0] if len(names) == 1 else stem)
+            name = (
+                data.get("dataset")
+                if isinstance(data.get("dataset"), str)
+                else (names[0] if len(names) == 1 else stem)
+            )
             row = _stats_row(name, data)
             if row:
                 rows.append(row)
@@ -225,10 +256,14 @@ def table9(rows: list[dict[str, Any]], numeric: bool = False):
     if not numeric:
         df = df.astype(object)
         for col in cols[1:4]:
-            df[col] = [DASH if v is None or (isinstance(v, float) and math.isnan(v)) else f"{int(v)}"
-                       for v in df[col]]
-        df["acceptance_rate"] = [pct(None if v is None or (isinstance(v, float) and math.isnan(v)) else v)
-                                 for v in df["acceptance_rate"]]
+            df[col] = [
+                DASH if v is None or (isinstance(v, float) and math.isnan(v)) else f"{int(v)}"
+                for v in df[col]
+            ]
+        df["acceptance_rate"] = [
+            pct(None if v is None or (isinstance(v, float) and math.isnan(v)) else v)
+            for v in df["acceptance_rate"]
+        ]
     return df
 
 
@@ -236,36 +271,73 @@ def table9(rows: list[dict[str, Any]], numeric: bool = False):
 def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examples=None) -> str:
     prov = summary["provenance"]
     lines = ["# transnli evaluation report", ""]
-    lines.append(f"{prov['n_triples']} triples from "
-                 + ", ".join(f"`{f['path']}` ({f['n_triples']})" for f in prov["triples_files"])
-                 + "; datasets: " + ", ".join(summary["datasets"]) + ".")
+    lines.append(
+        f"{prov['n_triples']} triples from "
+        + ", ".join(f"`{f['path']}` ({f['n_triples']})" for f in prov["triples_files"])
+        + "; datasets: "
+        + ", ".join(summary["datasets"])
+        + "."
+    )
     lines += ["", "Models:", ""]
     for m in prov["models"]:
-        lines.append(f"- {m.get('name', m['spec'])}: `{m['spec']}`, identity `{m['identity']}`, "
-                     f"{m['pairs_labelled']} pairs labelled")
-    lines += ["", "Pairs: (P,H), (H,H'), (H',H) for every triple; (P,H') "
-              + ("for every triple (--all-pairs)." if prov["config"]["all_pairs"]
-                 else "only where (H,H') is mutual entailment or mutual contradiction."), ""]
+        lines.append(
+            f"- {m.get('name', m['spec'])}: `{m['spec']}`, identity `{m['identity']}`, "
+            f"{m['pairs_labelled']} pairs labelled"
+        )
+    lines += [
+        "",
+        "Pairs: (P,H), (H,H'), (H',H) for every triple; (P,H') "
+        + (
+            "for every triple (--all-pairs)."
+            if prov["config"]["all_pairs"]
+            else "only where (H,H') is mutual entailment or mutual contradiction."
+        ),
+        "",
+    ]
 
-    lines += ["## Table 1. Accuracy of M(P,H) against gold labels", "",
-              "Over the distinct (P,H) pairs that have a gold label; – where none has one.", "",
-              _md(accuracy_table(summary)), ""]
-    lines += ["## Table 2. Mutual contradiction rate of (H,H')", "",
-              "M(H,H') = M(H',H) = contradiction, over all triples.", "",
-              _md(mutual_table(summary, "contradiction")), ""]
-    lines += ["## Table 3. Mutual entailment rate of (H,H')", "",
-              "M(H,H') = M(H',H) = entailment, over all triples.", "",
-              _md(mutual_table(summary, "entailment")), ""]
-    lines += ["## Table 4. Inconsistency rates of the four transitive rules", "",
-              "Violations / cases (triples whose antecedent holds), with a Wilson 95% interval.", ""]
+    lines += [
+        "## Table 1. Accuracy of M(P,H) against gold labels",
+        "",
+        "Over the distinct (P,H) pairs that have a gold label; – where none has one.",
+        "",
+        _md(accuracy_table(summary)),
+        "",
+    ]
+    lines += [
+        "## Table 2. Mutual contradiction rate of (H,H')",
+        "",
+        "M(H,H') = M(H',H) = contradiction, over all triples.",
+        "",
+        _md(mutual_table(summary, "contradiction")),
+        "",
+    ]
+    lines += [
+        "## Table 3. Mutual entailment rate of (H,H')",
+        "",
+        "M(H,H') = M(H',H) = entailment, over all triples.",
+        "",
+        _md(mutual_table(summary, "entailment")),
+        "",
+    ]
+    lines += [
+        "## Table 4. Inconsistency rates of the four transitive rules",
+        "",
+        "Violations / cases (triples whose antecedent holds), with a Wilson 95% interval.",
+        "",
+    ]
     for rule in RULES:
         lines.append(f"- {rule.key} `{rule.name}`: {rule.description}")
     lines += ["", _md(rules_table(summary)), ""]
-    lines += ["## Beyond the paper", "",
-              "- substitution: (H,H') mutual entailment means H and H' are interchangeable, so "
-              "M(P,H') should equal M(P,H) (this also covers C and E -> C);",
-              "- contradiction_symmetry: M(H,H') = C but M(H',H) != C.", "",
-              _md(rules_table(summary, extras=True)), ""]
+    lines += [
+        "## Beyond the paper",
+        "",
+        "- substitution: (H,H') mutual entailment means H and H' are interchangeable, so "
+        "M(P,H') should equal M(P,H) (this also covers C and E -> C);",
+        "- contradiction_symmetry: M(H,H') = C but M(H',H) != C.",
+        "",
+        _md(rules_table(summary, extras=True)),
+        "",
+    ]
     if "families" in summary:
         from .family_eval import report_lines
 
@@ -274,9 +346,14 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
 
     lines += report_lines(summary)  # no-knowledge alarms (two or more models)
     if gen_rows:
-        lines += ["## Table 9. Acceptance rate of generated sentences", "",
-                  "From the generator's stats.json beside the triples.", "",
-                  _md(table9(gen_rows)), ""]
+        lines += [
+            "## Table 9. Acceptance rate of generated sentences",
+            "",
+            "From the generator's stats.json beside the triples.",
+            "",
+            _md(table9(gen_rows)),
+            "",
+        ]
     if examples is not None:  # samples.ExampleCollector: the violating triples themselves
         lines += render_examples(summary, examples)
     return "\n".join(lines)
@@ -288,7 +365,9 @@ def _dumps(path: Path, data: Any, **kw: Any) -> str:
     try:
         return json.dumps(data, ensure_ascii=False, allow_nan=False, **kw)
     except ValueError as e:
-        raise EvaluatorError(f"{path}: refusing to write a value that is not a finite number ({e})") from e
+        raise EvaluatorError(
+            f"{path}: refusing to write a value that is not a finite number ({e})"
+        ) from e
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -351,8 +430,14 @@ class RowsWriter:
             (out_dir / (cls.PARTIAL + name)).unlink(missing_ok=True)
 
 
-def write_outputs(out_dir: Path, summary: dict[str, Any], rows: RowsWriter,
-                  gen_rows: list[dict[str, Any]], plots: bool = True, plot_worker=None) -> list[Path]:
+def write_outputs(
+    out_dir: Path,
+    summary: dict[str, Any],
+    rows: RowsWriter,
+    gen_rows: list[dict[str, Any]],
+    plots: bool = True,
+    plot_worker=None,
+) -> list[Path]:
     """Write every output file; returns their paths. `rows`: the run's samples and predictions,
     written and still under their partial names (given their final names here); `gen_rows`:
     Table 9 (may be empty); `plot_worker`: a started plot_worker.PlotWorker that renders its

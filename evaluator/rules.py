@@ -35,14 +35,10 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("rule1", "E&E->E", E, E, lambda ph2: ph2 != E,
-         "M(P,H)=E and mutual E => M(P,H')=E"),
-    Rule("rule2", "E&C->C", E, C, lambda ph2: ph2 != C,
-         "M(P,H)=E and mutual C => M(P,H')=C"),
-    Rule("rule3", "N&E->¬C", N, E, lambda ph2: ph2 == C,
-         "M(P,H)=N and mutual E => M(P,H')!=C"),
-    Rule("rule4", "N&C->¬E", N, C, lambda ph2: ph2 == E,
-         "M(P,H)=N and mutual C => M(P,H')!=E"),
+    Rule("rule1", "E&E->E", E, E, lambda ph2: ph2 != E, "M(P,H)=E and mutual E => M(P,H')=E"),
+    Rule("rule2", "E&C->C", E, C, lambda ph2: ph2 != C, "M(P,H)=E and mutual C => M(P,H')=C"),
+    Rule("rule3", "N&E->¬C", N, E, lambda ph2: ph2 == C, "M(P,H)=N and mutual E => M(P,H')!=C"),
+    Rule("rule4", "N&C->¬E", N, C, lambda ph2: ph2 == E, "M(P,H)=N and mutual C => M(P,H')!=E"),
 )
 RULES_BY_KEY = {r.key: r for r in RULES}
 

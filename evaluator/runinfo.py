@@ -21,8 +21,17 @@ from pathlib import Path
 from typing import Any
 
 #: distributions whose versions are recorded (importlib.metadata: nothing is imported)
-VERSIONED = ("transnli", "torch", "transformers", "tokenizers", "datasets", "spacy", "numpy",
-             "pandas", "scipy")
+VERSIONED = (
+    "transnli",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "datasets",
+    "spacy",
+    "numpy",
+    "pandas",
+    "scipy",
+)
 MEMORY_SOURCE = "<memory>"
 
 
@@ -41,8 +50,13 @@ def memory_source(triples: Sequence[Any]) -> dict[str, Any]:
     their content stands where a file's sha256 would."""
     h = hashlib.sha256()
     for t in triples:
-        h.update(json.dumps([t.id, t.dataset, t.premise, t.hypothesis, t.modified, t.gold_label],
-                            ensure_ascii=False).encode("utf-8") + b"\n")
+        h.update(
+            json.dumps(
+                [t.id, t.dataset, t.premise, t.hypothesis, t.modified, t.gold_label],
+                ensure_ascii=False,
+            ).encode("utf-8")
+            + b"\n"
+        )
     return {"path": MEMORY_SOURCE, "sha256": h.hexdigest(), "n_triples": len(triples)}
 
 
@@ -73,7 +87,9 @@ def model_run_info(model: Any, backend: Any, stats: Any, seconds: float) -> dict
     }
 
 
-def run_info(command_line: Sequence[str] | None, models: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+def run_info(
+    command_line: Sequence[str] | None, models: list[dict[str, Any]], seconds: float
+) -> dict[str, Any]:
     torch = sys.modules.get("torch")
     return {
         "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -108,7 +108,7 @@ def _cell(text: str) -> str:
 
 
 def label_with_prob(row: dict[str, Any], kind: str) -> str:
-    """"E 0.91" (the label's own probability), "E" without probabilities, "–" when not labelled."""
+    """ "E 0.91" (the label's own probability), "E" without probabilities, "–" when not labelled."""
     label = row["labels"].get(kind)
     if label is None:
         return "–"
@@ -119,11 +119,15 @@ def label_with_prob(row: dict[str, Any], kind: str) -> str:
 
 def render_examples(summary: dict[str, Any], examples: ExampleCollector) -> list[str]:
     """report.md's section of violating triples (markdown lines)."""
-    lines = ["## Violating triples", "",
-             f"Up to {examples.k} per rule and model: the first in input order, taking the datasets "
-             "in turn. Labels: E/N/C with the model's probability for it. Every triple with its "
-             f"labels is in `{SAMPLES_NAME}`; browse the violations with "
-             "`transnli show EVAL_DIR --rule RULE --model MODEL`.", ""]
+    lines = [
+        "## Violating triples",
+        "",
+        f"Up to {examples.k} per rule and model: the first in input order, taking the datasets "
+        "in turn. Labels: E/N/C with the model's probability for it. Every triple with its "
+        f"labels is in `{SAMPLES_NAME}`; browse the violations with "
+        "`transnli show EVAL_DIR --rule RULE --model MODEL`.",
+        "",
+    ]
     header = ["id", "dataset", "P", "H", "H'", *(KIND_TITLES[k] for k in KINDS)]
     for model in summary["models"]:
         lines += [f"### `{model['model']}`", ""]
@@ -131,17 +135,29 @@ def render_examples(summary: dict[str, Any], examples: ExampleCollector) -> list
             cell = model["overall"]["rules"][rule.key]
             head = f"**{rule.key}** `{rule.name}` ({rule.description}):"
             if not cell["violations"]:
-                lines += [f"{head} no violation in {cell['cases']} case"
-                          f"{'' if cell['cases'] == 1 else 's'}.", ""]
+                lines += [
+                    f"{head} no violation in {cell['cases']} case"
+                    f"{'' if cell['cases'] == 1 else 's'}.",
+                    "",
+                ]
                 continue
             rows = examples.pick(model["model"], rule.key, summary["datasets"])
-            lines += [f"{head} {cell['violations']} of {cell['cases']} cases violated; "
-                      f"{len(rows)} shown.", "",
-                      "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            lines += [
+                f"{head} {cell['violations']} of {cell['cases']} cases violated; "
+                f"{len(rows)} shown.",
+                "",
+                "| " + " | ".join(header) + " |",
+                "|" + "---|" * len(header),
+            ]
             for r in rows:
-                cells = [f"`{_cell(r['id'])}`", _cell(r["dataset"]), _cell(r["premise"]),
-                         _cell(r["hypothesis"]), _cell(r["modified_hypothesis"]),
-                         *(label_with_prob(r, k) for k in KINDS)]
+                cells = [
+                    f"`{_cell(r['id'])}`",
+                    _cell(r["dataset"]),
+                    _cell(r["premise"]),
+                    _cell(r["hypothesis"]),
+                    _cell(r["modified_hypothesis"]),
+                    *(label_with_prob(r, k) for k in KINDS),
+                ]
                 lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
     return lines

@@ -56,12 +56,18 @@ def _choose(kind: str, given: str, valid: Sequence[str], aliases: dict[str, list
     raise ShowError(f"unknown {kind} {given!r}; valid: {listing}")
 
 
-def resolve_query(summary: dict[str, Any], rule: str | None, model: str | None,
-                  dataset: str | None, held: bool = False) -> Query:
+def resolve_query(
+    summary: dict[str, Any],
+    rule: str | None,
+    model: str | None,
+    dataset: str | None,
+    held: bool = False,
+) -> Query:
     """Check the filters against the evaluation; errors list what is valid."""
     if rule is not None:
-        rule = _choose("rule", rule, all_rule_keys(),
-                       {r.name.lower(): [r.key] for r in RULES_BY_KEY.values()})
+        rule = _choose(
+            "rule", rule, all_rule_keys(), {r.name.lower(): [r.key] for r in RULES_BY_KEY.values()}
+        )
     models = [m["model"] for m in summary.get("models", [])]
     if model is not None:
         aliases: dict[str, list[str]] = {}
@@ -80,8 +86,9 @@ def read_summary(eval_dir: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ShowError(f"{eval_dir} holds no summary.json: is it the --out folder of "
-                        "`transnli evaluate`?") from None
+        raise ShowError(
+            f"{eval_dir} holds no summary.json: is it the --out folder of `transnli evaluate`?"
+        ) from None
     except (OSError, ValueError) as e:
         raise ShowError(f"{path}: cannot be read ({e})") from e
     if not isinstance(data, dict) or not isinstance(data.get("models"), list):
@@ -92,8 +99,10 @@ def read_summary(eval_dir: Path) -> dict[str, Any]:
 def iter_samples(path: Path) -> Iterator[dict[str, Any]]:
     """The rows of samples.jsonl; a broken line is an error naming file and line."""
     if not path.is_file():
-        raise ShowError(f"{path} does not exist; evaluations made before samples.jsonl existed lack "
-                        "it: rerun `transnli evaluate` (its labels come from the cache)")
+        raise ShowError(
+            f"{path} does not exist; evaluations made before samples.jsonl existed lack "
+            "it: rerun `transnli evaluate` (its labels come from the cache)"
+        )
     for n, row in jsonl_objects(path, ShowError):
         if not {"model", "dataset", "labels", "rule"} <= set(row):
             raise ShowError(f"{path}:{n}: not a samples row (needs model, dataset, labels, rule)")
@@ -118,7 +127,11 @@ def _label(row: dict[str, Any], kind: str) -> str:
     if label is None:
         return "-"
     probs = (row.get("probs") or {}).get(kind)
-    return f"{SHORT.get(label, label)} {probs[label]:.2f}" if probs and label in probs else SHORT.get(label, label)
+    return (
+        f"{SHORT.get(label, label)} {probs[label]:.2f}"
+        if probs and label in probs
+        else SHORT.get(label, label)
+    )
 
 
 def _rule_line(row: dict[str, Any], rule: str | None, held: bool) -> str:
@@ -139,7 +152,8 @@ def format_text(row: dict[str, Any], rule: str | None = None, held: bool = False
         f"  P : {row.get('premise', '')}",
         f"  H : {row.get('hypothesis', '')}",
         f"  H': {row.get('modified_hypothesis', '')}",
-        "  " + "   ".join(f"{KIND_TITLES[k]} {_label(row, k)}" for k in KINDS)
+        "  "
+        + "   ".join(f"{KIND_TITLES[k]} {_label(row, k)}" for k in KINDS)
         + (f"   gold(P,H) {SHORT.get(gold, gold)}" if gold else ""),
     ]
     return "\n".join(lines)
@@ -163,17 +177,38 @@ def show_samples(eval_dir: Path, query: Query, limit: int, fmt: str, out=None) -
 
 @click.command("show")
 @click.argument("eval_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--rule", default=None, metavar="RULE",
-              help="rule1..rule4 (or a name such as E&C->C), substitution or contradiction_symmetry "
-                   "(default: any of the four rules).")
-@click.option("--model", "-m", default=None, metavar="NAME",
-              help="A model as the evaluation names it, or its short name (default: every model).")
+@click.option(
+    "--rule",
+    default=None,
+    metavar="RULE",
+    help="rule1..rule4 (or a name such as E&C->C), substitution or contradiction_symmetry "
+    "(default: any of the four rules).",
+)
+@click.option(
+    "--model",
+    "-m",
+    default=None,
+    metavar="NAME",
+    help="A model as the evaluation names it, or its short name (default: every model).",
+)
 @click.option("--dataset", default=None, help="Only this dataset.")
-@click.option("--limit", "-n", type=click.IntRange(min=0), default=20, show_default=True,
-              help="Show at most N triples (0: all).")
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    help="Show at most N triples (0: all).",
+)
 @click.option("--held", is_flag=True, help="Show the cases where the rule held instead.")
-@click.option("--format", "fmt", type=click.Choice(["text", "jsonl"]), default="text",
-              show_default=True, help="Readable text, or the samples.jsonl rows themselves.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "jsonl"]),
+    default="text",
+    show_default=True,
+    help="Readable text, or the samples.jsonl rows themselves.",
+)
 def show(eval_dir, rule, model, dataset, limit, held, fmt):
     """Print the triples of EVAL_DIR (a `transnli evaluate --out` folder) that violate a rule,
     with their sentences and the model's four labels, from samples.jsonl.

@@ -23,19 +23,35 @@ def _interval(k: int, n: int) -> tuple[float | None, float | None]:
 def metrics_columns(entry: dict[str, Any]) -> dict[str, Any]:
     """One flat row of columns from a metrics entry (a dataset entry or a model's "overall")."""
     n = entry["n_triples"]
-    row: dict[str, Any] = {"n_triples": n, "accuracy": entry["accuracy"],
-                           "accuracy_pairs": entry["accuracy_pairs"]}
+    row: dict[str, Any] = {
+        "n_triples": n,
+        "accuracy": entry["accuracy"],
+        "accuracy_pairs": entry["accuracy_pairs"],
+    }
     for which in ("entailment", "contradiction"):
         k = entry[f"mutual_{which}"]
         lo, hi = _interval(k, n)
-        row.update({f"mutual_{which}": k, f"mutual_{which}_rate": entry[f"mutual_{which}_rate"],
-                    f"mutual_{which}_ci95_low": lo, f"mutual_{which}_ci95_high": hi})
+        row.update(
+            {
+                f"mutual_{which}": k,
+                f"mutual_{which}_rate": entry[f"mutual_{which}_rate"],
+                f"mutual_{which}_ci95_low": lo,
+                f"mutual_{which}_ci95_high": hi,
+            }
+        )
     cells = [(r.key, entry["rules"][r.key]) for r in RULES]
     cells += [(key, entry["extras"][key]) for key in EXTRA_KEYS]
     for key, cell in cells:
         lo, hi = cell["ci95"] if cell["ci95"] else (None, None)
-        row.update({f"{key}_cases": cell["cases"], f"{key}_violations": cell["violations"],
-                    f"{key}_rate": cell["rate"], f"{key}_ci95_low": lo, f"{key}_ci95_high": hi})
+        row.update(
+            {
+                f"{key}_cases": cell["cases"],
+                f"{key}_violations": cell["violations"],
+                f"{key}_rate": cell["rate"],
+                f"{key}_ci95_low": lo,
+                f"{key}_ci95_high": hi,
+            }
+        )
     return row
 
 

@@ -85,14 +85,19 @@ class TripleSource:
     that a run of any size holds one window (a run smaller than one window is held after the
     first read)."""
 
-    def __init__(self, paths: Sequence[Path], triples: Sequence[Triple] | None = None, limit: int | None = None):
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        triples: Sequence[Triple] | None = None,
+        limit: int | None = None,
+    ):
         self.paths = list(paths)
         self.limit = limit
         self._held = None if triples is None else list(triples)[:limit]
 
     def all(self) -> list[Triple]:
         if self._held is None:
-            self._held = load_triples(self.paths)[:self.limit]
+            self._held = load_triples(self.paths)[: self.limit]
         return self._held
 
     def windows(self, size: int | None) -> Iterator[list[Triple]]:
@@ -100,7 +105,7 @@ class TripleSource:
             held = self.all()
             step = size or len(held)
             for start in range(0, len(held), step):
-                yield held[start:start + step]
+                yield held[start : start + step]
             return
         yield from self._read(size)
 

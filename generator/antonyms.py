@@ -48,7 +48,9 @@ PARTICIPLE_TAGS = frozenset({"VBN", "VBG"})
 STATUS_OK = "ok"
 STATUS_NO_ANTONYM = "no_antonym"  # WordNet has no antonym at all for the word, in any POS
 STATUS_NO_POS_MATCH = "no_pos_match"  # antonyms exist, but none with the word's POS
-STATUS_SKIPPED = "skipped"  # direct mode only: antonyms exist, but replacing the word breaks an expression
+STATUS_SKIPPED = (
+    "skipped"  # direct mode only: antonyms exist, but replacing the word breaks an expression
+)
 STATUSES = (STATUS_OK, STATUS_NO_ANTONYM, STATUS_NO_POS_MATCH, STATUS_SKIPPED)
 
 
@@ -147,7 +149,9 @@ def _sense_antonyms(word: str, pos: str | None) -> tuple[tuple[int, bool, bool, 
             continue
         own_names = _base_forms(word, _fold(entry.pos))
         attested = rank == 0 or any(
-            counts.get(sense_key, 0) > 0 for name, sense_key, _ in entry.lemmas if name.lower() in own_names
+            counts.get(sense_key, 0) > 0
+            for name, sense_key, _ in entry.lemmas
+            if name.lower() in own_names
         )
         for name, _, antonyms in entry.lemmas:
             own = name.lower() in own_names
@@ -156,7 +160,9 @@ def _sense_antonyms(word: str, pos: str | None) -> tuple[tuple[int, bool, bool, 
     return tuple(rows)
 
 
-def _sense_antonyms_nltk(word: str, pos: str | None) -> tuple[tuple[int, bool, bool, str, str], ...]:
+def _sense_antonyms_nltk(
+    word: str, pos: str | None
+) -> tuple[tuple[int, bool, bool, str, str], ...]:
     """`_sense_antonyms` straight from nltk's synsets (the reference the index must match)."""
     wn = _wn()
     rows = []
@@ -224,7 +230,9 @@ def _indirect_adjective_antonyms(word: str) -> tuple[tuple[int, str], ...]:
         if entry is None or entry.pos != "s" or not entry.head_antonyms:
             continue
         if rank > 0 and not any(
-            counts.get(sense_key, 0) > 0 for name, sense_key, _ in entry.lemmas if name.lower() in own_names
+            counts.get(sense_key, 0) > 0
+            for name, sense_key, _ in entry.lemmas
+            if name.lower() in own_names
         ):
             continue
         rows.extend((rank, name) for name in entry.head_antonyms)
@@ -258,7 +266,9 @@ def _has_synsets(word: str, pos: str) -> bool:
     return index.has_synsets(word, pos)
 
 
-def _dedup(found: Iterable[_Found], exclude: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _dedup(
+    found: Iterable[_Found], exclude: Iterable[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Drop duplicates (first occurrence wins) and antonyms equal to the word itself."""
     skip = {_key(w) for w in exclude}
     seen: set[str] = set()
@@ -280,11 +290,29 @@ def _dedup(found: Iterable[_Found], exclude: Iterable[str]) -> tuple[tuple[str, 
 FIXED_EXPRESSIONS = frozenset(
     tuple(e.split())
     for e in (
-        "at first", "at last", "at the same time", "as well as", "even though", "as long as",
-        "as soon as", "as far as", "as good as", "first of all", "in front of", "on top of",
-        "in order to", "no matter", "all the time", "at the moment", "in the end",
-        "on the other hand", "last but not least", "for the most part", "rather than",
-        "had better", "would rather",
+        "at first",
+        "at last",
+        "at the same time",
+        "as well as",
+        "even though",
+        "as long as",
+        "as soon as",
+        "as far as",
+        "as good as",
+        "first of all",
+        "in front of",
+        "on top of",
+        "in order to",
+        "no matter",
+        "all the time",
+        "at the moment",
+        "in the end",
+        "on the other hand",
+        "last but not least",
+        "for the most part",
+        "rather than",
+        "had better",
+        "would rather",
     )
 )
 _MAX_EXPR = max(len(e) for e in FIXED_EXPRESSIONS)
@@ -395,7 +423,9 @@ class WordNetAntonyms:
         return found
 
     @staticmethod
-    def _direct(text: str, lemma: str, pos: str, participle: bool, adjectival: bool) -> list[_Found]:
+    def _direct(
+        text: str, lemma: str, pos: str, participle: bool, adjectival: bool
+    ) -> list[_Found]:
         # spaCy's lemma is chosen in context ("found" -> find, not found = establish), so direct
         # mode looks up the lemma alone, and the surface form only when WordNet lacks the lemma.
         word = lemma if _has_synsets(lemma, pos) else text
@@ -455,7 +485,7 @@ class WordNetAntonyms:
         return self._noun_mwe
 
     def _lexicalised_compound(self, token: Token, toks, antonyms: Sequence[str]) -> str | None:
-        """"high school", "hot dog", "first aid": an adjective + noun that WordNet lists as a noun
+        """ "high school", "hot dog", "first aid": an adjective + noun that WordNet lists as a noun
         of its own, while no antonym + the noun is one ("low school"). Compositional pairs that
         WordNet lists on both sides ("young man"/"old man") stay replaceable."""
         i = token.i
@@ -464,7 +494,9 @@ class WordNetAntonyms:
         nouns = self._noun_multiwords()
         noun_forms = dict.fromkeys((toks[i + 1].text.lower(), toks[i + 1].lemma.lower()))
         for noun in noun_forms:
-            if not any(f"{adj}_{noun}" in nouns for adj in (token.text.lower(), token.lemma.lower())):
+            if not any(
+                f"{adj}_{noun}" in nouns for adj in (token.text.lower(), token.lemma.lower())
+            ):
                 continue
             if not any(f"{_key(a)}_{n}" in nouns for a in antonyms for n in noun_forms):
                 return f"{token.text.lower()} {noun}"
@@ -524,10 +556,15 @@ class WordNetAntonyms:
         ):
             return "hyphenated compound"
         # Semi-modal constructions: "have to go", "is going to rain", "used to live".
-        if i + 2 < len(toks) and toks[i + 1].tag == "TO" and toks[i + 2].tag == "VB" and (
-            token.lemma.lower() == "have"
-            or (token.lemma.lower() == "go" and token.tag == "VBG")
-            or (token.text.lower() == "used")
+        if (
+            i + 2 < len(toks)
+            and toks[i + 1].tag == "TO"
+            and toks[i + 2].tag == "VB"
+            and (
+                token.lemma.lower() == "have"
+                or (token.lemma.lower() == "go" and token.tag == "VBG")
+                or (token.text.lower() == "used")
+            )
         ):
             return "semi-modal"
         expr = self._in_multiword(sentence, i)

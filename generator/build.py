@@ -52,8 +52,13 @@ def build_wordnet_pipeline(config: GeneratorConfig):
         ranker=ranker,
         realiser=Realiser(),
         checks=checks,
-        filters=build_filters(config.filters, include_aux=config.include_aux, ranker=ranker,
-                              quality_threshold=config.quality_threshold, quality_model=config.quality_model),
+        filters=build_filters(
+            config.filters,
+            include_aux=config.include_aux,
+            ranker=ranker,
+            quality_threshold=config.quality_threshold,
+            quality_model=config.quality_model,
+        ),
     )
 
 
@@ -62,10 +67,15 @@ def build_llm_client(config: GeneratorConfig):
     from transnli.generator.llm.clients import make_client
 
     return make_client(
-        config.llm_backend, config.llm_model, base_url=config.llm_base_url,
-        api_key_env=config.llm_api_key_env, concurrency=config.llm_concurrency,
-        timeout=config.llm_timeout, max_retries=config.llm_max_retries,
-        temperature=config.llm_temperature, max_tokens=config.llm_max_tokens or None,
+        config.llm_backend,
+        config.llm_model,
+        base_url=config.llm_base_url,
+        api_key_env=config.llm_api_key_env,
+        concurrency=config.llm_concurrency,
+        timeout=config.llm_timeout,
+        max_retries=config.llm_max_retries,
+        temperature=config.llm_temperature,
+        max_tokens=config.llm_max_tokens or None,
         device=config.device,
     )
 
@@ -94,9 +104,16 @@ def build_llm_pipeline(config: GeneratorConfig, client=None):
         if config.pipeline == "wordnet+llm":
             raise
         antonyms = ranker = realiser = None
-    return LLMPipeline(config, tagger=SpacyTagger(config.spacy_model), antonyms=antonyms, ranker=ranker,
-                       realiser=realiser, checks=checks, client=client,
-                       template=load_template(REPLACE_ANTONYM))
+    return LLMPipeline(
+        config,
+        tagger=SpacyTagger(config.spacy_model),
+        antonyms=antonyms,
+        ranker=ranker,
+        realiser=realiser,
+        checks=checks,
+        client=client,
+        template=load_template(REPLACE_ANTONYM),
+    )
 
 
 def build_negation_pipeline(config: GeneratorConfig):
@@ -107,8 +124,16 @@ def build_negation_pipeline(config: GeneratorConfig):
 
     if config.pipeline == "wordnet+negation":
         wordnet = build_wordnet_pipeline(config)
-        return NegationPipeline(config, wordnet.tagger, Negator(), wordnet.checks, antonyms=wordnet.antonyms,
-                                ranker=wordnet.ranker, realiser=wordnet.realiser, filters=wordnet.filters)
+        return NegationPipeline(
+            config,
+            wordnet.tagger,
+            Negator(),
+            wordnet.checks,
+            antonyms=wordnet.antonyms,
+            ranker=wordnet.ranker,
+            realiser=wordnet.realiser,
+            filters=wordnet.filters,
+        )
     checks = build_checks(config)
     return NegationPipeline(config, SpacyTagger(config.spacy_model), Negator(), checks)
 
@@ -135,14 +160,31 @@ def provenance(config: GeneratorConfig, pipeline, input_desc: dict) -> dict:
             "spacy": dist_version("spacy"),
             "vectors": pipeline.ranker.vectors.version if pipeline.ranker is not None else None,
             "lemminflect": dist_version("lemminflect"),
-            "checks": {c.name: {"backend": c.backend, "version": c.version()} for c in pipeline.checks},
+            "checks": {
+                c.name: {"backend": c.backend, "version": c.version()} for c in pipeline.checks
+            },
             "python": platform.python_version(),
-            **({"negation": pipeline.negator.version} if getattr(pipeline, "negator", None) is not None else {}),
-            **({"quality_model": _quality_model_provenance(config.quality_model)}
-               if "quality_model" in config.filters else {}),
-            **({"llm": {**pipeline.client.describe(), "prompt": pipeline.template.id,
-                        "compared_with_wordnet": pipeline.compare}}
-               if getattr(pipeline, "client", None) is not None else {}),
+            **(
+                {"negation": pipeline.negator.version}
+                if getattr(pipeline, "negator", None) is not None
+                else {}
+            ),
+            **(
+                {"quality_model": _quality_model_provenance(config.quality_model)}
+                if "quality_model" in config.filters
+                else {}
+            ),
+            **(
+                {
+                    "llm": {
+                        **pipeline.client.describe(),
+                        "prompt": pipeline.template.id,
+                        "compared_with_wordnet": pipeline.compare,
+                    }
+                }
+                if getattr(pipeline, "client", None) is not None
+                else {}
+            ),
         },
     }
 
@@ -155,5 +197,7 @@ def _quality_model_provenance(path: str | None) -> dict:
     from transnli.generator.checks.quality_model import default_model_path
 
     p = Path(path) if path else default_model_path()
-    return {"file": str(path) if path else "shipped:resources/models/quality_model.json",
-            "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+    return {
+        "file": str(path) if path else "shipped:resources/models/quality_model.json",
+        "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+    }

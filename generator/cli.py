@@ -43,7 +43,9 @@ def _column_map(ctx, param, value: str | None):
     for item in value.split(","):
         role, sep, column = (part.strip() for part in item.partition("="))
         if not sep or role not in ROLES or not column:
-            raise click.BadParameter(f"expected ROLE=COLUMN items with ROLE one of {','.join(ROLES)}; got {item!r}")
+            raise click.BadParameter(
+                f"expected ROLE=COLUMN items with ROLE one of {','.join(ROLES)}; got {item!r}"
+            )
         mapping[role] = column
     return mapping
 
@@ -75,47 +77,199 @@ def _count_lines(path: Path, limit: int | None) -> int | None:
 # Options shared by `generate` and `run`. LLM transport settings are separate because `run`
 # takes them once, for both the LLM generator and LLM judges (see transnli.evaluator.commands).
 _SETTINGS_OPTIONS = [
-    click.option("--preset", default="default", show_default=True, help="Preset name (default, paper) or a .toml file."),
-    click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Input format; auto-detected when omitted."),
+    click.option(
+        "--preset",
+        default="default",
+        show_default=True,
+        help="Preset name (default, paper) or a .toml file.",
+    ),
+    click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(FORMATS),
+        default=None,
+        help="Input format; auto-detected when omitted.",
+    ),
     click.option("--limit", type=click.IntRange(min=0), default=None, help="Read at most N pairs."),
-    click.option("--dataset", default=None, help="Dataset name written into each record (default: the detected dataset, else the input file's stem)."),
-    click.option("--columns", callback=_column_map, default=None, help="The input's column names, e.g. premise=sent1,hypothesis=sent2,label=gold,id=uid."),
-    click.option("--label-order", callback=_label_order, default=None, help="Labels of integer labels 0,1,2 in a file, e.g. entailment,neutral,contradiction (-1: no label)."),
-    click.option("--seed", type=int, default=None, help="Seed for any stochastic component (recorded in config.json)."),
-    click.option("--antonyms", type=click.Choice(ANTONYM_MODES), default=None, help="WordNet candidate set."),
-    click.option("--pos", callback=_pos_list, default=None, help="Comma-separated POS to replace, e.g. VERB,ADJ."),
-    click.option("--include-aux/--no-include-aux", default=None, help="Treat auxiliaries as verbs (the paper does)."),
-    click.option("--filters", default=None, help="Candidate filters: a comma-separated list (replaces the preset's), 'none', or +name/-name to change the preset's (auxiliary, light_verb, fixed_phrase, licensing, argument_structure, coreference, sense_fit, quality_model)."),
-    click.option("--quality-threshold", type=click.FloatRange(0, 1), default=None, help="Minimum learned quality score for the quality_model filter (see docs/quality-model.md)."),
-    click.option("--quality-model", default=None, help="Model file for the quality_model filter (default: the shipped one)."),
-    click.option("--grammar", type=click.Choice(GRAMMAR_CHOICES), default=None, help="Grammar check backend."),
-    click.option("--languagetool-url", default=None, help="URL of a LanguageTool server (e.g. http://localhost:8081)."),
-    click.option("--acceptability", type=click.Choice(ACCEPTABILITY_CHOICES), default=None, help="Acceptability backend."),
+    click.option(
+        "--dataset",
+        default=None,
+        help="Dataset name written into each record (default: the detected dataset, else the input file's stem).",
+    ),
+    click.option(
+        "--columns",
+        callback=_column_map,
+        default=None,
+        help="The input's column names, e.g. premise=sent1,hypothesis=sent2,label=gold,id=uid.",
+    ),
+    click.option(
+        "--label-order",
+        callback=_label_order,
+        default=None,
+        help="Labels of integer labels 0,1,2 in a file, e.g. entailment,neutral,contradiction (-1: no label).",
+    ),
+    click.option(
+        "--seed",
+        type=int,
+        default=None,
+        help="Seed for any stochastic component (recorded in config.json).",
+    ),
+    click.option(
+        "--antonyms", type=click.Choice(ANTONYM_MODES), default=None, help="WordNet candidate set."
+    ),
+    click.option(
+        "--pos",
+        callback=_pos_list,
+        default=None,
+        help="Comma-separated POS to replace, e.g. VERB,ADJ.",
+    ),
+    click.option(
+        "--include-aux/--no-include-aux",
+        default=None,
+        help="Treat auxiliaries as verbs (the paper does).",
+    ),
+    click.option(
+        "--filters",
+        default=None,
+        help="Candidate filters: a comma-separated list (replaces the preset's), 'none', or +name/-name to change the preset's (auxiliary, light_verb, fixed_phrase, licensing, argument_structure, coreference, sense_fit, quality_model).",
+    ),
+    click.option(
+        "--quality-threshold",
+        type=click.FloatRange(0, 1),
+        default=None,
+        help="Minimum learned quality score for the quality_model filter (see docs/quality-model.md).",
+    ),
+    click.option(
+        "--quality-model",
+        default=None,
+        help="Model file for the quality_model filter (default: the shipped one).",
+    ),
+    click.option(
+        "--grammar", type=click.Choice(GRAMMAR_CHOICES), default=None, help="Grammar check backend."
+    ),
+    click.option(
+        "--languagetool-url",
+        default=None,
+        help="URL of a LanguageTool server (e.g. http://localhost:8081).",
+    ),
+    click.option(
+        "--acceptability",
+        type=click.Choice(ACCEPTABILITY_CHOICES),
+        default=None,
+        help="Acceptability backend.",
+    ),
     click.option("--cola-model", default=None, help="CoLA classifier: hub id or local folder."),
-    click.option("--cola-threshold", type=float, default=None, help="Minimum P(acceptable) for the cola backend."),
-    click.option("--vectors", default=None, help="Word vectors file (.kv gensim, .bin word2vec, or GloVe/word2vec text)."),
-    click.option("--spacy-model", default=None, help="spaCy pipeline name (default: en_core_web_sm, else its PyPI copy)."),
-    click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Skip sentences longer than this."),
-    click.option("--device", default=None, help="Device for model-based checks: auto, cpu, cuda, mps."),
+    click.option(
+        "--cola-threshold",
+        type=float,
+        default=None,
+        help="Minimum P(acceptable) for the cola backend.",
+    ),
+    click.option(
+        "--vectors",
+        default=None,
+        help="Word vectors file (.kv gensim, .bin word2vec, or GloVe/word2vec text).",
+    ),
+    click.option(
+        "--spacy-model",
+        default=None,
+        help="spaCy pipeline name (default: en_core_web_sm, else its PyPI copy).",
+    ),
+    click.option(
+        "--max-chars",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Skip sentences longer than this.",
+    ),
+    click.option(
+        "--device", default=None, help="Device for model-based checks: auto, cpu, cuda, mps."
+    ),
     click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Pairs per batch."),
-    click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes for the wordnet and negation pipelines (the output is identical to one worker's)."),
-    click.option("--skip-bad", is_flag=True, help="Skip and count malformed input lines instead of stopping."),
-    click.option("--export", "exports", multiple=True, type=click.Choice(["parquet", "hf", "card"]), help="Also write Parquet files, a Hugging Face datasets folder and/or a Hub-ready folder with a dataset card (OUT/hub; see `transnli export`)."),
-    click.option("--overwrite", is_flag=True, help="Replace what OUT holds instead of resuming or refusing."),
-    click.option("--no-progress/--progress", "-q/ ", "--quiet/ ", "quiet", default=False,
-                 help="No progress bar (the same flags as evaluate's)."),
-    click.option("--pipeline", type=click.Choice(PIPELINES), default=None, help="wordnet (default); llm: an LLM replaces each word; wordnet+llm: the LLM only where WordNet has no antonym; negation: the hypothesis with its main clause negated; wordnet+negation: both WordNet's and the negation's triples."),
-    click.option("--llm-backend", type=click.Choice(LLM_BACKENDS), default=None, help="openai: any OpenAI-compatible server; hf-seq2seq / hf-causal: a local transformers model."),
-    click.option("--llm-model", default=None, help="Model name (openai) or hub id / local folder (hf-*)."),
+    click.option(
+        "--workers",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help="Worker processes for the wordnet and negation pipelines (the output is identical to one worker's).",
+    ),
+    click.option(
+        "--skip-bad", is_flag=True, help="Skip and count malformed input lines instead of stopping."
+    ),
+    click.option(
+        "--export",
+        "exports",
+        multiple=True,
+        type=click.Choice(["parquet", "hf", "card"]),
+        help="Also write Parquet files, a Hugging Face datasets folder and/or a Hub-ready folder with a dataset card (OUT/hub; see `transnli export`).",
+    ),
+    click.option(
+        "--overwrite", is_flag=True, help="Replace what OUT holds instead of resuming or refusing."
+    ),
+    click.option(
+        "--no-progress/--progress",
+        "-q/ ",
+        "--quiet/ ",
+        "quiet",
+        default=False,
+        help="No progress bar (the same flags as evaluate's).",
+    ),
+    click.option(
+        "--pipeline",
+        type=click.Choice(PIPELINES),
+        default=None,
+        help="wordnet (default); llm: an LLM replaces each word; wordnet+llm: the LLM only where WordNet has no antonym; negation: the hypothesis with its main clause negated; wordnet+negation: both WordNet's and the negation's triples.",
+    ),
+    click.option(
+        "--llm-backend",
+        type=click.Choice(LLM_BACKENDS),
+        default=None,
+        help="openai: any OpenAI-compatible server; hf-seq2seq / hf-causal: a local transformers model.",
+    ),
+    click.option(
+        "--llm-model", default=None, help="Model name (openai) or hub id / local folder (hf-*)."
+    ),
 ]
 LLM_TRANSPORT_OPTIONS = [
-    click.option("--llm-base-url", default=None, help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (default: $TRANSNLI_LLM_BASE_URL, $OPENAI_BASE_URL, else api.openai.com)."),
-    click.option("--llm-api-key-env", default=None, help="Name of the environment variable holding the API key (default OPENAI_API_KEY; may be unset for local servers)."),
-    click.option("--llm-concurrency", type=click.IntRange(min=1), default=None, help="Parallel requests (openai) or generation batch size (hf-*)."),
-    click.option("--llm-timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds per request before it is retried."),
-    click.option("--llm-max-retries", type=click.IntRange(min=0), default=None, help="Retries on 429, 5xx, timeouts (exponential backoff, Retry-After honoured)."),
-    click.option("--llm-temperature", type=click.FloatRange(0, 2), default=None, help="Sampling temperature (default 0)."),
-    click.option("--llm-max-tokens", type=click.IntRange(min=0), default=None, help="Completion token limit (0: none)."),
+    click.option(
+        "--llm-base-url",
+        default=None,
+        help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (default: $TRANSNLI_LLM_BASE_URL, $OPENAI_BASE_URL, else api.openai.com).",
+    ),
+    click.option(
+        "--llm-api-key-env",
+        default=None,
+        help="Name of the environment variable holding the API key (default OPENAI_API_KEY; may be unset for local servers).",
+    ),
+    click.option(
+        "--llm-concurrency",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Parallel requests (openai) or generation batch size (hf-*).",
+    ),
+    click.option(
+        "--llm-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        help="Seconds per request before it is retried.",
+    ),
+    click.option(
+        "--llm-max-retries",
+        type=click.IntRange(min=0),
+        default=None,
+        help="Retries on 429, 5xx, timeouts (exponential backoff, Retry-After honoured).",
+    ),
+    click.option(
+        "--llm-temperature",
+        type=click.FloatRange(0, 2),
+        default=None,
+        help="Sampling temperature (default 0).",
+    ),
+    click.option(
+        "--llm-max-tokens",
+        type=click.IntRange(min=0),
+        default=None,
+        help="Completion token limit (0: none).",
+    ),
 ]
 
 
@@ -125,12 +279,15 @@ def _param(option) -> click.Parameter:
 
 
 # Keyword names of every generation setting (what `generate_triples` takes besides its arguments).
-GENERATION_SETTING_NAMES = frozenset(_param(o).name for o in _SETTINGS_OPTIONS + LLM_TRANSPORT_OPTIONS)
+GENERATION_SETTING_NAMES = frozenset(
+    _param(o).name for o in _SETTINGS_OPTIONS + LLM_TRANSPORT_OPTIONS
+)
 
 
 def generation_options(f=None, *, llm_transport: bool = True, exclude: tuple[str, ...] = ()):
     """Every generation setting as click options; keyword names match `generate_triples`.
     `exclude` drops options by flag (e.g. "--device") for commands that define their own."""
+
     def apply(func):
         chosen = _SETTINGS_OPTIONS + (LLM_TRANSPORT_OPTIONS if llm_transport else [])
         for option in reversed(chosen):
@@ -144,6 +301,7 @@ def generation_options(f=None, *, llm_transport: bool = True, exclude: tuple[str
 def resumable_on_interrupt(command):
     """Ctrl-C ends the command with exit status 130 (as the shell reports SIGINT) and says how
     to go on, instead of click's bare "Aborted!" and status 1."""
+
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
@@ -157,7 +315,13 @@ def resumable_on_interrupt(command):
 
 @click.command()
 @click.argument("input_source", metavar="INPUT")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder.")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder.",
+)
 @generation_options
 @resumable_on_interrupt
 def generate(input_source, out_dir, **options):
@@ -170,12 +334,38 @@ def generate(input_source, out_dir, **options):
     generate_triples(input_source, out_dir, **options)
 
 
-def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_bad=False, exports=(),
-                     overwrite=False, quiet=False, seed=None, antonyms=None, pos=None, include_aux=None,
-                     grammar=None, languagetool_url=None, acceptability=None, cola_model=None,
-                     cola_threshold=None, vectors=None, spacy_model=None, max_chars=None, device=None,
-                     batch_size=None, limit=None, reuse_finished=False, workers=1, dataset=None, columns=None,
-                     label_order=None, **llm_options) -> dict:
+def generate_triples(
+    input_source,
+    out_dir,
+    *,
+    preset="default",
+    fmt=None,
+    skip_bad=False,
+    exports=(),
+    overwrite=False,
+    quiet=False,
+    seed=None,
+    antonyms=None,
+    pos=None,
+    include_aux=None,
+    grammar=None,
+    languagetool_url=None,
+    acceptability=None,
+    cola_model=None,
+    cola_threshold=None,
+    vectors=None,
+    spacy_model=None,
+    max_chars=None,
+    device=None,
+    batch_size=None,
+    limit=None,
+    reuse_finished=False,
+    workers=1,
+    dataset=None,
+    columns=None,
+    label_order=None,
+    **llm_options,
+) -> dict:
     """The work of `transnli generate`; returns the run's stats. Errors a user can fix are raised
     as click exceptions. With `reuse_finished`, a finished run of the same settings in `out_dir`
     is returned as it is instead of refused (`transnli run` uses this to rerun only what is new)."""
@@ -188,16 +378,31 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
 
     try:
         config = resolve_config(
-            preset, seed=seed, antonyms=antonyms, pos=pos, include_aux=include_aux, grammar=grammar,
-            languagetool_url=languagetool_url, acceptability=acceptability, cola_model=cola_model,
-            cola_threshold=cola_threshold, vectors=vectors, spacy_model=spacy_model,
-            max_chars=max_chars, device=device, batch_size=batch_size, limit=limit, **llm_options,
+            preset,
+            seed=seed,
+            antonyms=antonyms,
+            pos=pos,
+            include_aux=include_aux,
+            grammar=grammar,
+            languagetool_url=languagetool_url,
+            acceptability=acceptability,
+            cola_model=cola_model,
+            cola_threshold=cola_threshold,
+            vectors=vectors,
+            spacy_model=spacy_model,
+            max_chars=max_chars,
+            device=device,
+            batch_size=batch_size,
+            limit=limit,
+            **llm_options,
         )
     except ConfigError as e:
         raise click.UsageError(str(e)) from e
     if workers > 1 and config.pipeline in LLM_PIPELINES:
-        raise click.UsageError(f"--workers applies to the wordnet and negation pipelines; pipeline {config.pipeline} "
-                               "has --llm-concurrency instead")
+        raise click.UsageError(
+            f"--workers applies to the wordnet and negation pipelines; pipeline {config.pipeline} "
+            "has --llm-concurrency instead"
+        )
     if not input_source.startswith("hf:") and not Path(input_source).exists():
         raise click.BadParameter(f"no such file: {input_source}", param_hint="INPUT")
     # The input is opened (format detected) and hashed before the pipeline's slow start, so that
@@ -211,11 +416,18 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
         raise click.ClickException(str(e)) from e
     except OSError as e:
         raise click.ClickException(f"cannot read {input_source}: {e.strerror or e}") from e
-    input_desc.update({key: value for key, value in reading.items() if value})  # as before when unset
+    input_desc.update(
+        {key: value for key, value in reading.items() if value}
+    )  # as before when unset
     # The tool's version too: another version may judge or word records differently, and a run
     # must not mix the two (resuming across an upgrade is refused; --overwrite starts again).
-    run_fp = fingerprint({"input": input_desc, "config": config.fingerprint_dict(),
-                          "transnli": dist_version("transnli")})
+    run_fp = fingerprint(
+        {
+            "input": input_desc,
+            "config": config.fingerprint_dict(),
+            "transnli": dist_version("transnli"),
+        }
+    )
 
     writer = RunWriter(out_dir, run_fp, overwrite=overwrite)
     try:
@@ -229,16 +441,39 @@ def generate_triples(input_source, out_dir, *, preset="default", fmt=None, skip_
             pipeline = build_pipeline(config)
         except (BackendUnavailable, RuntimeError, FileNotFoundError) as e:
             raise click.ClickException(str(e)) from e
-        return _write_run(writer, pipeline, config, pairs, bad, input_desc, input_source, out_dir,
-                          exports=exports, quiet=quiet, workers=workers)
+        return _write_run(
+            writer,
+            pipeline,
+            config,
+            pairs,
+            bad,
+            input_desc,
+            input_source,
+            out_dir,
+            exports=exports,
+            quiet=quiet,
+            workers=workers,
+        )
     except OutputError as e:
         raise click.ClickException(str(e)) from e
     finally:
         writer.close()
 
 
-def _write_run(writer, pipeline, config, pairs, bad: Counter, input_desc: dict, input_source, out_dir, *,
-               exports, quiet: bool, workers: int) -> dict:
+def _write_run(
+    writer,
+    pipeline,
+    config,
+    pairs,
+    bad: Counter,
+    input_desc: dict,
+    input_source,
+    out_dir,
+    *,
+    exports,
+    quiet: bool,
+    workers: int,
+) -> dict:
     """Open the run folder (resuming a stopped run), write every batch, finish; returns the stats."""
     from tqdm import tqdm
     from transnli.generator.build import provenance
@@ -254,13 +489,17 @@ def _write_run(writer, pipeline, config, pairs, bad: Counter, input_desc: dict, 
     if done:
         click.echo(f"Resuming {out_dir}: {done} pairs already done.", err=True)
     elif writer.resumed:
-        click.echo(f"Restarting {out_dir}: the last run stopped before its first checkpoint.", err=True)
+        click.echo(
+            f"Restarting {out_dir}: the last run stopped before its first checkpoint.", err=True
+        )
     writer.write_config(provenance(config, pipeline, input_desc))
 
     duplicates = DuplicateCounter()
     source_path = Path(input_source)
     total = _count_lines(source_path, limit) if source_path.is_file() else None
-    bar = tqdm(total=total, initial=done, unit="pair", desc="generate", disable=quiet, file=sys.stderr)
+    bar = tqdm(
+        total=total, initial=done, unit="pair", desc="generate", disable=quiet, file=sys.stderr
+    )
 
     def recounted() -> None:
         # The reader and the duplicate counter see the input from its start (also on resume), so
@@ -270,19 +509,26 @@ def _write_run(writer, pipeline, config, pairs, bad: Counter, input_desc: dict, 
         pipeline.stats.counts["duplicate_pairs"] = duplicates.count
 
     try:
-        pairs = itertools.islice(duplicates.watch(pairs), done, limit)  # skip what a stopped run wrote
+        pairs = itertools.islice(
+            duplicates.watch(pairs), done, limit
+        )  # skip what a stopped run wrote
         for batch in run_batches(pipeline, pairs, workers):
             recounted()
-            writer.write_batch(batch.accepted, batch.rejected, batch.n_pairs, pipeline.stats.checkpoint_dict())
+            writer.write_batch(
+                batch.accepted, batch.rejected, batch.n_pairs, pipeline.stats.checkpoint_dict()
+            )
             bar.update(batch.n_pairs)
     except InputError as e:
         hint = " (use --skip-bad to skip malformed lines)" if e.line else ""
         raise click.ClickException(f"{e}{hint}") from e
     except LLMError as e:
-        raise click.ClickException(f"{e}. Run the same command again to resume; replies received so far are cached.") from e
+        raise click.ClickException(
+            f"{e}. Run the same command again to resume; replies received so far are cached."
+        ) from e
     except WorkerDied as e:
-        raise click.ClickException(f"{e}. Run the same command again to resume (with fewer --workers if memory "
-                                   "is short).") from e
+        raise click.ClickException(
+            f"{e}. Run the same command again to resume (with fewer --workers if memory is short)."
+        ) from e
     finally:
         bar.close()
     recounted()  # malformed lines after the last full batch
@@ -292,9 +538,12 @@ def _write_run(writer, pipeline, config, pairs, bad: Counter, input_desc: dict, 
     if duplicates.count:
         first = duplicates.first
         where = f"{input_source}:{first.line}" if first.line else first.source_id
-        click.echo(f"warning: {duplicates.count} input pairs repeat the premise and hypothesis of an earlier pair "
-                   f"(the first at {where}); their triples appear again. stats.json counts them as "
-                   "duplicate_pairs.", err=True)
+        click.echo(
+            f"warning: {duplicates.count} input pairs repeat the premise and hypothesis of an earlier pair "
+            f"(the first at {where}); their triples appear again. stats.json counts them as "
+            "duplicate_pairs.",
+            err=True,
+        )
     click.echo(
         f"{stats['sentences_read']} sentences, {stats['candidates_built']} candidates, "
         f"{stats['triples_accepted']} triples -> {Path(out_dir) / 'triples.jsonl'}",

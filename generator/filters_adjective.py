@@ -35,7 +35,9 @@ from transnli.generator.quality_features import _prefix_pair
 
 # WordNet's glosses for relational senses that the lexicographers did not file under adj.pert
 # ("local.a.02" is adj.pert, but "contemporary.s.02" reads "belonging to the present time").
-_RELATIONAL_GLOSS = re.compile(r"^(of or )?(relating|pertaining|belonging) to\b|^of or (relating|pertaining|belonging)\b")
+_RELATIONAL_GLOSS = re.compile(
+    r"^(of or )?(relating|pertaining|belonging) to\b|^of or (relating|pertaining|belonging)\b"
+)
 
 
 def is_relational(synset_name: str) -> bool:
@@ -72,12 +74,18 @@ class RelationalAdjectiveFilter(_PerItem):
             return PASS
         senses = item_senses(item, "a")
         carrying = next((i for i, s in enumerate(senses) if s.carries), None)
-        relational = next((i for i, s in enumerate(senses) if not s.carries and is_relational(s.name)), None)
+        relational = next(
+            (i for i, s in enumerate(senses) if not s.carries and is_relational(s.name)), None
+        )
         if carrying is None or relational is None or relational > carrying:
             return PASS
         if self.keep_negated and _negated_form(item.antonym, tok.text, tok.lemma):
             return PASS
         details = {"sense": senses[relational].name, "antonym_sense": senses[carrying].name}
-        return FilterVerdict(False, f"'{tok.text}' before a noun reads as the relational sense "
-                                    f"{senses[relational].name}; '{item.antonym}' opposes only the "
-                                    f"later sense {senses[carrying].name}", details)
+        return FilterVerdict(
+            False,
+            f"'{tok.text}' before a noun reads as the relational sense "
+            f"{senses[relational].name}; '{item.antonym}' opposes only the "
+            f"later sense {senses[carrying].name}",
+            details,
+        )

@@ -62,8 +62,10 @@ def _read_counts(text: str, scale: int = 1) -> dict[str, int]:
     return out
 
 
-MISSING = ("the collocation filter needs the word-pair counts of the symspellpy package: "
-           "pip install symspellpy (or drop the filter: --filters -collocation)")
+MISSING = (
+    "the collocation filter needs the word-pair counts of the symspellpy package: "
+    "pip install symspellpy (or drop the filter: --filters -collocation)"
+)
 
 
 def _require_symspellpy() -> None:
@@ -78,8 +80,10 @@ def load_ngrams() -> NgramData:
     """The symspellpy lists (about 0.5 s to read; kept for the process)."""
     _require_symspellpy()
     pkg = resources.files("symspellpy")
-    return NgramData(_read_counts(pkg.joinpath(UNIGRAMS).read_text(encoding="utf-8")),
-                     _read_counts(pkg.joinpath(BIGRAMS).read_text(encoding="utf-8"), BIGRAM_SCALE))
+    return NgramData(
+        _read_counts(pkg.joinpath(UNIGRAMS).read_text(encoding="utf-8")),
+        _read_counts(pkg.joinpath(BIGRAMS).read_text(encoding="utf-8"), BIGRAM_SCALE),
+    )
 
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[^\sA-Za-z0-9]")
@@ -103,8 +107,14 @@ class Side:
     drop: float  # lower bound on PMI(H bigram) - PMI(H' bigram), in nats; 0 when the counts say nothing
 
     def to_dict(self) -> dict:
-        return {"side": self.side, "h": " ".join(self.h), "h_count": self.h_count, "m": " ".join(self.m),
-                "m_count": self.m_count, "drop": round(self.drop, 3)}
+        return {
+            "side": self.side,
+            "h": " ".join(self.h),
+            "h_count": self.h_count,
+            "m": " ".join(self.m),
+            "m_count": self.m_count,
+            "drop": round(self.drop, 3),
+        }
 
 
 def swap_span(hypothesis: str, modified: str) -> tuple[list[str], list[str], int, int] | None:
@@ -145,7 +155,9 @@ def side_bigrams(data: NgramData, hypothesis: str, modified: str) -> list[Side]:
     if p > 0:
         pairs.append(("left", (h[p - 1], h[p]), (m[p - 1], m[p])))
     if s > 0:
-        pairs.append(("right", (h[len(h) - s - 1], h[len(h) - s]), (m[len(m) - s - 1], m[len(m) - s])))
+        pairs.append(
+            ("right", (h[len(h) - s - 1], h[len(h) - s]), (m[len(m) - s - 1], m[len(m) - s]))
+        )
     for name, hb, mb in pairs:
         if not all(w[0].isalnum() for w in hb + mb):
             continue  # punctuation: the lists hold words only
@@ -210,6 +222,10 @@ class CollocationFilter(_PerItem):
         if right.drop < self.min_drop:
             return FilterVerdict(True, "", details)
         m = " ".join(right.m)
-        return FilterVerdict(False, f"'{' '.join(right.h)}' is a collocation ({right.h_count:,} on the web) but "
-                                    f"'{m}' is {'much rarer' if right.m_count else 'not attested'} "
-                                    f"(PMI drops by {right.drop:.1f})", details)
+        return FilterVerdict(
+            False,
+            f"'{' '.join(right.h)}' is a collocation ({right.h_count:,} on the web) but "
+            f"'{m}' is {'much rarer' if right.m_count else 'not attested'} "
+            f"(PMI drops by {right.drop:.1f})",
+            details,
+        )

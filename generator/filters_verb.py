@@ -73,11 +73,18 @@ class ClauseLinkFilter(_PerItem):
             return PASS
         head = item.sentence.tokens[tok.head] if 0 <= tok.head < len(item.sentence.tokens) else None
         marker = _marker(item)
-        details = {"dep": tok.dep, "head": head.text if head is not None else None, "marker": marker}
+        details = {
+            "dep": tok.dep,
+            "head": head.text if head is not None else None,
+            "marker": marker,
+        }
         linked = f" by '{marker}'" if marker else ""
-        return FilterVerdict(False, f"'{tok.text}' heads {CLAUSE_LINK_DEPS[tok.dep]} linked to "
-                                    f"'{details['head']}'{linked}; its antonym breaks the relation",
-                             details)
+        return FilterVerdict(
+            False,
+            f"'{tok.text}' heads {CLAUSE_LINK_DEPS[tok.dep]} linked to "
+            f"'{details['head']}'{linked}; its antonym breaks the relation",
+            details,
+        )
 
 
 class AttributiveParticipleFilter(_PerItem):
@@ -92,11 +99,17 @@ class AttributiveParticipleFilter(_PerItem):
             return PASS
         details = {"tag": tok.tag, "antonym_pos": item.antonym_pos}
         if item.antonym_pos == "v":
-            return FilterVerdict(False, f"attributive participle '{tok.text}' replaced by the verb "
-                                        f"'{item.antonym}'", details)
+            return FilterVerdict(
+                False,
+                f"attributive participle '{tok.text}' replaced by the verb '{item.antonym}'",
+                details,
+            )
         if tok.tag == "VBG":
-            return FilterVerdict(False, f"attributive present participle '{tok.text}' is a lexicalised "
-                                        f"adjective", details)
+            return FilterVerdict(
+                False,
+                f"attributive present participle '{tok.text}' is a lexicalised adjective",
+                details,
+            )
         return PASS
 
 
@@ -107,7 +120,12 @@ FRAMES_PP = frozenset({4, 13, 22, 27})
 
 # What a verb takes that no adjective takes: an object, a by-agent, a verb complement, a purpose
 # to-infinitive.
-VERBAL_DEPS = {"dobj": "an object", "dative": "an object", "agent": "a by-agent", "xcomp": "a verb complement"}
+VERBAL_DEPS = {
+    "dobj": "an object",
+    "dative": "an object",
+    "agent": "a by-agent",
+    "xcomp": "a verb complement",
+}
 
 
 def verbal_complement(item: FilterItem) -> str | None:
@@ -135,8 +153,11 @@ class VerbComplementFilter(_PerItem):
         if item.antonym_pos in ("a", "s"):
             what = verbal_complement(item)
             if what:
-                return FilterVerdict(False, f"the adjective '{item.antonym}' cannot take {what}, as "
-                                            f"'{tok.text}' has here", {"complement": what})
+                return FilterVerdict(
+                    False,
+                    f"the adjective '{item.antonym}' cannot take {what}, as '{tok.text}' has here",
+                    {"complement": what},
+                )
             return PASS
         if item.antonym_pos != "v":
             return PASS
@@ -146,7 +167,13 @@ class VerbComplementFilter(_PerItem):
         old, new = verb_frames(tok.lemma), verb_frames(item.antonym)
         if not old & FRAMES_PP or new & FRAMES_PP or not new:
             return PASS
-        return FilterVerdict(False, f"'{item.antonym}' takes no frame with a prepositional phrase, as "
-                                    f"'{tok.text} {preps[0].text} ...' has here",
-                             {"complement": "a prepositional phrase", "preposition": preps[0].text.lower(),
-                              "frames": sorted(new)})
+        return FilterVerdict(
+            False,
+            f"'{item.antonym}' takes no frame with a prepositional phrase, as "
+            f"'{tok.text} {preps[0].text} ...' has here",
+            {
+                "complement": "a prepositional phrase",
+                "preposition": preps[0].text.lower(),
+                "frames": sorted(new),
+            },
+        )

@@ -41,7 +41,9 @@ class DuplicateCounter:
 
     def watch(self, pairs: Iterable[NLIPair]) -> Iterator[NLIPair]:
         for pair in pairs:
-            key = hashlib.blake2b(f"{pair.premise}\0{pair.hypothesis}".encode(), digest_size=8).digest()
+            key = hashlib.blake2b(
+                f"{pair.premise}\0{pair.hypothesis}".encode(), digest_size=8
+            ).digest()
             if key in self._seen:
                 self.count += 1
                 self.first = self.first or pair

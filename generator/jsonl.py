@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 
-def jsonl_objects(path: str | Path, error: Callable[[str], Exception]) -> Iterator[tuple[int, dict[str, Any]]]:
+def jsonl_objects(
+    path: str | Path, error: Callable[[str], Exception]
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line of `path`. A line that is not valid JSON, or
     not a JSON object, raises `error("PATH:LINE: ...")` (the caller's own exception class)."""
     with open(path, encoding="utf-8") as fh:

@@ -43,7 +43,9 @@ class NegationGenerationStats(GenerationStats):
         built = c[PREFIX + "candidates_built"]
         d["negation"] = {
             "sentences_considered": c[PREFIX + "considered"],
-            "sentences_declined": {r: c[f"{PREFIX}skipped_{r}"] for r in REASONS if c[f"{PREFIX}skipped_{r}"]},
+            "sentences_declined": {
+                r: c[f"{PREFIX}skipped_{r}"] for r in REASONS if c[f"{PREFIX}skipped_{r}"]
+            },
             "rules": {k: c[f"{PREFIX}kind_{k}"] for k in KINDS if c[f"{PREFIX}kind_{k}"]},
             "candidates_built": built,
             "rejected_grammar": c[PREFIX + "rejected_grammar"],
@@ -55,7 +57,9 @@ class NegationGenerationStats(GenerationStats):
 
     def checkpoint_dict(self) -> dict:
         d = super().checkpoint_dict()
-        d["_negation_counts"] = {k: v for k, v in sorted(self.counts.items()) if k.startswith(PREFIX)}
+        d["_negation_counts"] = {
+            k: v for k, v in sorted(self.counts.items()) if k.startswith(PREFIX)
+        }
         return d
 
     @classmethod
@@ -72,7 +76,9 @@ def negation_record(pair: NLIPair, neg: Negated) -> TripleRecord:
     token, pipeline, result), so it is stable across runs and distinct from theirs."""
     tok = neg.token
     return TripleRecord(
-        id=stable_id(pair.dataset, pair.split, pair.source_id, "hypothesis", tok.i, "negation", neg.text),
+        id=stable_id(
+            pair.dataset, pair.split, pair.source_id, "hypothesis", tok.i, "negation", neg.text
+        ),
         source_id=pair.source_id,
         dataset=pair.dataset,
         split=pair.split,
@@ -95,22 +101,38 @@ def negation_record(pair: NLIPair, neg: Negated) -> TripleRecord:
 class NegationPipeline(WordNetPipeline):
     """Negation candidates, plus WordNet's when `antonyms` is given ("wordnet+negation")."""
 
-    def __init__(self, config: GeneratorConfig, tagger, negator: Negator, checks, antonyms=None, ranker=None,
-                 realiser=None, filters=()):
+    def __init__(
+        self,
+        config: GeneratorConfig,
+        tagger,
+        negator: Negator,
+        checks,
+        antonyms=None,
+        ranker=None,
+        realiser=None,
+        filters=(),
+    ):
         super().__init__(config, tagger, antonyms, ranker, realiser, checks, filters)
         self.negator = negator
         self.with_wordnet = antonyms is not None
         self.stats = NegationGenerationStats()
 
-    def build_candidates(self, pairs: Sequence[NLIPair], stats: GenerationStats | None = None,
-                         timer: StageTimer | None = None, filtered: list[TripleRecord] | None = None,
-                         every: list[TripleRecord] | None = None) -> list[TripleRecord]:
+    def build_candidates(
+        self,
+        pairs: Sequence[NLIPair],
+        stats: GenerationStats | None = None,
+        timer: StageTimer | None = None,
+        filtered: list[TripleRecord] | None = None,
+        every: list[TripleRecord] | None = None,
+    ) -> list[TripleRecord]:
         counts: Counter = (stats or self.stats).counts
         timer = timer or self.timer
         with timer.stage("tagging"):
             tagged = self.tagger.tag([p.hypothesis for p in pairs])
         position = {id(p): k for k, p in enumerate(pairs)}
-        rows: list[tuple[int, int, TripleRecord]] = []  # (pair position, 0 wordnet / 1 negation, record)
+        rows: list[
+            tuple[int, int, TripleRecord]
+        ] = []  # (pair position, 0 wordnet / 1 negation, record)
         if self.with_wordnet:
             chosen = self.built_choices(pairs, tagged, counts, timer)
             with timer.stage("filters"):
@@ -132,8 +154,12 @@ class NegationPipeline(WordNetPipeline):
             every.extend(rec for _, _, rec in rows)
         return [rec for _, _, rec in rows if rec.rejected_by is None]  # a filter sets rejected_by
 
-    def apply_checks(self, candidates: list[TripleRecord], stats: GenerationStats | None = None,
-                     timer: StageTimer | None = None) -> tuple[list[TripleRecord], list[TripleRecord]]:
+    def apply_checks(
+        self,
+        candidates: list[TripleRecord],
+        stats: GenerationStats | None = None,
+        timer: StageTimer | None = None,
+    ) -> tuple[list[TripleRecord], list[TripleRecord]]:
         accepted, rejected = super().apply_checks(candidates, stats, timer)
         counts = (stats or self.stats).counts
         counts[PREFIX + "triples_accepted"] += sum(r.pipeline == "negation" for r in accepted)

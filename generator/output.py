@@ -27,7 +27,11 @@ from typing import Any
 from transnli.generator.record import TripleRecord
 
 TRIPLES, REJECTED, STATS, CONFIG, PROGRESS = (
-    "triples.jsonl", "rejected.jsonl", "stats.json", "config.json", "progress.json",
+    "triples.jsonl",
+    "rejected.jsonl",
+    "stats.json",
+    "config.json",
+    "progress.json",
 )
 FINISHED, LOCK = "finished.json", "run.lock"
 EXPORT_PATHS = ("triples.parquet", "rejected.parquet", "hf_dataset", "hub")
@@ -76,7 +80,7 @@ def disk_error(e: OSError, path: Path) -> str:
         errno.ENOSPC: "the disk is full; free some space and run the same command again to resume",
         errno.EDQUOT: "the disk quota is used up; free some space and run the same command again to resume",
         errno.EROFS: "the file system is read-only; choose another --out, or make it writable and run "
-                     "the same command again to resume",
+        "the same command again to resume",
         errno.EACCES: "permission denied; choose another --out or fix its permissions",
         errno.EPERM: "permission denied; choose another --out or fix its permissions",
     }
@@ -110,8 +114,10 @@ class RunLock:
         except BlockingIOError:
             holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
             os.close(fd)
-            raise RunBusy(f"{self.dir} is in use by PID {holder} (another transnli run); wait for it to "
-                          "end, or stop it, or choose another --out") from None
+            raise RunBusy(
+                f"{self.dir} is in use by PID {holder} (another transnli run); wait for it to "
+                "end, or stop it, or choose another --out"
+            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
@@ -132,8 +138,13 @@ def _progress_problem(state: Any) -> str | None:
     if not isinstance(done, int) or isinstance(done, bool) or done < 0:
         return f"pairs_done is {done!r}"
     offsets = state.get("offsets")
-    if not isinstance(offsets, dict) or set(offsets) != set(OUTPUTS) or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in offsets.values()):
+    if (
+        not isinstance(offsets, dict)
+        or set(offsets) != set(OUTPUTS)
+        or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in offsets.values()
+        )
+    ):
         return f"offsets is {offsets!r}"
     if state.get("stats") is not None and not isinstance(state["stats"], dict):
         return "stats is not an object"
@@ -192,7 +203,9 @@ class RunWriter:
         if self.overwrite:
             return None
         if self.path(FINISHED).exists():
-            raise OutputError(f"{self.dir} already holds a finished run; pass --overwrite to replace it")
+            raise OutputError(
+                f"{self.dir} already holds a finished run; pass --overwrite to replace it"
+            )
         if self.path(PROGRESS).exists():
             state = self._read_progress()
             if state["fingerprint"] != self.fp:
@@ -219,13 +232,17 @@ class RunWriter:
         except ValueError as e:  # not UTF-8, not JSON
             problem = str(e)
         if problem:
-            raise OutputError(f"{path} is corrupt ({problem}), so the run cannot be resumed; "
-                              "pass --overwrite to start again")
+            raise OutputError(
+                f"{path} is corrupt ({problem}), so the run cannot be resumed; "
+                "pass --overwrite to start again"
+            )
         return state
 
     def _start(self) -> None:
         # The checkpoint first: from here on the folder says "unfinished", whatever happens next.
-        write_json_atomic(self.path(PROGRESS), self._progress_doc({name: 0 for name in OUTPUTS}, None))
+        write_json_atomic(
+            self.path(PROGRESS), self._progress_doc({name: 0 for name in OUTPUTS}, None)
+        )
         self.path(FINISHED).unlink(missing_ok=True)
         for name in (STATS, CONFIG, *EXPORT_PATHS):
             p = self.path(name)
@@ -239,20 +256,29 @@ class RunWriter:
             p = self.path(name)
             if not p.exists():
                 if size:
-                    raise OutputError(f"{p} is missing, but {self.path(PROGRESS)} says it held {size} bytes "
-                                      "at the last checkpoint; pass --overwrite to start again")
+                    raise OutputError(
+                        f"{p} is missing, but {self.path(PROGRESS)} says it held {size} bytes "
+                        "at the last checkpoint; pass --overwrite to start again"
+                    )
                 p.touch()
             actual = p.stat().st_size
             if actual < size:  # never pad: what was lost is lost, and the user must know
-                raise OutputError(f"{p} is shorter ({actual} bytes) than at the last checkpoint ({size} bytes, "
-                                  f"{self.path(PROGRESS)}): it was cut or replaced; pass --overwrite to start again")
+                raise OutputError(
+                    f"{p} is shorter ({actual} bytes) than at the last checkpoint ({size} bytes, "
+                    f"{self.path(PROGRESS)}): it was cut or replaced; pass --overwrite to start again"
+                )
             os.truncate(p, size)  # drop what a stopped batch half-wrote
         self.pairs_done = state["pairs_done"]
         self.resumed_stats = state["stats"]
         self.resumed = True
 
     def _progress_doc(self, offsets: dict[str, int], stats: dict | None) -> dict:
-        return {"fingerprint": self.fp, "pairs_done": self.pairs_done, "offsets": offsets, "stats": stats}
+        return {
+            "fingerprint": self.fp,
+            "pairs_done": self.pairs_done,
+            "offsets": offsets,
+            "stats": stats,
+        }
 
     def write_config(self, doc: dict) -> None:
         with self._writing(self.path(CONFIG)):
@@ -270,7 +296,9 @@ class RunWriter:
         except (OSError, ValueError):
             return None
 
-    def write_batch(self, accepted: list[TripleRecord], rejected: list[TripleRecord], n_pairs: int, stats: dict) -> None:
+    def write_batch(
+        self, accepted: list[TripleRecord], rejected: list[TripleRecord], n_pairs: int, stats: dict
+    ) -> None:
         for name, records in ((TRIPLES, accepted), (REJECTED, rejected)):
             fh = self._fh[name]
             with self._writing(self.path(name)):
@@ -290,7 +318,9 @@ class RunWriter:
                 os.fsync(fh.fileno())
             write_json_atomic(self.path(STATS), stats)
             written = export(self.dir, list(exports)) if exports else []
-            write_json_atomic(self.path(FINISHED), {"run_fingerprint": self.fp, "pairs_done": self.pairs_done})
+            write_json_atomic(
+                self.path(FINISHED), {"run_fingerprint": self.fp, "pairs_done": self.pairs_done}
+            )
             self.path(PROGRESS).unlink(missing_ok=True)
             fsync_dir(self.dir)
         self.close()

@@ -56,7 +56,9 @@ def warm_up(pipeline) -> None:
     the first real batch. Results do not depend on it; counts and stage times are reset."""
     from transnli.generator.readers import NLIPair
 
-    pipeline.process([NLIPair(f"warm-up:{i}", s, s, None, "warm-up", "", 0) for i, s in enumerate(WARM_UP)])
+    pipeline.process(
+        [NLIPair(f"warm-up:{i}", s, s, None, "warm-up", "", 0) for i, s in enumerate(WARM_UP)]
+    )
     pipeline.stats = GenerationStats()
     pipeline.timer = StageTimer()
 
@@ -131,7 +133,8 @@ def _worker_death_is_reported():
     except BrokenProcessPool as e:
         raise WorkerDied(
             "a worker process died without finishing its batch (killed, e.g. by the "
-            "out-of-memory killer: each worker needs about 1 GB)") from e
+            "out-of-memory killer: each worker needs about 1 GB)"
+        ) from e
 
 
 class ParallelRunner:
@@ -140,13 +143,23 @@ class ParallelRunner:
     `stats` and `timer` (the parent pipeline's, usually) receive every batch's counts and stage
     seconds as its result is handed out. Use as a context manager, or call `close()`."""
 
-    def __init__(self, config: GeneratorConfig, workers: int, *, stats: GenerationStats | None = None,
-                 timer: StageTimer | None = None, window: int | None = None, start_method: str = "spawn"):
+    def __init__(
+        self,
+        config: GeneratorConfig,
+        workers: int,
+        *,
+        stats: GenerationStats | None = None,
+        timer: StageTimer | None = None,
+        window: int | None = None,
+        start_method: str = "spawn",
+    ):
         if workers < 2:
             raise ValueError("ParallelRunner needs at least 2 workers (use pipeline.run for one)")
         if config.pipeline not in LOCAL_PIPELINES:
-            raise ValueError(f"--workers > 1 runs the wordnet and negation pipelines only, not {config.pipeline!r} "
-                             "(LLM pipelines have their own --llm-concurrency)")
+            raise ValueError(
+                f"--workers > 1 runs the wordnet and negation pipelines only, not {config.pipeline!r} "
+                "(LLM pipelines have their own --llm-concurrency)"
+            )
         self.config = config
         self.workers = workers
         self.stats = stats if stats is not None else GenerationStats()
@@ -154,8 +167,12 @@ class ParallelRunner:
         self.window = max(1, window or 2 * workers)
         ctx = multiprocessing.get_context(start_method)
         check_threads = max(1, available_cpus() // workers)
-        self._pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
-                                         initargs=(config, ctx.Barrier(workers), check_threads, os.getpid()))
+        self._pool = ProcessPoolExecutor(
+            workers,
+            mp_context=ctx,
+            initializer=_worker_init,
+            initargs=(config, ctx.Barrier(workers), check_threads, os.getpid()),
+        )
 
     def wait_ready(self) -> None:
         """Block until every worker has built its pipeline (raises a worker's build error)."""
@@ -222,8 +239,9 @@ class ParallelRunner:
             self.terminate()
 
 
-def run_batches(pipeline, pairs: Iterable, workers: int = 1, runner: ParallelRunner | None = None
-                ) -> Iterator[BatchResult]:
+def run_batches(
+    pipeline, pairs: Iterable, workers: int = 1, runner: ParallelRunner | None = None
+) -> Iterator[BatchResult]:
     """The pipeline's batches over `pairs`, in input order: in this process when `workers` is 1,
     else on a ParallelRunner (started here and closed at the end unless `runner` is given)
     whose statistics and stage times go into `pipeline.stats` and `pipeline.timer`."""
@@ -232,7 +250,9 @@ def run_batches(pipeline, pairs: Iterable, workers: int = 1, runner: ParallelRun
         return
     own = runner is None
     if own:
-        runner = ParallelRunner(pipeline.config, workers, stats=pipeline.stats, timer=pipeline.timer)
+        runner = ParallelRunner(
+            pipeline.config, workers, stats=pipeline.stats, timer=pipeline.timer
+        )
     try:
         yield from runner.run(pairs)
     except BaseException:

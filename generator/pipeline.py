@@ -39,7 +39,9 @@ STAGES = ("tagging", "antonyms", "ranking", "realising", "filters", "grammar", "
 FILTERED = "filtered_"  # stats key prefix: candidates a filter rejected, per filter
 
 
-def select_words(sentence: TaggedSentence, pos: Sequence[str], include_aux: bool = False) -> list[Token]:
+def select_words(
+    sentence: TaggedSentence, pos: Sequence[str], include_aux: bool = False
+) -> list[Token]:
     """Content words eligible for replacement: alphabetic tokens whose universal POS is in `pos`;
     auxiliaries count as verbs when `include_aux` (the paper's setting)."""
     wanted = set(pos)
@@ -58,12 +60,21 @@ def context_words(sentence: TaggedSentence, exclude: int) -> list[str]:
     return [t.text for t in sentence.tokens if t.i != exclude and t.is_alpha]
 
 
-def word_record(pair: NLIPair, tok: Token, modified: str, pipeline: str, antonym: str,
-                candidates: list[dict], **extra) -> TripleRecord:
+def word_record(
+    pair: NLIPair,
+    tok: Token,
+    modified: str,
+    pipeline: str,
+    antonym: str,
+    candidates: list[dict],
+    **extra,
+) -> TripleRecord:
     """The triple record for replacing `tok` of the pair's hypothesis, whichever pipeline made
     `modified`. The id depends only on the source pair, the word, the pipeline and the result."""
     return TripleRecord(
-        id=stable_id(pair.dataset, pair.split, pair.source_id, "hypothesis", tok.i, pipeline, modified),
+        id=stable_id(
+            pair.dataset, pair.split, pair.source_id, "hypothesis", tok.i, pipeline, modified
+        ),
         source_id=pair.source_id,
         dataset=pair.dataset,
         split=pair.split,
@@ -109,11 +120,15 @@ class GenerationStats:
             "candidates_built": built,
             "rejected_grammar": c["rejected_grammar"],
             "rejected_acceptability": c["rejected_acceptability"],
-            "rejected_filters": {k[len(FILTERED):]: v for k, v in sorted(c.items()) if k.startswith(FILTERED) and v},
+            "rejected_filters": {
+                k[len(FILTERED) :]: v for k, v in sorted(c.items()) if k.startswith(FILTERED) and v
+            },
             "triples_accepted": c["triples_accepted"],
             "acceptance_rate": round(c["triples_accepted"] / built, 6) if built else None,
             "acceptability_pass_rate": (
-                round((reached_acc - c["rejected_acceptability"]) / reached_acc, 6) if reached_acc else None
+                round((reached_acc - c["rejected_acceptability"]) / reached_acc, 6)
+                if reached_acc
+                else None
             ),
         }
 
@@ -196,8 +211,16 @@ class StageTimer:
 class WordNetPipeline:
     """Builds and checks candidate sentences; stages are injected so tests can swap any of them."""
 
-    def __init__(self, config: GeneratorConfig, tagger, antonyms, ranker, realiser, checks: Sequence[Check],
-                 filters: Sequence[CandidateFilter] = ()):
+    def __init__(
+        self,
+        config: GeneratorConfig,
+        tagger,
+        antonyms,
+        ranker,
+        realiser,
+        checks: Sequence[Check],
+        filters: Sequence[CandidateFilter] = (),
+    ):
         self.config = config
         self.filters = list(filters)
         self.tagger = tagger
@@ -220,8 +243,12 @@ class WordNetPipeline:
             return False
         return True
 
-    def choose_words(self, pairs: Sequence[NLIPair], tagged: Sequence[TaggedSentence],
-                     timer: StageTimer | None = None) -> list[WordChoice]:
+    def choose_words(
+        self,
+        pairs: Sequence[NLIPair],
+        tagged: Sequence[TaggedSentence],
+        timer: StageTimer | None = None,
+    ) -> list[WordChoice]:
         """The WordNet choice for every selected word of every pair, in order (nothing counted).
         The LLM pipeline calls this too, so both pipelines see the same words and WordNet choices."""
         cfg = self.config
@@ -250,10 +277,14 @@ class WordNetPipeline:
                 out.append(WordChoice(pair, sent, tok, "ok", lookup, record, realised))
         return out
 
-    def build_candidates(self, pairs: Sequence[NLIPair], stats: GenerationStats | None = None,
-                         timer: StageTimer | None = None,
-                         filtered: list[TripleRecord] | None = None,
-                         every: list[TripleRecord] | None = None) -> list[TripleRecord]:
+    def build_candidates(
+        self,
+        pairs: Sequence[NLIPair],
+        stats: GenerationStats | None = None,
+        timer: StageTimer | None = None,
+        filtered: list[TripleRecord] | None = None,
+        every: list[TripleRecord] | None = None,
+    ) -> list[TripleRecord]:
         """One candidate record per selected word that has a POS-matching antonym and passes the
         filters; the ones a filter rejects are appended to `filtered`."""
         counts = (stats or self.stats).counts
@@ -265,8 +296,14 @@ class WordNetPipeline:
             alive = self.apply_filters(built, counts, filtered if filtered is not None else [])
         return [c.record for c in alive]
 
-    def built_choices(self, pairs: Sequence[NLIPair], tagged, counts: Counter, timer: StageTimer,
-                      every: list[TripleRecord] | None = None) -> list[WordChoice]:
+    def built_choices(
+        self,
+        pairs: Sequence[NLIPair],
+        tagged,
+        counts: Counter,
+        timer: StageTimer,
+        every: list[TripleRecord] | None = None,
+    ) -> list[WordChoice]:
         """The word choices that built a candidate record (counted in `counts`: words considered,
         skips by reason, candidates built); their records are also appended to `every`."""
         built: list[WordChoice] = []
@@ -281,15 +318,25 @@ class WordNetPipeline:
                 every.append(choice.record)
         return built
 
-    def apply_filters(self, choices: list[WordChoice], counts: Counter,
-                      filtered: list[TripleRecord]) -> list[WordChoice]:
+    def apply_filters(
+        self, choices: list[WordChoice], counts: Counter, filtered: list[TripleRecord]
+    ) -> list[WordChoice]:
         """Each filter over the survivors of the previous one, in one batch per filter."""
         alive = choices
         for flt in self.filters:
             if not alive:
                 break
-            items = [FilterItem(c.sentence, c.token, c.record.antonym, c.lookup.pos[c.lookup.antonyms.index(c.record.antonym)],
-                                c.record.modified_hypothesis, tuple(c.record.candidates)) for c in alive]
+            items = [
+                FilterItem(
+                    c.sentence,
+                    c.token,
+                    c.record.antonym,
+                    c.lookup.pos[c.lookup.antonyms.index(c.record.antonym)],
+                    c.record.modified_hypothesis,
+                    tuple(c.record.candidates),
+                )
+                for c in alive
+            ]
             survivors = []
             for choice, verdict in zip(alive, flt.judge_many(items), strict=True):
                 rec = choice.record
@@ -303,12 +350,18 @@ class WordNetPipeline:
             alive = survivors
         return alive
 
-    def _record(self, pair: NLIPair, tok: Token, antonym: str, ranked, modified: str) -> TripleRecord:
+    def _record(
+        self, pair: NLIPair, tok: Token, antonym: str, ranked, modified: str
+    ) -> TripleRecord:
         return word_record(pair, tok, modified, "wordnet", antonym, [r.to_dict() for r in ranked])
 
     # -- checking -------------------------------------------------------------------------------
-    def apply_checks(self, candidates: list[TripleRecord], stats: GenerationStats | None = None,
-                     timer: StageTimer | None = None) -> tuple[list[TripleRecord], list[TripleRecord]]:
+    def apply_checks(
+        self,
+        candidates: list[TripleRecord],
+        stats: GenerationStats | None = None,
+        timer: StageTimer | None = None,
+    ) -> tuple[list[TripleRecord], list[TripleRecord]]:
         """Run each check over the survivors of the previous one, in one batch per check."""
         stats = stats or self.stats
         timer = timer or self.timer
@@ -322,7 +375,9 @@ class WordNetPipeline:
             # of what the stages before it freed but glibc still holds.
             release_free_memory()
             with timer.stage(check.name):
-                results = check.check_many([r.hypothesis for r in alive], [r.modified_hypothesis for r in alive])
+                results = check.check_many(
+                    [r.hypothesis for r in alive], [r.modified_hypothesis for r in alive]
+                )
             survivors = []
             for rec, res in zip(alive, results, strict=True):
                 rec.checks[check.name] = res.to_dict()
@@ -346,7 +401,9 @@ class WordNetPipeline:
         built = BuiltBatch(len(pairs), [], GenerationStats(), StageTimer())
         built.stats.counts["sentences_read"] += len(pairs)
         usable = [p for p in pairs if self._usable(p, built.stats)]
-        built.candidates = self.build_candidates(usable, built.stats, built.timer, built.filtered, built.built)
+        built.candidates = self.build_candidates(
+            usable, built.stats, built.timer, built.filtered, built.built
+        )
         return built
 
     def check_batch(self, built: BuiltBatch) -> BatchResult:

@@ -65,16 +65,16 @@ FILTER_DOCS = {
     "light_verb": "light verbs (have/make/do/give/take/get with an abstract object) are not replaced",
     "fixed_phrase": "time expressions and multiword expressions are left alone",
     "licensing": "negative-polarity antonyms without a licensor, antonyms already in the sentence and "
-                 "slots the antonym cannot fill are rejected",
+    "slots the antonym cannot fill are rejected",
     "argument_structure": "an antonym verb needs a WordNet verb frame for the original's complements",
     "coreference": "a gendered noun is not swapped while a pronoun of the old gender still refers to it",
     "rare_sense": "a noun or verb is not swapped for an antonym of only its rare senses",
     "relational_adj": "a relational adjective before a noun is not swapped for an antonym of only a later, "
-                      "descriptive sense",
+    "descriptive sense",
     "clause_link": "a verb heading an adverbial or coordinated clause is not replaced",
     "attributive_participle": "a participle before a noun is not swapped for a verb, nor a present one at all",
     "verb_complements": "an antonym needs a WordNet frame for an intransitive verb's prepositional phrase, "
-                        "and an adjective antonym cannot replace a verb with an object, agent or verb complement",
+    "and an adjective antonym cannot replace a verb with an object, agent or verb complement",
     "sense_fit": "the word must be likely to be used in a sense that carries the antonym",
     "collocation": "the antonym must go with the preposition the word governs as the word does (web bigram counts)",
     "quality_model": "a learned scorer of the candidate's quality must reach its threshold",
@@ -98,8 +98,9 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ExportError(f"{path} is missing; the run folder is incomplete (generate it again with "
-                          "--overwrite)") from None
+        raise ExportError(
+            f"{path} is missing; the run folder is incomplete (generate it again with --overwrite)"
+        ) from None
     except (OSError, ValueError) as e:
         raise ExportError(f"{path} cannot be read as JSON ({e})") from e
 
@@ -108,13 +109,19 @@ def open_finished_run(out_dir: str | Path) -> FinishedRun:
     """The finished generation run in `out_dir`; refuses an unfinished or foreign folder."""
     out = Path(out_dir)
     if not out.is_dir():
-        raise ExportError(f"{out} is not a folder; give the --out folder of a `transnli generate` run")
+        raise ExportError(
+            f"{out} is not a folder; give the --out folder of a `transnli generate` run"
+        )
     if (out / PROGRESS).exists():
-        raise ExportError(f"{out} holds an unfinished run ({PROGRESS} is there); run the same "
-                          "`transnli generate` command again to finish it, then export")
+        raise ExportError(
+            f"{out} holds an unfinished run ({PROGRESS} is there); run the same "
+            "`transnli generate` command again to finish it, then export"
+        )
     if not (out / FINISHED).exists():
-        raise ExportError(f"{out} is not a finished transnli run (no {FINISHED}); give the --out folder "
-                          "of a `transnli generate` run that has finished")
+        raise ExportError(
+            f"{out} is not a finished transnli run (no {FINISHED}); give the --out folder "
+            "of a `transnli generate` run that has finished"
+        )
     for name in (TRIPLES, REJECTED):
         if not (out / name).is_file():
             raise ExportError(f"{out / name} is missing; the run folder is incomplete")
@@ -130,7 +137,9 @@ def parse_kinds(values: tuple[str, ...] | list[str]) -> list[str]:
     asked = {v.strip().lower() for value in values for v in value.split(",") if v.strip()}
     unknown = sorted(asked - set(KINDS))
     if unknown:
-        raise ExportError(f"unknown export kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
+        raise ExportError(
+            f"unknown export kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}"
+        )
     if not asked:
         raise ExportError(f"nothing to export; give --to with one or more of {', '.join(KINDS)}")
     return [k for k in KINDS if k in asked]
@@ -180,8 +189,11 @@ def export_parquet(out: Path) -> list[Path]:
     return written
 
 
-def dataset_info(config: dict[str, Any] | None = None, stats: dict[str, Any] | None = None,
-                 sources: list[str] | None = None):
+def dataset_info(
+    config: dict[str, Any] | None = None,
+    stats: dict[str, Any] | None = None,
+    sources: list[str] | None = None,
+):
     """The `datasets.DatasetInfo` of an export: declared features, description, citation, licence."""
     import datasets
 
@@ -191,17 +203,28 @@ def dataset_info(config: dict[str, Any] | None = None, stats: dict[str, Any] | N
     description = (
         "Adversarial NLI triples (premise P, hypothesis H, modified hypothesis H') made by transnli: "
         "one word of H replaced by its antonym, following Wu & Last (2025), "
-        f"\"{PAPER_TITLE}\". Preset {preset}" + (f"; {accepted} triples accepted." if accepted is not None else ".")
+        f'"{PAPER_TITLE}". Preset {preset}'
+        + (f"; {accepted} triples accepted." if accepted is not None else ".")
     )
-    return datasets.DatasetInfo(description=description, citation=f"{tool_bibtex(config)}\n\n{PAPER_BIBTEX}",
-                                license=card_license(sources), features=triple_features())
+    return datasets.DatasetInfo(
+        description=description,
+        citation=f"{tool_bibtex(config)}\n\n{PAPER_BIBTEX}",
+        license=card_license(sources),
+        features=triple_features(),
+    )
 
 
-def export_hf(out: Path, config: dict[str, Any] | None = None, stats: dict[str, Any] | None = None) -> list[Path]:
+def export_hf(
+    out: Path, config: dict[str, Any] | None = None, stats: dict[str, Any] | None = None
+) -> list[Path]:
     import datasets
 
-    tables = {split: _rows(out / name) for name, split in ((TRIPLES, "triples"), (REJECTED, "rejected"))}
-    info = dataset_info(config, stats, sorted({r["dataset"] for rows in tables.values() for r in rows}))
+    tables = {
+        split: _rows(out / name) for name, split in ((TRIPLES, "triples"), (REJECTED, "rejected"))
+    }
+    info = dataset_info(
+        config, stats, sorted({r["dataset"] for rows in tables.values() for r in rows})
+    )
     splits = {}
     for name, split in ((TRIPLES, "triples"), (REJECTED, "rejected")):
         rows = tables[split]
@@ -209,7 +232,9 @@ def export_hf(out: Path, config: dict[str, Any] | None = None, stats: dict[str, 
             # A fingerprint from the file's bytes (datasets draws a random one otherwise), so that
             # state.json, and with it the whole folder, is the same for the same run.
             digest = hashlib.sha256((out / name).read_bytes()).hexdigest()[:16]
-            splits[split] = datasets.Dataset(arrow_table(rows), info=info.copy(), split=split, fingerprint=digest)
+            splits[split] = datasets.Dataset(
+                arrow_table(rows), info=info.copy(), split=split, fingerprint=digest
+            )
     target = out / "hf_dataset"
     if target.exists():
         shutil.rmtree(target)
@@ -232,8 +257,13 @@ def config_name(dataset: str) -> str:
     return name or "unnamed"
 
 
-def export_card(run: FinishedRun, *, title: str | None = None, license: str | None = None,
-                repo_id: str | None = None) -> list[Path]:
+def export_card(
+    run: FinishedRun,
+    *,
+    title: str | None = None,
+    license: str | None = None,
+    repo_id: str | None = None,
+) -> list[Path]:
     """OUT/hub: the data split by source dataset and the dataset card that describes it."""
     hub = run.dir / HUB_DIR
     if hub.exists():
@@ -241,7 +271,9 @@ def export_card(run: FinishedRun, *, title: str | None = None, license: str | No
     by_config: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for name, split in ((TRIPLES, "test"), (REJECTED, "rejected")):
         for row in _rows(run.dir / name):
-            by_config.setdefault(config_name(row["dataset"]), {"test": [], "rejected": []})[split].append(row)
+            by_config.setdefault(config_name(row["dataset"]), {"test": [], "rejected": []})[
+                split
+            ].append(row)
     files: dict[str, dict[str, str]] = {}
     nbytes: dict[str, dict[str, int]] = {}
     for cfg in sorted(by_config):
@@ -254,15 +286,26 @@ def export_card(run: FinishedRun, *, title: str | None = None, license: str | No
                 nbytes.setdefault(cfg, {})[split] = table.nbytes
     if not files:  # no triples and no rejects: nothing a card could describe
         return []
-    counts = {cfg: {split: len(rows) for split, rows in splits.items()} for cfg, splits in by_config.items()}
-    text = render_card(run, files, counts, title=title, license=license, repo_id=repo_id, nbytes=nbytes)
+    counts = {
+        cfg: {split: len(rows) for split, rows in splits.items()}
+        for cfg, splits in by_config.items()
+    }
+    text = render_card(
+        run, files, counts, title=title, license=license, repo_id=repo_id, nbytes=nbytes
+    )
     hub.mkdir(parents=True, exist_ok=True)
     (hub / CARD).write_text(text, encoding="utf-8")
     return [hub]
 
 
-def export(out_dir: str | Path, kinds: list[str], *, run: FinishedRun | None = None,
-           title: str | None = None, license: str | None = None) -> list[Path]:
+def export(
+    out_dir: str | Path,
+    kinds: list[str],
+    *,
+    run: FinishedRun | None = None,
+    title: str | None = None,
+    license: str | None = None,
+) -> list[Path]:
     """The exports `kinds` asks for; `run` (read from the folder when not given) for hf and card."""
     try:
         return _export(Path(out_dir), kinds, run, title, license)
@@ -270,17 +313,23 @@ def export(out_dir: str | Path, kinds: list[str], *, run: FinishedRun | None = N
         _READ.clear()  # the records are kept for the exports of this call only
 
 
-def _export(out: Path, kinds: list[str], run: FinishedRun | None, title: str | None,
-            license: str | None) -> list[Path]:
+def _export(
+    out: Path, kinds: list[str], run: FinishedRun | None, title: str | None, license: str | None
+) -> list[Path]:
     written: list[Path] = []
     if "parquet" in kinds:
         written += export_parquet(out)
     if "hf" in kinds:
-        written += export_hf(out, run.config if run else _json_or_none(out / CONFIG),
-                             run.stats if run else _json_or_none(out / STATS))
+        written += export_hf(
+            out,
+            run.config if run else _json_or_none(out / CONFIG),
+            run.stats if run else _json_or_none(out / STATS),
+        )
     if "card" in kinds:
         if run is None:
-            run = FinishedRun(out, _json_or_none(out / STATS) or {}, _json_or_none(out / CONFIG) or {})
+            run = FinishedRun(
+                out, _json_or_none(out / STATS) or {}, _json_or_none(out / CONFIG) or {}
+            )
         written += export_card(run, title=title, license=license)
     return written
 
@@ -293,8 +342,9 @@ def _json_or_none(path: Path) -> dict | None:
     return doc if isinstance(doc, dict) else None
 
 
-def export_finished(out_dir: str | Path, kinds: list[str], *, title: str | None = None,
-                    license: str | None = None) -> list[Path]:
+def export_finished(
+    out_dir: str | Path, kinds: list[str], *, title: str | None = None, license: str | None = None
+) -> list[Path]:
     """`transnli export`: the exports of a finished run, without generating again."""
     run = open_finished_run(out_dir)
     try:
@@ -305,8 +355,13 @@ def export_finished(out_dir: str | Path, kinds: list[str], *, title: str | None 
 
 # -- the dataset card -------------------------------------------------------------------------------
 def size_category(n: int) -> str:
-    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
-                        (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M")):
+    for limit, name in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+        (10_000_000, "1M<n<10M"),
+    ):
         if n < limit:
             return name
     return "10M<n<100M"
@@ -323,17 +378,24 @@ def card_license(datasets_: list[str] | None, chosen: str | None = None) -> str:
 
 def tool_bibtex(config: dict[str, Any] | None) -> str:
     version = (config or {}).get("transnli_version", "")
-    lines = ["@software{transnli,",
-             "  title = {transnli: adversarial {NLI} test sets by antonym replacement and transitive "
-             "self-consistency evaluation},"]
+    lines = [
+        "@software{transnli,",
+        "  title = {transnli: adversarial {NLI} test sets by antonym replacement and transitive "
+        "self-consistency evaluation},",
+    ]
     if version:
         lines.append(f"  version = {{{version}}},")
     lines += ["  license = {MIT},", "  note = {Python package transnli}", "}"]
     return "\n".join(lines)
 
 
-def card_metadata(run: FinishedRun, files: dict[str, dict[str, str]], counts: dict[str, dict[str, int]],
-                  license: str | None = None, nbytes: dict[str, dict[str, int]] | None = None) -> dict[str, Any]:
+def card_metadata(
+    run: FinishedRun,
+    files: dict[str, dict[str, str]],
+    counts: dict[str, dict[str, int]],
+    license: str | None = None,
+    nbytes: dict[str, dict[str, int]] | None = None,
+) -> dict[str, Any]:
     """The YAML front matter of the card (the Hub's dataset card metadata)."""
     import datasets
     from datasets.info import DatasetInfosDict
@@ -343,11 +405,18 @@ def card_metadata(run: FinishedRun, files: dict[str, dict[str, str]], counts: di
     many = len(files) > 1
     if many:
         splits = sorted({s for f in files.values() for s in f}, key=("test", "rejected").index)
-        configs.append({"config_name": "all", "data_files": [
-            {"split": s, "path": f"data/*/{s}.parquet"} for s in splits], "default": True})
+        configs.append(
+            {
+                "config_name": "all",
+                "data_files": [{"split": s, "path": f"data/*/{s}.parquet"} for s in splits],
+                "default": True,
+            }
+        )
     for cfg in sorted(files):
-        entry: dict[str, Any] = {"config_name": cfg, "data_files": [
-            {"split": s, "path": p} for s, p in files[cfg].items()]}
+        entry: dict[str, Any] = {
+            "config_name": cfg,
+            "data_files": [{"split": s, "path": p} for s, p in files[cfg].items()],
+        }
         if not many:
             entry["default"] = True
         configs.append(entry)
@@ -357,13 +426,24 @@ def card_metadata(run: FinishedRun, files: dict[str, dict[str, str]], counts: di
     split_counts = {cfg: counts[cfg] for cfg in files}
     split_sizes = {cfg: sizes.get(cfg, {}) for cfg in files}
     if many:
-        split_counts["all"] = {s: sum(c.get(s, 0) for c in counts.values()) for s in ("test", "rejected")}
-        split_sizes["all"] = {s: sum(c.get(s, 0) for c in split_sizes.values()) for s in ("test", "rejected")}
+        split_counts["all"] = {
+            s: sum(c.get(s, 0) for c in counts.values()) for s in ("test", "rejected")
+        }
+        split_sizes["all"] = {
+            s: sum(c.get(s, 0) for c in split_sizes.values()) for s in ("test", "rejected")
+        }
     for cfg, per_split in split_counts.items():
         # num_bytes: the split's size in Arrow (what `datasets` reports for a split)
-        splits = datasets.SplitDict({s: datasets.SplitInfo(s, num_bytes=split_sizes[cfg].get(s, 0), num_examples=n)
-                                     for s, n in per_split.items() if n})
-        infos[cfg] = datasets.DatasetInfo(features=triple_features(), config_name=cfg, splits=splits)
+        splits = datasets.SplitDict(
+            {
+                s: datasets.SplitInfo(s, num_bytes=split_sizes[cfg].get(s, 0), num_examples=n)
+                for s, n in per_split.items()
+                if n
+            }
+        )
+        infos[cfg] = datasets.DatasetInfo(
+            features=triple_features(), config_name=cfg, splits=splits
+        )
     card_data = DatasetCardData()
     DatasetInfosDict(infos).to_dataset_card_data(card_data)
     total = sum(c.get("test", 0) for c in counts.values())
@@ -397,31 +477,61 @@ def _table(rows: list[tuple[Any, ...]], header: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-SETTING_KEYS = ("preset", "description", "pipeline", "antonyms", "pos", "include_aux", "grammar", "acceptability",
-                "max_chars", "seed", "limit")
+SETTING_KEYS = (
+    "preset",
+    "description",
+    "pipeline",
+    "antonyms",
+    "pos",
+    "include_aux",
+    "grammar",
+    "acceptability",
+    "max_chars",
+    "seed",
+    "limit",
+)
 
 
 def _settings_rows(cfg: dict[str, Any]) -> list[tuple[str, Any]]:
     rows = [(k, cfg.get(k)) for k in SETTING_KEYS if k in cfg]
     if cfg.get("acceptability") == "cola":
-        rows += [("cola_model", cfg.get("cola_model")), ("cola_threshold", cfg.get("cola_threshold"))]
+        rows += [
+            ("cola_model", cfg.get("cola_model")),
+            ("cola_threshold", cfg.get("cola_threshold")),
+        ]
     if cfg.get("pipeline", "wordnet") != "wordnet":
-        rows += [(k, cfg.get(k)) for k in ("llm_backend", "llm_model", "llm_temperature") if k in cfg]
+        rows += [
+            (k, cfg.get(k)) for k in ("llm_backend", "llm_model", "llm_temperature") if k in cfg
+        ]
     return rows
 
 
 def _stats_rows(stats: dict[str, Any]) -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = []
-    for key in ("sentences_read", "duplicate_pairs", "words_considered", "skipped_no_antonym", "skipped_no_pos_match",
-                "skipped_fixed_expression", "skipped_unrealisable", "rejected_llm_answer", "candidates_built"):
+    for key in (
+        "sentences_read",
+        "duplicate_pairs",
+        "words_considered",
+        "skipped_no_antonym",
+        "skipped_no_pos_match",
+        "skipped_fixed_expression",
+        "skipped_unrealisable",
+        "rejected_llm_answer",
+        "candidates_built",
+    ):
         if key in stats:
             rows.append((key.replace("_", " "), stats[key]))
     for name, n in sorted((stats.get("sentences_skipped") or {}).items()):
         rows.append((f"sentences skipped: {name}", n))
     for name, n in sorted((stats.get("rejected_filters") or {}).items()):
         rows.append((f"rejected by filter {name}", n))
-    for key in ("rejected_grammar", "rejected_acceptability", "triples_accepted", "acceptance_rate",
-                "acceptability_pass_rate"):
+    for key in (
+        "rejected_grammar",
+        "rejected_acceptability",
+        "triples_accepted",
+        "acceptance_rate",
+        "acceptability_pass_rate",
+    ):
         if key in stats:
             rows.append((key.replace("_", " "), stats[key]))
     return rows
@@ -446,9 +556,16 @@ def _provenance_rows(config: dict[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
-def render_card(run: FinishedRun, files: dict[str, dict[str, str]], counts: dict[str, dict[str, int]], *,
-                title: str | None = None, license: str | None = None, repo_id: str | None = None,
-                nbytes: dict[str, dict[str, int]] | None = None) -> str:
+def render_card(
+    run: FinishedRun,
+    files: dict[str, dict[str, str]],
+    counts: dict[str, dict[str, int]],
+    *,
+    title: str | None = None,
+    license: str | None = None,
+    repo_id: str | None = None,
+    nbytes: dict[str, dict[str, int]] | None = None,
+) -> str:
     """The dataset card: YAML front matter and a Markdown body, from the run's own files."""
     import yaml
 
@@ -473,23 +590,46 @@ def render_card(run: FinishedRun, files: dict[str, dict[str, str]], counts: dict
         f"needs no gold label for H'. {rejected} candidates that a check or filter rejected are kept "
         "in the `rejected` split for study.\n",
         "## Contents\n",
-        _table([(c, files[c].get("test", "-"), counts[c].get("test", 0), counts[c].get("rejected", 0))
-                for c in names], ("config (source dataset)", "file", "triples", "rejected")) + "\n",
+        _table(
+            [
+                (
+                    c,
+                    files[c].get("test", "-"),
+                    counts[c].get("test", 0),
+                    counts[c].get("rejected", 0),
+                )
+                for c in names
+            ],
+            ("config (source dataset)", "file", "triples", "rejected"),
+        )
+        + "\n",
         "```python\nimport datasets\n"
-        f"ds = datasets.load_dataset(\"{repo_id or 'USER/NAME'}\", \"{names[0] if names else 'default'}\", split=\"test\")\n```\n",
+        f'ds = datasets.load_dataset("{repo_id or "USER/NAME"}", "{names[0] if names else "default"}", split="test")\n```\n',
         "## Method\n",
-        "Antonym replacement after Wu & Last (2025), *" + PAPER_TITLE + "* (Algorithm 1): for each content "
+        "Antonym replacement after Wu & Last (2025), *"
+        + PAPER_TITLE
+        + "* (Algorithm 1): for each content "
         "word of H whose part of speech is selected, collect its WordNet antonyms of the same part of "
         "speech, rank them by word-vector similarity to the rest of the sentence, put the best one in the "
         "word's place (inflection and capitalisation matched), and keep the new sentence only if the "
         "candidate filters and the grammar and acceptability checks pass. Each word gives at most one H'."
-        + (" Pipeline `" + pipeline + "`: an LLM proposes the antonym, and its answer is verified (one "
-           "word changed, no negation added) before the same checks." if pipeline != "wordnet" else "")
+        + (
+            " Pipeline `"
+            + pipeline
+            + "`: an LLM proposes the antonym, and its answer is verified (one "
+            "word changed, no negation added) before the same checks."
+            if pipeline != "wordnet"
+            else ""
+        )
         + "\n",
         "## Preset and settings\n",
         _table(_settings_rows(cfg), ("setting", "value")) + "\n",
         "## Filters\n",
-        ("\n".join(f"- `{f}`: {FILTER_DOCS.get(f, '')}" for f in filters) if filters else "No candidate filters.")
+        (
+            "\n".join(f"- `{f}`: {FILTER_DOCS.get(f, '')}" for f in filters)
+            if filters
+            else "No candidate filters."
+        )
         + "\n",
         "## Acceptance statistics\n",
         "From the run's stats.json (counts over the whole run).\n",
@@ -499,7 +639,8 @@ def render_card(run: FinishedRun, files: dict[str, dict[str, str]], counts: dict
         _table(_provenance_rows(run.config), ("item", "version / value")) + "\n",
         "## Fields\n",
         _table(list(FIELD_DOCS), ("field", "type", "meaning")) + "\n",
-        "`checks` has one entry per check and filter (" + ", ".join(f"`{c}`" for c in triple_features()["checks"])
+        "`checks` has one entry per check and filter ("
+        + ", ".join(f"`{c}`" for c in triple_features()["checks"])
         + "); an entry is null when that stage did not run on the candidate, and each has the same fields "
         "(`backend`, `passed`, `reason` and the evidence of each backend, null where a backend gives none; "
         "other evidence as a JSON object in `extra`). A missing gold label is -1.\n",
@@ -529,13 +670,23 @@ def hub_token(token_env: str) -> str:
 
     token = get_token()
     if not token:
-        raise ExportError(f"no Hugging Face token: set {token_env} (a token with write access, from "
-                          "https://huggingface.co/settings/tokens) or run `hf auth login`")
+        raise ExportError(
+            f"no Hugging Face token: set {token_env} (a token with write access, from "
+            "https://huggingface.co/settings/tokens) or run `hf auth login`"
+        )
     return token
 
 
-def publish(out_dir: str | Path, repo_id: str, *, private: bool = False, token_env: str = "HF_TOKEN",
-            title: str | None = None, license: str | None = None, api=None) -> str:
+def publish(
+    out_dir: str | Path,
+    repo_id: str,
+    *,
+    private: bool = False,
+    token_env: str = "HF_TOKEN",
+    title: str | None = None,
+    license: str | None = None,
+    api=None,
+) -> str:
     """Upload OUT/hub (made now from the finished run) to the dataset repo `repo_id`; returns its URL."""
     if not REPO_ID.match(repo_id):
         raise ExportError(f"--repo-id {repo_id!r} is not of the form USER/NAME")
@@ -555,17 +706,30 @@ def publish(out_dir: str | Path, repo_id: str, *, private: bool = False, token_e
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
     try:
-        url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True, token=token)
-        api.upload_folder(folder_path=str(hub), repo_id=repo_id, repo_type="dataset", token=token,
-                          commit_message=f"Upload transnli triples from {run.dir.name}")
+        url = api.create_repo(
+            repo_id, repo_type="dataset", private=private, exist_ok=True, token=token
+        )
+        api.upload_folder(
+            folder_path=str(hub),
+            repo_id=repo_id,
+            repo_type="dataset",
+            token=token,
+            commit_message=f"Upload transnli triples from {run.dir.name}",
+        )
     except OfflineModeIsEnabled as e:
-        raise ExportError(f"cannot publish: the Hugging Face Hub is switched off here (HF_HUB_OFFLINE is set): "
-                          f"{e}") from e
+        raise ExportError(
+            f"cannot publish: the Hugging Face Hub is switched off here (HF_HUB_OFFLINE is set): "
+            f"{e}"
+        ) from e
     except HfHubHTTPError as e:
-        raise ExportError(f"the Hugging Face Hub refused the upload to {repo_id}: {str(e).splitlines()[0]}") from e
+        raise ExportError(
+            f"the Hugging Face Hub refused the upload to {repo_id}: {str(e).splitlines()[0]}"
+        ) from e
     except _network_errors() as e:
-        raise ExportError(f"cannot reach the Hugging Face Hub ({type(e).__name__}: {e}); check the network, "
-                          f"or upload {hub} later with `transnli publish`") from e
+        raise ExportError(
+            f"cannot reach the Hugging Face Hub ({type(e).__name__}: {e}); check the network, "
+            f"or upload {hub} later with `transnli publish`"
+        ) from e
     return str(url) if url else f"https://huggingface.co/datasets/{repo_id}"
 
 
@@ -574,7 +738,11 @@ def _network_errors() -> tuple[type[BaseException], ...]:
     import importlib
 
     found: list[type[BaseException]] = [OSError]
-    for module, name in (("httpx", "TransportError"), ("httpx2", "TransportError"), ("requests", "RequestException")):
+    for module, name in (
+        ("httpx", "TransportError"),
+        ("httpx2", "TransportError"),
+        ("requests", "RequestException"),
+    ):
         with suppress(ImportError, AttributeError):
             found.append(getattr(importlib.import_module(module), name))
     return tuple(found)

@@ -7,19 +7,32 @@ from pathlib import Path
 
 import click
 
-_TITLE = click.option("--title", default=None, help="Title of the dataset card (default: made from the source "
-                                                    "datasets' names).")
-_LICENSE = click.option("--license", "license_", default=None,
-                        help="Licence id for the card (a Hub licence id such as cc-by-sa-4.0; default: the "
-                             "source datasets' licence when they share a known one, else 'other').")
+_TITLE = click.option(
+    "--title",
+    default=None,
+    help="Title of the dataset card (default: made from the source datasets' names).",
+)
+_LICENSE = click.option(
+    "--license",
+    "license_",
+    default=None,
+    help="Licence id for the card (a Hub licence id such as cc-by-sa-4.0; default: the "
+    "source datasets' licence when they share a known one, else 'other').",
+)
 
 
 @click.command("export")
 @click.argument("out_dir", metavar="OUT_DIR", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--to", "kinds", multiple=True, required=True, metavar="KIND[,KIND]",
-              help="What to write: parquet (OUT/triples.parquet, rejected.parquet), hf (OUT/hf_dataset, "
-                   "a saved datasets.DatasetDict), card (OUT/hub: the data per source dataset and a dataset "
-                   "card, ready for `transnli publish`). Repeat it or give a comma list.")
+@click.option(
+    "--to",
+    "kinds",
+    multiple=True,
+    required=True,
+    metavar="KIND[,KIND]",
+    help="What to write: parquet (OUT/triples.parquet, rejected.parquet), hf (OUT/hf_dataset, "
+    "a saved datasets.DatasetDict), card (OUT/hub: the data per source dataset and a dataset "
+    "card, ready for `transnli publish`). Repeat it or give a comma list.",
+)
 @_TITLE
 @_LICENSE
 def export(out_dir, kinds, title, license_):
@@ -42,12 +55,20 @@ def export(out_dir, kinds, title, license_):
 
 @click.command("publish")
 @click.argument("out_dir", metavar="OUT_DIR", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--repo-id", required=True, metavar="USER/NAME", help="The Hub dataset repository to upload to "
-                                                                    "(created when it does not exist).")
+@click.option(
+    "--repo-id",
+    required=True,
+    metavar="USER/NAME",
+    help="The Hub dataset repository to upload to (created when it does not exist).",
+)
 @click.option("--private", is_flag=True, help="Create the repository as private.")
-@click.option("--token-env", default="HF_TOKEN", show_default=True,
-              help="Environment variable holding a Hub token with write access (else the token "
-                   "`hf auth login` saved).")
+@click.option(
+    "--token-env",
+    default="HF_TOKEN",
+    show_default=True,
+    help="Environment variable holding a Hub token with write access (else the token "
+    "`hf auth login` saved).",
+)
 @_TITLE
 @_LICENSE
 def publish(out_dir, repo_id, private, token_env, title, license_):
@@ -60,7 +81,9 @@ def publish(out_dir, repo_id, private, token_env, title, license_):
     from transnli.generator.publish import publish as publish_run
 
     try:
-        url = publish_run(out_dir, repo_id, private=private, token_env=token_env, title=title, license=license_)
+        url = publish_run(
+            out_dir, repo_id, private=private, token_env=token_env, title=title, license=license_
+        )
     except ExportError as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"published {out_dir} to {url}", err=True)

@@ -33,16 +33,55 @@ from transnli.generator.filters import FilterItem, SenseFitFilter, antonym_sense
 
 POS_VALUES = ("ADJ", "ADV", "NOUN", "VERB")
 TAG_VALUES = ("JJ", "JJR", "JJS", "NN", "NNS", "RB", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ")
-DEP_VALUES = ("ROOT", "amod", "acomp", "advmod", "attr", "compound", "conj", "dobj", "nsubj",
-              "nsubjpass", "pobj", "xcomp", "ccomp", "advcl", "relcl", "pcomp", "npadvmod", "prep")
+DEP_VALUES = (
+    "ROOT",
+    "amod",
+    "acomp",
+    "advmod",
+    "attr",
+    "compound",
+    "conj",
+    "dobj",
+    "nsubj",
+    "nsubjpass",
+    "pobj",
+    "xcomp",
+    "ccomp",
+    "advcl",
+    "relcl",
+    "pcomp",
+    "npadvmod",
+    "prep",
+)
 HEAD_POS_VALUES = ("ADJ", "ADV", "NOUN", "VERB", "AUX", "ADP", "PROPN")
 # WordNet lexicographer files of the sense that carries the antonym (the commonest ones; the rest
 # count as other): the semantic field separates e.g. a verb of possession from a stative one.
-LEXNAMES = ("adj.all", "adj.pert", "adj.ppl", "adv.all", "noun.act", "noun.artifact", "noun.attribute",
-            "noun.cognition", "noun.communication", "noun.event", "noun.person", "noun.quantity",
-            "noun.state", "noun.time", "verb.change", "verb.cognition", "verb.communication",
-            "verb.contact", "verb.creation", "verb.motion", "verb.perception", "verb.possession",
-            "verb.social", "verb.stative")
+LEXNAMES = (
+    "adj.all",
+    "adj.pert",
+    "adj.ppl",
+    "adv.all",
+    "noun.act",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.person",
+    "noun.quantity",
+    "noun.state",
+    "noun.time",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.contact",
+    "verb.creation",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+)
 PREFIXES = ("un", "non", "in", "im", "il", "ir", "dis")
 # GloVe 6B has 400,000 rows: an out-of-vocabulary word gets the rank past the last one.
 OOV_RANK = 400_001
@@ -53,21 +92,50 @@ def _onehot(prefix: str, values: Sequence[str]) -> list[str]:
 
 
 FEATURE_NAMES: tuple[str, ...] = tuple(
-    _onehot("pos", POS_VALUES) + _onehot("tag", TAG_VALUES) + _onehot("dep", DEP_VALUES)
-    + _onehot("head_dep", DEP_VALUES) + _onehot("head_pos", HEAD_POS_VALUES)
+    _onehot("pos", POS_VALUES)
+    + _onehot("tag", TAG_VALUES)
+    + _onehot("dep", DEP_VALUES)
+    + _onehot("head_dep", DEP_VALUES)
+    + _onehot("head_pos", HEAD_POS_VALUES)
     + _onehot("lexname", LEXNAMES)
     + [
-        "n_children", "has_dobj", "has_prep_child", "has_det", "position", "log_sentence_len",
-        "log_n_senses", "antonym_sense_rank", "antonym_first_sense", "antonym_own_lemma",
-        "antonym_indirect", "antonym_attested", "antonym_sense_prior", "log_sense_count",
-        "n_antonym_candidates", "antonym_multiword", "antonym_pos_differs",
-        "prefix_antonym", "prefix_word",
-        "log_rank_word", "log_rank_antonym", "log_rank_ratio",
-        "cos_word_antonym", "cos_word_head", "cos_antonym_head", "cos_head_diff",
-        "cos_word_deps", "cos_antonym_deps", "cos_deps_diff",
-        "cos_word_context", "cos_antonym_context", "cos_context_diff", "rank_margin",
-        "has_vector_word", "has_vector_antonym",
-        "sense_fit_passed", "sense_fit_prior",
+        "n_children",
+        "has_dobj",
+        "has_prep_child",
+        "has_det",
+        "position",
+        "log_sentence_len",
+        "log_n_senses",
+        "antonym_sense_rank",
+        "antonym_first_sense",
+        "antonym_own_lemma",
+        "antonym_indirect",
+        "antonym_attested",
+        "antonym_sense_prior",
+        "log_sense_count",
+        "n_antonym_candidates",
+        "antonym_multiword",
+        "antonym_pos_differs",
+        "prefix_antonym",
+        "prefix_word",
+        "log_rank_word",
+        "log_rank_antonym",
+        "log_rank_ratio",
+        "cos_word_antonym",
+        "cos_word_head",
+        "cos_antonym_head",
+        "cos_head_diff",
+        "cos_word_deps",
+        "cos_antonym_deps",
+        "cos_deps_diff",
+        "cos_word_context",
+        "cos_antonym_context",
+        "cos_context_diff",
+        "rank_margin",
+        "has_vector_word",
+        "has_vector_antonym",
+        "sense_fit_passed",
+        "sense_fit_prior",
     ]
 )
 
@@ -78,7 +146,9 @@ def _prefix_pair(a: str, b: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def antonym_facts(text: str, lemma: str, wn_pos: str, participle: bool, antonym: str) -> dict[str, float]:
+def antonym_facts(
+    text: str, lemma: str, wn_pos: str, participle: bool, antonym: str
+) -> dict[str, float]:
     """WordNet facts about the word and the chosen antonym, from the antonym stage's own tables."""
     from transnli.generator.antonyms import (
         _has_synsets,
@@ -164,12 +234,16 @@ class QualityFeatures:
         ranks = [self._rank.get(w.lower(), OOV_RANK) for w in word.split()]
         return math.log1p(max(ranks)) if ranks else math.log1p(OOV_RANK)
 
-    def matrix(self, items: Sequence[FilterItem], ranked: Sequence[Sequence[dict]] | None = None) -> np.ndarray:
+    def matrix(
+        self, items: Sequence[FilterItem], ranked: Sequence[Sequence[dict]] | None = None
+    ) -> np.ndarray:
         """One row per item. `ranked[i]`: the record's ranked candidates ([{"antonym", "score"}]),
         for the ranker's score and margin; None: recomputed here."""
         out = np.zeros((len(items), len(FEATURE_NAMES)), dtype=np.float64)
         for row, item in enumerate(items):
-            for name, value in self.features(item, ranked[row] if ranked is not None else None).items():
+            for name, value in self.features(
+                item, ranked[row] if ranked is not None else None
+            ).items():
                 out[row, self._index[name]] = value
         return out
 
@@ -232,4 +306,3 @@ class QualityFeatures:
         f["sense_fit_passed"] = float(verdict.passed)
         f["sense_fit_prior"] = float(verdict.details.get("antonym_sense_prior", 1.0))
         return f
-

@@ -31,7 +31,9 @@ from transnli.generator.tagging import TaggedSentence
 VERB_TAGS = frozenset({"VBD", "VBN", "VBZ", "VBG"})
 NOUN_PLURAL_TAGS = {"NNS": "NNS", "NNPS": "NNS"}
 DEGREE_TAGS = {"JJR": "more", "RBR": "more", "JJS": "most", "RBS": "most"}
-CLITICS = frozenset({"'s", "'re", "'ve", "'m", "'d", "'ll", "n't", "’s", "’re", "’ve", "’m", "’d", "’ll", "n’t"})
+CLITICS = frozenset(
+    {"'s", "'re", "'ve", "'m", "'d", "'ll", "n't", "’s", "’re", "’ve", "’m", "’d", "’ll", "n’t"}
+)
 ARTICLES = frozenset({"a", "an"})
 
 
@@ -70,7 +72,7 @@ def _prefixed_forms(verb: str, tag: str) -> tuple[str, ...]:
     """An irregular stem's forms under a prefix: unmake/VBD -> unmade; () when the stem is not a
     verb lemminflect knows or inflects regularly (then the word's own forms serve)."""
     for prefix in VERB_PREFIXES:
-        stem = verb[len(prefix):]
+        stem = verb[len(prefix) :]
         if not verb.startswith(prefix) or len(stem) < 2:
             continue
         forms = _forms(stem, tag, False)
@@ -111,7 +113,9 @@ def inflect(antonym: str, tag: str, antonym_pos: str | None = None) -> str:
         return antonym
     if tag in VERB_TAGS:
         head = words[0]
-        if antonym_pos == "a" or (antonym_pos is None and len(words) == 1 and _adjective_only(head)):
+        if antonym_pos == "a" or (
+            antonym_pos is None and len(words) == 1 and _adjective_only(head)
+        ):
             # An adjective in a participle's place ("is occupied" -> "is unoccupied").
             return antonym
         forms = _prefixed_forms(head, tag) or _forms(head, tag, False) or _forms(head, tag, True)
@@ -147,7 +151,9 @@ def match_case(new: str, original: str) -> str:
 _SILENT_H = re.compile(r"^(hour|honest|honor|honour|heir)")
 # Vowel letters with a consonant sound: "a unique", "a useful", "a European", "a one-off";
 # but "an unimportant", "an uninteresting", "an unidentified" (un- + i...), "an unusual".
-_YOU_SOUND = re.compile(r"^(eu|ewe|one\b|one-|once|uni(?![mnd])|use|usu|uti|uto|ura|ure|uri|ubi|uku|ufo|u-)")
+_YOU_SOUND = re.compile(
+    r"^(eu|ewe|one\b|one-|once|uni(?![mnd])|use|usu|uti|uto|ura|ure|uri|ubi|uku|ufo|u-)"
+)
 
 
 def indefinite_article(word: str) -> str:
@@ -225,12 +231,19 @@ class Realiser:
     """The realising stage: `realise` for one replacement, `realise_many` for a batch."""
 
     def realise(
-        self, sentence: TaggedSentence, token_index: int, antonym: str, antonym_pos: str | None = None
+        self,
+        sentence: TaggedSentence,
+        token_index: int,
+        antonym: str,
+        antonym_pos: str | None = None,
     ) -> Realised | None:
         return realise(sentence, token_index, antonym, antonym_pos)
 
     def realise_many(
-        self, items: Iterable[tuple[TaggedSentence, int, str] | tuple[TaggedSentence, int, str, str | None]]
+        self,
+        items: Iterable[
+            tuple[TaggedSentence, int, str] | tuple[TaggedSentence, int, str, str | None]
+        ],
     ) -> list[Realised | None]:
         """One result per (sentence, token_index, antonym[, antonym_pos]) item, in order."""
         return [realise(*item) for item in items]

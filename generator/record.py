@@ -21,10 +21,13 @@ LABELS = ("entailment", "neutral", "contradiction")
 class RecordError(ValueError):
     """A malformed line in a triples file; the message names file, line and field."""
 
-    def __init__(self, path: str | Path, line: int, field_name: str | None, problem: str, unit: str = "line"):
+    def __init__(
+        self, path: str | Path, line: int, field_name: str | None, problem: str, unit: str = "line"
+    ):
         # A JSONL file's lines read path:line as editors do; a table's rows say "row N".
         where = (f"{path}:{line}" if unit == "line" else f"{path}: {unit} {line}") + (
-            f": field '{field_name}'" if field_name else "")
+            f": field '{field_name}'" if field_name else ""
+        )
         super().__init__(f"{where}: {problem}")
         self.path, self.line, self.field, self.problem = str(path), line, field_name, problem
 
@@ -95,13 +98,17 @@ def parse_triple_line(line: str, path: str | Path, lineno: int) -> TripleRecord:
     try:
         data = json.loads(line)
     except json.JSONDecodeError as e:
-        raise RecordError(path, lineno, None, f"not valid JSON ({e.msg} at column {e.colno})") from e
+        raise RecordError(
+            path, lineno, None, f"not valid JSON ({e.msg} at column {e.colno})"
+        ) from e
     if not isinstance(data, dict):
         raise RecordError(path, lineno, None, "expected a JSON object")
     return parse_triple_dict(data, path, lineno)
 
 
-def parse_triple_dict(data: dict[str, Any], path: str | Path, lineno: int, unit: str = "line") -> TripleRecord:
+def parse_triple_dict(
+    data: dict[str, Any], path: str | Path, lineno: int, unit: str = "line"
+) -> TripleRecord:
     """A record from one parsed line (or table row), validated like every triples input."""
     for name in REQUIRED:
         value = data.get(name)
@@ -109,7 +116,9 @@ def parse_triple_dict(data: dict[str, Any], path: str | Path, lineno: int, unit:
             raise RecordError(path, lineno, name, "missing or not a non-empty string", unit)
     gold = data.get("gold_label")
     if gold is not None and gold not in LABELS:
-        raise RecordError(path, lineno, "gold_label", f"{gold!r} is not one of {', '.join(LABELS)} or null", unit)
+        raise RecordError(
+            path, lineno, "gold_label", f"{gold!r} is not one of {', '.join(LABELS)} or null", unit
+        )
     rec = TripleRecord.from_dict(data)
     if not rec.dataset:
         rec.dataset = Path(path).name.split(".")[0]

@@ -26,9 +26,23 @@ NO_LABEL = -1
 # Check names a record can carry: the checks (generator/checks, the LLM answer check) and the
 # candidate filters (generator/filters.FILTER_NAMES). tests/test_export.py keeps this in step.
 CHECK_NAMES = (
-    "llm_answer", "auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure",
-    "coreference", "rare_sense", "relational_adj", "clause_link", "attributive_participle", "verb_complements",
-    "sense_fit", "collocation", "quality_model", "grammar", "acceptability",
+    "llm_answer",
+    "auxiliary",
+    "light_verb",
+    "fixed_phrase",
+    "licensing",
+    "argument_structure",
+    "coreference",
+    "rare_sense",
+    "relational_adj",
+    "clause_link",
+    "attributive_participle",
+    "verb_complements",
+    "sense_fit",
+    "collocation",
+    "quality_model",
+    "grammar",
+    "acceptability",
 )
 
 
@@ -80,33 +94,40 @@ def _features():
         "answer": string,
         "verdict": string,
         "tokens": {"prompt": i64, "completion": i64},
-        "wordnet": {"status": string, "antonym": string, "modified_hypothesis": string, "same": boolean},
+        "wordnet": {
+            "status": string,
+            "antonym": string,
+            "modified_hypothesis": string,
+            "same": boolean,
+        },
         "error": string,
     }
-    return Features({
-        "id": string,
-        "source_id": string,
-        "dataset": string,
-        "split": string,
-        "premise": string,
-        "hypothesis": string,
-        "modified_hypothesis": string,
-        "gold_label": ClassLabel(names=list(LABELS)),
-        "target": string,
-        "word": string,
-        "word_index": i64,
-        "char_start": i64,
-        "char_end": i64,
-        "pos": string,
-        "tag": string,
-        "antonym": string,
-        "candidates": [{"antonym": string, "score": f64}],
-        "pipeline": string,
-        "checks": {name: check for name in CHECK_NAMES},
-        "rejected_by": string,
-        "reason": string,
-        "llm": llm,
-    })
+    return Features(
+        {
+            "id": string,
+            "source_id": string,
+            "dataset": string,
+            "split": string,
+            "premise": string,
+            "hypothesis": string,
+            "modified_hypothesis": string,
+            "gold_label": ClassLabel(names=list(LABELS)),
+            "target": string,
+            "word": string,
+            "word_index": i64,
+            "char_start": i64,
+            "char_end": i64,
+            "pos": string,
+            "tag": string,
+            "antonym": string,
+            "candidates": [{"antonym": string, "score": f64}],
+            "pipeline": string,
+            "checks": {name: check for name in CHECK_NAMES},
+            "rejected_by": string,
+            "reason": string,
+            "llm": llm,
+        }
+    )
 
 
 _CACHE: dict[str, Any] = {}
@@ -124,8 +145,21 @@ class SchemaError(ValueError):
 
 
 # What one record's field must be, for the plain (non-nested) fields.
-_STRINGS = ("id", "source_id", "dataset", "split", "premise", "hypothesis", "modified_hypothesis", "target",
-            "word", "pos", "tag", "antonym", "pipeline")
+_STRINGS = (
+    "id",
+    "source_id",
+    "dataset",
+    "split",
+    "premise",
+    "hypothesis",
+    "modified_hypothesis",
+    "target",
+    "word",
+    "pos",
+    "tag",
+    "antonym",
+    "pipeline",
+)
 _INTS = ("word_index", "char_start", "char_end")
 _INT_DEFAULT = -1
 
@@ -213,8 +247,10 @@ def normalise(record: dict[str, Any]) -> dict[str, Any]:
                 raise SchemaError(f"checks: expected an object, got {type(checks).__name__}")
             unknown = sorted(set(checks) - set(CHECK_NAMES))
             if unknown:
-                raise SchemaError(f"checks: unknown check(s) {', '.join(unknown)}; this transnli knows "
-                                  f"{', '.join(CHECK_NAMES)}")
+                raise SchemaError(
+                    f"checks: unknown check(s) {', '.join(unknown)}; this transnli knows "
+                    f"{', '.join(CHECK_NAMES)}"
+                )
             row[name] = {c: _fit(checks.get(c), feats[name][c], f"checks.{c}") for c in CHECK_NAMES}
         else:  # rejected_by, reason, llm: null when absent
             row[name] = _fit(value, feats[name], name)
@@ -270,7 +306,11 @@ FIELD_DOCS = (
     ("premise", "string", "P, the premise of the source pair"),
     ("hypothesis", "string", "H, the hypothesis of the source pair"),
     ("modified_hypothesis", "string", "H', H with one word replaced by an antonym"),
-    ("gold_label", "ClassLabel", "gold label of (P, H): 0 entailment, 1 neutral, 2 contradiction, -1 none"),
+    (
+        "gold_label",
+        "ClassLabel",
+        "gold label of (P, H): 0 entailment, 1 neutral, 2 contradiction, -1 none",
+    ),
     ("target", "string", "which sentence was modified (hypothesis)"),
     ("word", "string", "the replaced word"),
     ("word_index", "int64", "its token index in H (-1 when unknown)"),
@@ -279,10 +319,18 @@ FIELD_DOCS = (
     ("pos", "string", "its universal POS tag"),
     ("tag", "string", "its fine-grained (Penn) tag"),
     ("antonym", "string", "the antonym put in its place"),
-    ("candidates", "list of {antonym, score}", "every antonym considered, best first, with its similarity score"),
+    (
+        "candidates",
+        "list of {antonym, score}",
+        "every antonym considered, best first, with its similarity score",
+    ),
     ("pipeline", "string", "wordnet or llm"),
-    ("checks", "struct", "one entry per check and filter (null when it did not run): backend, passed, "
-                         "reason and the backend's evidence; see the schema for every field"),
+    (
+        "checks",
+        "struct",
+        "one entry per check and filter (null when it did not run): backend, passed, "
+        "reason and the backend's evidence; see the schema for every field",
+    ),
     ("rejected_by", "string", "the check or filter that rejected it (rejected split only)"),
     ("reason", "string", "why it was rejected (rejected split only)"),
     ("llm", "struct", "the LLM's reply and verdict (llm pipeline only)"),

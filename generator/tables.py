@@ -24,7 +24,7 @@ class TableError(ValueError):
 
 
 def triples_kind(path: str | Path) -> str:
-    """"hf", "parquet" or "jsonl" for a triples input path."""
+    """ "hf", "parquet" or "jsonl" for a triples input path."""
     p = Path(path)
     if p.is_dir():
         return "hf"
@@ -76,22 +76,30 @@ def _hf_batches(path: Path) -> Iterator[list[dict[str, Any]]]:
     try:
         loaded = datasets.load_from_disk(str(path))
     except (FileNotFoundError, ValueError, OSError) as e:
-        raise TableError(f"{path} is a folder but not a saved Hugging Face dataset (the output of "
-                         f"save_to_disk, e.g. `transnli export --to hf`): {e}") from e
+        raise TableError(
+            f"{path} is a folder but not a saved Hugging Face dataset (the output of "
+            f"save_to_disk, e.g. `transnli export --to hf`): {e}"
+        ) from e
     if isinstance(loaded, datasets.DatasetDict):
         splits = list(loaded)
-        name = next((s for s in PREFERRED_SPLITS if s in loaded), splits[0] if len(splits) == 1 else None)
+        name = next(
+            (s for s in PREFERRED_SPLITS if s in loaded), splits[0] if len(splits) == 1 else None
+        )
         if name is None:
-            raise TableError(f"{path} holds the splits {', '.join(splits)}; none is called "
-                             f"{' or '.join(PREFERRED_SPLITS)}, so which to evaluate is unclear")
+            raise TableError(
+                f"{path} holds the splits {', '.join(splits)}; none is called "
+                f"{' or '.join(PREFERRED_SPLITS)}, so which to evaluate is unclear"
+            )
         loaded = loaded[name]
     _require_columns(path, loaded.column_names)
     table = loaded.with_format("arrow")
     for start in range(0, len(loaded), BATCH):
-        yield table[start:start + BATCH].to_pylist()
+        yield table[start : start + BATCH].to_pylist()
 
 
 def _require_columns(path: Path, names: list[str]) -> None:
     missing = [c for c in ("premise", "hypothesis", "modified_hypothesis") if c not in names]
     if missing:
-        raise TableError(f"{path}: column(s) {', '.join(missing)} missing (it has {', '.join(names) or 'none'})")
+        raise TableError(
+            f"{path}: column(s) {', '.join(missing)} missing (it has {', '.join(names) or 'none'})"
+        )

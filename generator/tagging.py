@@ -96,8 +96,16 @@ class SpacyTagger:
                     text=doc.text,
                     tokens=tuple(
                         Token(
-                            i=t.i, text=t.text, idx=t.idx, whitespace=t.whitespace_, pos=t.pos_,
-                            tag=t.tag_, lemma=t.lemma_, dep=t.dep_, head=t.head.i, is_alpha=t.is_alpha,
+                            i=t.i,
+                            text=t.text,
+                            idx=t.idx,
+                            whitespace=t.whitespace_,
+                            pos=t.pos_,
+                            tag=t.tag_,
+                            lemma=t.lemma_,
+                            dep=t.dep_,
+                            head=t.head.i,
+                            is_alpha=t.is_alpha,
                         )
                         for t in doc
                     ),

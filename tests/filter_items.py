@@ -10,7 +10,7 @@ def item(tagger, text: str, word: str, antonym: str, antonym_pos: str = "a") -> 
     """`word` (its first occurrence) in `text` replaced by `antonym`, as the generator builds it."""
     sent = tagger.tag([text])[0]
     tok = next(t for t in sent.tokens if t.text == word)
-    modified = text[: tok.idx] + antonym + text[tok.idx + len(word):]
+    modified = text[: tok.idx] + antonym + text[tok.idx + len(word) :]
     return FilterItem(sent, tok, antonym, antonym_pos, modified)
 
 

@@ -51,11 +51,15 @@ def replacement(script: dict, prompt: str):
     if kind == "good":
         return before + args[0] + after
     if kind == "explain":
-        return (f'Modified sentence: "{before}{args[0]}{after}"\n\nExplanation: I replaced "{word}" '
-                f'with its antonym "{args[0]}", which reverses the meaning.')
+        return (
+            f'Modified sentence: "{before}{args[0]}{after}"\n\nExplanation: I replaced "{word}" '
+            f'with its antonym "{args[0]}", which reverses the meaning.'
+        )
     if kind == "quoted":  # echoes the original, then the answer with the new word in quotes
-        return (f"Original: {before}\"{word}\"{after}\nNew sentence: {before}\"{args[0]}\"{after}\n"
-                f"The word \"{word}\" became \"{args[0]}\".")
+        return (
+            f'Original: {before}"{word}"{after}\nNew sentence: {before}"{args[0]}"{after}\n'
+            f'The word "{word}" became "{args[0]}".'
+        )
     if kind == "two":  # also changes another word
         other, new_other = args[1], args[2]
         return (before + args[0] + after).replace(other, new_other, 1)
@@ -75,8 +79,13 @@ def replacement(script: dict, prompt: str):
 
 
 class FakeLLM:
-    def __init__(self, script: dict | None = None, judge: dict | None = None, respond=None,
-                 usage: bool = True):
+    def __init__(
+        self,
+        script: dict | None = None,
+        judge: dict | None = None,
+        respond=None,
+        usage: bool = True,
+    ):
         self.script = script or {}
         self.judge = judge or {}
         self.respond = respond or self.default_respond
@@ -132,7 +141,7 @@ class FakeLLM:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body[:len(body) // 2])
+                self.wfile.write(body[: len(body) // 2])
                 self.wfile.flush()
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
@@ -143,13 +152,19 @@ class FakeLLM:
                     if kind == "drop":
                         _, times, then = behaviour
                         if n <= times:
-                            self._drop(json.dumps({"choices": [{"message": {"content": "x" * 40}}]}).encode())
+                            self._drop(
+                                json.dumps(
+                                    {"choices": [{"message": {"content": "x" * 40}}]}
+                                ).encode()
+                            )
                             return
                         return self._behave(then, body, prompt, n)
                     if kind == "truncated":
                         _, times, then = behaviour
                         if n <= times:
-                            self._send(200, b'{"id": "chatcmpl-fake", "choices": [{"index": 0, "mess')
+                            self._send(
+                                200, b'{"id": "chatcmpl-fake", "choices": [{"index": 0, "mess'
+                            )
                             return
                         return self._behave(then, body, prompt, n)
                     if kind == "html":
@@ -174,14 +189,23 @@ class FakeLLM:
                         return self._behave(behaviour[2], body, prompt, n)
                 text = str(behaviour)
                 payload = {
-                    "id": "chatcmpl-fake", "object": "chat.completion", "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion",
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": text},
+                        }
+                    ],
                 }
                 if fake.usage:
-                    payload["usage"] = {"prompt_tokens": len(prompt.split()),
-                                        "completion_tokens": len(text.split()),
-                                        "total_tokens": len(prompt.split()) + len(text.split())}
+                    payload["usage"] = {
+                        "prompt_tokens": len(prompt.split()),
+                        "completion_tokens": len(text.split()),
+                        "total_tokens": len(prompt.split()) + len(text.split()),
+                    }
                 self._send(200, json.dumps(payload).encode())
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -220,17 +244,34 @@ def build_tiny_t5(folder, seed: int = 0):
     folder.mkdir(parents=True, exist_ok=True)
     tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    corpus = ["A man is sleeping on a bench .", "Change the meaning of the following sentence to "
-              "the opposite by replacing one word in quotation marks with its antonym , do not use "
-              "negation , replacing one word at most . Please explain your change .",
-              "awake happy sad old young tall short \" dog cat runs walks"]
-    tok.train_from_iterator(corpus, trainers.WordLevelTrainer(special_tokens=["<pad>", "</s>", "<unk>"]))
-    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>",
-                                   unk_token="<unk>")
-    config = T5Config(vocab_size=tok.get_vocab_size(), d_model=32, d_kv=8, d_ff=64, num_layers=2,
-                      num_decoder_layers=2, num_heads=4, pad_token_id=0, eos_token_id=1,
-                      decoder_start_token_id=0)
+    corpus = [
+        "A man is sleeping on a bench .",
+        "Change the meaning of the following sentence to "
+        "the opposite by replacing one word in quotation marks with its antonym , do not use "
+        "negation , replacing one word at most . Please explain your change .",
+        'awake happy sad old young tall short " dog cat runs walks',
+    ]
+    tok.train_from_iterator(
+        corpus, trainers.WordLevelTrainer(special_tokens=["<pad>", "</s>", "<unk>"])
+    )
+    tok.post_processor = processors.TemplateProcessing(
+        single="$A </s>", special_tokens=[("</s>", 1)]
+    )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>"
+    )
+    config = T5Config(
+        vocab_size=tok.get_vocab_size(),
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=4,
+        pad_token_id=0,
+        eos_token_id=1,
+        decoder_start_token_id=0,
+    )
     torch.manual_seed(seed)
     T5ForConditionalGeneration(config).save_pretrained(folder)
     fast.save_pretrained(folder)
@@ -246,11 +287,20 @@ def build_tiny_gpt2(folder, seed: int = 0):
     folder.mkdir(parents=True, exist_ok=True)
     tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.train_from_iterator(["A man is sleeping on a bench . awake happy sad \" change word"],
-                            trainers.WordLevelTrainer(special_tokens=["<eos>", "<unk>"]))
+    tok.train_from_iterator(
+        ['A man is sleeping on a bench . awake happy sad " change word'],
+        trainers.WordLevelTrainer(special_tokens=["<eos>", "<unk>"]),
+    )
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", unk_token="<unk>")
-    config = GPT2Config(vocab_size=tok.get_vocab_size(), n_embd=32, n_layer=2, n_head=2,
-                        n_positions=256, bos_token_id=0, eos_token_id=0)
+    config = GPT2Config(
+        vocab_size=tok.get_vocab_size(),
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        n_positions=256,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
     torch.manual_seed(seed)
     GPT2LMHeadModel(config).save_pretrained(folder)
     fast.save_pretrained(folder)

@@ -39,14 +39,17 @@ def test_cola_unacceptable_model_and_threshold(tiny_cola_model_factory):
     strict = make_acceptability_check("cola", cola_model=str(folder), cola_threshold=0.8)
     assert lenient.check_many(["x"], ["The dog is big."])[0].passed
     res = strict.check_many(["x"], ["The dog is big."])[0]
-    assert not res.passed and res.details == {"score": pytest.approx(0.75, abs=1e-6),
-                                              "threshold": 0.8}
+    assert not res.passed and res.details == {
+        "score": pytest.approx(0.75, abs=1e-6),
+        "threshold": 0.8,
+    }
 
 
 def test_cola_label_names_decide_the_acceptable_class(tiny_cola_model_factory):
     # Here class 0 is "acceptable" and the bias favours it: the score must be P(class 0).
     folder = tiny_cola_model_factory(
-        "named", bias=(10.0, -10.0), id2label={0: "acceptable", 1: "unacceptable"})
+        "named", bias=(10.0, -10.0), id2label={0: "acceptable", 1: "unacceptable"}
+    )
     check = ColaAcceptability(model=str(folder))
     assert check.acceptable_index == 0
     assert check.check_many(["x"], ["The cat is happy."])[0].passed
@@ -59,8 +62,15 @@ def test_cola_label_names_decide_the_acceptable_class(tiny_cola_model_factory):
 def test_cola_batches_sorted_but_results_in_input_order(tiny_cola_model_factory):
     folder = tiny_cola_model_factory("random_head", bias=(0.0, 0.0), zero_classifier=False)
     check = ColaAcceptability(model=str(folder), batch_size=2)
-    sentences = ["The old man went home.", "Cat.", "She is tall.", "The dog sat on the mat.",
-                 "A cat.", "They are young and fast and happy.", "Cat."]
+    sentences = [
+        "The old man went home.",
+        "Cat.",
+        "She is tall.",
+        "The dog sat on the mat.",
+        "A cat.",
+        "They are young and fast and happy.",
+        "Cat.",
+    ]
     batched = check.scores(sentences)
     one_by_one = [check.scores([s])[0] for s in sentences]
     assert batched == pytest.approx(one_by_one, abs=1e-5)
@@ -98,8 +108,11 @@ def test_cola_hub_id_fails_fast_when_the_hub_is_unreachable(monkeypatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(acceptability, "_hub_offline", lambda: False)
     probed = []
-    monkeypatch.setattr(acceptability, "_hub_reachable",
-                        lambda: probed.append(1) or (False, "https://huggingface.co: no route"))
+    monkeypatch.setattr(
+        acceptability,
+        "_hub_reachable",
+        lambda: probed.append(1) or (False, "https://huggingface.co: no route"),
+    )
     with pytest.raises(BackendUnavailable, match="cannot be reached"):
         ColaAcceptability(model="transnli-tests/no-such-cola-model")
     assert probed == [1]
@@ -144,21 +157,36 @@ def test_link_grammar_relative(link_grammar):
     assert m > 0
     results = link_grammar.check_many(
         [speech, speech, "He goes home.", "He goes home."],
-        ["uh-huh yeah i i think that's that's wrong you know",  # as broken as before: passes
-         "uh-huh yeah i i think that's that's right you know the of the of",  # worse: fails
-         "He comes home.",
-         "He go home."],  # the swap broke it: fails
+        [
+            "uh-huh yeah i i think that's that's wrong you know",  # as broken as before: passes
+            "uh-huh yeah i i think that's that's right you know the of the of",  # worse: fails
+            "He comes home.",
+            "He go home.",
+        ],  # the swap broke it: fails
     )
     assert [r.passed for r in results] == [True, False, True, False]
-    assert results[0].details["null_count_original"] == m and 0 < results[0].details["null_count"] <= m
+    assert (
+        results[0].details["null_count_original"] == m and 0 < results[0].details["null_count"] <= m
+    )
     # Searched only as far as the original's count: how much worse does not change the verdict.
-    assert results[1].details == {"null_count": None, "null_count_above": m, "null_count_original": m}
+    assert results[1].details == {
+        "null_count": None,
+        "null_count_above": m,
+        "null_count_original": m,
+    }
     assert f"more than {m} word(s) left unlinked" in results[1].reason
-    assert results[3].details == {"null_count": None, "null_count_above": 0, "null_count_original": 0}
+    assert results[3].details == {
+        "null_count": None,
+        "null_count_above": 0,
+        "null_count_original": 0,
+    }
     assert "the original parses with none" in results[3].reason
     # A candidate that parses fully passes without its original being parsed.
     assert results[2].details == {"null_count": 0}
-    assert link_grammar.null_count("He goes home.") == 0 and ("He goes home.", 8) in link_grammar._cache
+    assert (
+        link_grammar.null_count("He goes home.") == 0
+        and ("He goes home.", 8) in link_grammar._cache
+    )
 
 
 def test_link_grammar_parses_only_as_far_as_the_verdict_needs(link_grammar_available):
@@ -171,15 +199,32 @@ def test_link_grammar_parses_only_as_far_as_the_verdict_needs(link_grammar_avail
     parsed.clear()
     results = check.check_many(
         ["She is happy.", "He goes home.", "He goes home.", speech, speech],
-        ["She is unhappy.", "He go home.", "He comes home.",
-         "uh-huh yeah i i think that's that's wrong you know", "uh-huh yeah the of the of i i think"])
+        [
+            "She is unhappy.",
+            "He go home.",
+            "He comes home.",
+            "uh-huh yeah i i think that's that's wrong you know",
+            "uh-huh yeah the of the of i i think",
+        ],
+    )
     assert [r.passed for r in results] == [True, False, True, True, False]
     # Every candidate without skipped words first; the originals only of those that do not parse
     # so (up to the cap; the speech one is cached); then those candidates up to their
     # original's count (none when the original parses fully).
-    wrong, worse = "uh-huh yeah i i think that's that's wrong you know", "uh-huh yeah the of the of i i think"
-    assert parsed == [("She is unhappy.", 0), ("He go home.", 0), ("He comes home.", 0),
-                      (wrong, 0), (worse, 0), ("He goes home.", 8), (wrong, m), (worse, m)]
+    wrong, worse = (
+        "uh-huh yeah i i think that's that's wrong you know",
+        "uh-huh yeah the of the of i i think",
+    )
+    assert parsed == [
+        ("She is unhappy.", 0),
+        ("He go home.", 0),
+        ("He comes home.", 0),
+        (wrong, 0),
+        (worse, 0),
+        ("He goes home.", 8),
+        (wrong, m),
+        (worse, m),
+    ]
     parsed.clear()
     assert [r.passed for r in check.check_many([speech], [worse])] == [False]
     assert parsed == []  # cached per (sentence, highest)
@@ -193,7 +238,11 @@ def test_link_grammar_original_without_parse_passes_every_candidate(link_grammar
     assert check.null_count(speech) is None
     result = check.check_many([speech], ["uh-huh yeah i i think that's that's wrong you know"])[0]
     assert result.passed
-    assert result.details == {"null_count": None, "null_count_above": 0, "null_count_original": None}
+    assert result.details == {
+        "null_count": None,
+        "null_count_above": 0,
+        "null_count_original": None,
+    }
 
 
 def test_null_count_range_search(link_grammar_available):
@@ -211,20 +260,28 @@ def test_null_count_range_search(link_grammar_available):
 
 
 def test_link_grammar_threads_give_the_same_results(link_grammar_available):
-    sentences = ["He goes home.", "He go home.", "Home the goes he quickly of.", "",
-                 "uh-huh yeah i i think that's that's right you know", "The cat sat on the mat."] * 4
+    sentences = [
+        "He goes home.",
+        "He go home.",
+        "Home the goes he quickly of.",
+        "",
+        "uh-huh yeah i i think that's that's right you know",
+        "The cat sat on the mat.",
+    ] * 4
     one = LinkGrammarAcceptability(threads=1, relative=False)
     two = LinkGrammarAcceptability(threads=2, relative=False)
     assert two.threads == 2
     serial = [one.null_count(s) for s in sentences]
     assert [r.details for r in two.check_many(sentences, sentences)] == [
-        {"null_count": 0} if n == 0 else {"null_count": None, "null_count_above": 0} for n in serial]
+        {"null_count": 0} if n == 0 else {"null_count": None, "null_count_above": 0} for n in serial
+    ]
     assert serial[:4] == [0, 1, serial[2], None] and serial[2] > 0
     relative_one = LinkGrammarAcceptability(threads=1)
     relative_two = LinkGrammarAcceptability(threads=2)
     originals = ["He goes home.", "uh-huh yeah i i think that's that's right you know"] * 12
     assert [r.details for r in relative_two.check_many(originals, sentences)] == [
-        r.details for r in relative_one.check_many(originals, sentences)]
+        r.details for r in relative_one.check_many(originals, sentences)
+    ]
     two.close()
 
 
@@ -239,9 +296,12 @@ def test_link_grammar_parses_on_threads_that_end_with_each_batch(link_grammar_av
         seen = set()
         real = check._parser.parse
         check._parser.parse = lambda *search, real=real, seen=seen: (
-            seen.add(threading.current_thread()) or real(*search))
-        for batch, passed in ((["He goes home.", "He go home.", "The cat sat."], [True, False, True]),
-                              (["She is unhappy.", "It is late."], [True, True])):
+            seen.add(threading.current_thread()) or real(*search)
+        )
+        for batch, passed in (
+            (["He goes home.", "He go home.", "The cat sat."], [True, False, True]),
+            (["She is unhappy.", "It is late."], [True, True]),
+        ):
             before = threading.active_count()
             assert [r.passed for r in check.check_many(batch, batch)] == passed
             assert threading.active_count() == before  # the batch's threads have ended

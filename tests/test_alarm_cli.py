@@ -77,20 +77,35 @@ def test_one_judge_is_refused_and_agreeing_judges_prove_nothing(tmp_path):
     assert result.exit_code == 0 and "nothing is proven" in result.output
 
 
-@pytest.mark.parametrize("content,suffix,expected", [
-    ("judge,a,b\nx,3,4\ny,3,x\n", ".csv", "c.csv:3: field 'b': 'x' is not a non-negative whole number"),
-    ("judge,a,b\nx,3,4\ny,3\n", ".csv", "c.csv:3: 2 fields, the header has 3"),
-    ("name,a,b\nx,3,4\n", ".csv", "c.csv:1: the first column must be 'judge'"),
-    ("judge,a,b\nx,3,4\nx,4,3\n", ".csv", "c.csv:3: field 'judge': 'x' given twice"),
-    ("judge,a,b\nx,3,4\ny,3,3\n", ".csv", "must label the same items"),
-    ('{"x": {"a": 1, "b": 2}, "y": {"a": 3, "c": 0}}', ".json", "judge 'y' has labels"),
-    ('{"x": {"a": 1, "b": 2}, "y": {"a": -1, "b": 4}}', ".json", "label 'a': -1 is not"),
-    ('{"x": ', ".json", "c.json:1: not JSON"),
-    ('{"model": "m", "dataset": "d", "id": "1"}\n', ".jsonl", "c.jsonl:1: field 'labels' is missing"),
-    ('{"premise": "p", "hypothesis": "h", "label": "maybe"}\n', ".jsonl", "unknown label 'maybe'"),
-    ("[1]\n", ".jsonl", "c.jsonl:1: expected a JSON object"),
-    ("", ".jsonl", "the file is empty"),
-])
+@pytest.mark.parametrize(
+    "content,suffix,expected",
+    [
+        (
+            "judge,a,b\nx,3,4\ny,3,x\n",
+            ".csv",
+            "c.csv:3: field 'b': 'x' is not a non-negative whole number",
+        ),
+        ("judge,a,b\nx,3,4\ny,3\n", ".csv", "c.csv:3: 2 fields, the header has 3"),
+        ("name,a,b\nx,3,4\n", ".csv", "c.csv:1: the first column must be 'judge'"),
+        ("judge,a,b\nx,3,4\nx,4,3\n", ".csv", "c.csv:3: field 'judge': 'x' given twice"),
+        ("judge,a,b\nx,3,4\ny,3,3\n", ".csv", "must label the same items"),
+        ('{"x": {"a": 1, "b": 2}, "y": {"a": 3, "c": 0}}', ".json", "judge 'y' has labels"),
+        ('{"x": {"a": 1, "b": 2}, "y": {"a": -1, "b": 4}}', ".json", "label 'a': -1 is not"),
+        ('{"x": ', ".json", "c.json:1: not JSON"),
+        (
+            '{"model": "m", "dataset": "d", "id": "1"}\n',
+            ".jsonl",
+            "c.jsonl:1: field 'labels' is missing",
+        ),
+        (
+            '{"premise": "p", "hypothesis": "h", "label": "maybe"}\n',
+            ".jsonl",
+            "unknown label 'maybe'",
+        ),
+        ("[1]\n", ".jsonl", "c.jsonl:1: expected a JSON object"),
+        ("", ".jsonl", "the file is empty"),
+    ],
+)
 def test_bad_input_names_file_line_and_field(tmp_path, content, suffix, expected):
     p = tmp_path / f"c{suffix}"
     p.write_text(content, encoding="utf-8")
@@ -124,19 +139,34 @@ def random_run(tmp_path, n_triples=24, n_judges=3, seed=0, gold=True):
     pairs = []
     for i in range(n_triples):
         p, h, h2 = f"premise {i}", f"hypothesis {i}", f"changed {i}"
-        rec = {"id": f"t{i}", "premise": p, "hypothesis": h, "modified_hypothesis": h2,
-               "dataset": "d1" if i % 3 else "d2"}
+        rec = {
+            "id": f"t{i}",
+            "premise": p,
+            "hypothesis": h,
+            "modified_hypothesis": h2,
+            "dataset": "d1" if i % 3 else "d2",
+        }
         g = rng.choice(LABELS)
         if gold:
             rec["gold_label"] = g
         triples.append(rec)
-        pairs += [((p, h), g), ((h, h2), rng.choice(LABELS)), ((h2, h), rng.choice(LABELS)),
-                  ((p, h2), rng.choice(LABELS))]
+        pairs += [
+            ((p, h), g),
+            ((h, h2), rng.choice(LABELS)),
+            ((h2, h), rng.choice(LABELS)),
+            ((p, h2), rng.choice(LABELS)),
+        ]
     tfile = write_jsonl(tmp_path / "triples.jsonl", triples)
     for j in range(n_judges):
         skill = 0.3 + 0.6 * rng.random()
-        rows = [{"premise": a, "hypothesis": b,
-                 "label": g if rng.random() < skill else rng.choice(LABELS)} for (a, b), g in pairs]
+        rows = [
+            {
+                "premise": a,
+                "hypothesis": b,
+                "label": g if rng.random() < skill else rng.choice(LABELS),
+            }
+            for (a, b), g in pairs
+        ]
         files.append(write_jsonl(tmp_path / f"judge{j}.jsonl", rows))
     return tfile, files
 
@@ -158,8 +188,14 @@ def test_evaluate_reports_alarms_that_are_sound(tmp_path):
     for seed in range(3):
         tfile, files = random_run(tmp_path / f"s{seed}", seed=seed)
         out = tmp_path / f"out{seed}"
-        evaluate_triples([tfile], [f"precomputed:{f}" for f in files], out, all_pairs=True,
-                         no_cache=True, show_progress=False)
+        evaluate_triples(
+            [tfile],
+            [f"precomputed:{f}" for f in files],
+            out,
+            all_pairs=True,
+            no_cache=True,
+            show_progress=False,
+        )
         summary = json.loads((out / "summary.json").read_text())
         section = summary["alarms"]
         assert section["judges"] == [f"precomputed:{f}" for f in files]
@@ -172,7 +208,9 @@ def test_evaluate_reports_alarms_that_are_sound(tmp_path):
             assert e["theta_star_exact"] == str(alarm.theta)
             assert e["curve"][0] == [0.0, 1.0] and e["curve"][-1][0] == 1.0
             m2 = e["m2_pairs"]
-            assert Fraction(m2["theta_star_exact"]) == min(alarm.theta, Fraction(m2["pair_theta_star_exact"]))
+            assert Fraction(m2["theta_star_exact"]) == min(
+                alarm.theta, Fraction(m2["pair_theta_star_exact"])
+            )
             a, b = (list(e["counts"]).index(spec) for spec in m2["pair"])
             assert a < b
             if kind == "p_h":
@@ -182,8 +220,12 @@ def test_evaluate_reports_alarms_that_are_sound(tmp_path):
                 assert gold["weakest_within_m2"] is True
                 assert gold["weakest_true_accuracy"] <= e["theta_star"] + 1e-9
                 # recompute the weakest from the per-label table
-                low = min(a for accs in gold["true_per_label_accuracy"].values()
-                          for a in accs.values() if a is not None)
+                low = min(
+                    a
+                    for accs in gold["true_per_label_accuracy"].values()
+                    for a in accs.values()
+                    if a is not None
+                )
                 assert low == gold["weakest_true_accuracy"]
             else:
                 assert e["gold"] is None
@@ -196,8 +238,13 @@ def test_evaluate_alarm_outputs_are_deterministic(tmp_path):
     tfile, files = random_run(tmp_path, seed=4)
     outs = []
     for name in ("a", "b"):
-        evaluate_triples([tfile], [f"precomputed:{f}" for f in files[:2]], tmp_path / name,
-                         no_cache=True, show_progress=False)
+        evaluate_triples(
+            [tfile],
+            [f"precomputed:{f}" for f in files[:2]],
+            tmp_path / name,
+            no_cache=True,
+            show_progress=False,
+        )
         outs.append(tmp_path / name)
     for rel in ("summary.json", "report.md", "plots/alarm_curve.png"):
         assert (outs[0] / rel).read_bytes() == (outs[1] / rel).read_bytes(), rel
@@ -206,8 +253,14 @@ def test_evaluate_alarm_outputs_are_deterministic(tmp_path):
 def test_evaluate_two_stage_skips_p_h2_when_models_were_asked_different_pairs(tmp_path):
     tfile, files = random_run(tmp_path, seed=1, gold=False)
     out = tmp_path / "out"
-    evaluate_triples([tfile], [f"precomputed:{f}" for f in files], out, no_cache=True,
-                     show_progress=False, plots=False)
+    evaluate_triples(
+        [tfile],
+        [f"precomputed:{f}" for f in files],
+        out,
+        no_cache=True,
+        show_progress=False,
+        plots=False,
+    )
     entries = json.loads((out / "summary.json").read_text())["alarms"]["results"]
     ph2 = [e for e in entries if e["pairs"] == "p_h2"]
     assert ph2 and all("skipped" in e and "same (P,H') pairs" in e["skipped"] for e in ph2)
@@ -226,18 +279,28 @@ def test_single_model_has_no_alarms(tmp_path):
 
 
 def test_evaluate_with_a_tiny_hf_model_and_the_alarm_command_on_its_predictions(
-        tmp_path, tiny_nli_entailing_model_dir):
+    tmp_path, tiny_nli_entailing_model_dir
+):
     tfile, files = random_run(tmp_path, seed=3)
     out = tmp_path / "out"
-    evaluate_triples([tfile], [f"precomputed:{files[0]}", str(tiny_nli_entailing_model_dir)], out,
-                     cache_dir=tmp_path / "cache", show_progress=False)
+    evaluate_triples(
+        [tfile],
+        [f"precomputed:{files[0]}", str(tiny_nli_entailing_model_dir)],
+        out,
+        cache_dir=tmp_path / "cache",
+        show_progress=False,
+    )
     summary = json.loads((out / "summary.json").read_text())
-    ph = next(e for e in summary["alarms"]["results"] if e["pairs"] == "p_h" and e["dataset"] == "d1")
+    ph = next(
+        e for e in summary["alarms"]["results"] if e["pairs"] == "p_h" and e["dataset"] == "d1"
+    )
     hf = ph["counts"][str(tiny_nli_entailing_model_dir)]
     assert hf["entailment"] == ph["items"]  # this tiny model says entailment to everything
     # a judge that says one label everywhere can be perfect only if the truth is all that label
     other = ph["counts"][f"precomputed:{files[0]}"]
-    assert ph["theta_star_exact"] == str(A.theta_star([tuple(other.values()), tuple(hf.values())]).theta)
+    assert ph["theta_star_exact"] == str(
+        A.theta_star([tuple(other.values()), tuple(hf.values())]).theta
+    )
     # the CLI on predictions.jsonl: triples are the items (a shared (P,H) would count per triple)
     result = invoke(out / "predictions.jsonl", "--dataset", "d1", "--json")
     (res,) = json.loads(result.output)["results"]
@@ -247,7 +310,10 @@ def test_evaluate_with_a_tiny_hf_model_and_the_alarm_command_on_its_predictions(
 
 def test_labelled_pairs_use_the_pair_counts_too(tmp_path):
     _, files = random_run(tmp_path, n_judges=2, seed=6)
-    labs = [[LABELS.index(json.loads(line)["label"]) for line in f.read_text().splitlines()] for f in files]
+    labs = [
+        [LABELS.index(json.loads(line)["label"]) for line in f.read_text().splitlines()]
+        for f in files
+    ]
     m1 = A.theta_star([tuple(x.count(i) for i in range(3)) for x in labs]).theta
     m2 = A.theta_star_joint(A.patterns_from_labels(labs), 3).theta
     assert m2 < m1  # this seed: the pair counts prove more
@@ -283,8 +349,10 @@ def test_alarm_section_leaves_out_pairs_a_judge_gave_no_label():
 
     triples = [Triple(f"t{i}", "d", f"p{i}", f"h{i}", f"x{i}", "entailment") for i in range(6)]
     one = {(t.premise, t.hypothesis): Prediction("entailment") for t in triples}
-    two = {(t.premise, t.hypothesis): Prediction("neutral" if i < 2 else "entailment")
-           for i, t in enumerate(triples)}
+    two = {
+        (t.premise, t.hypothesis): Prediction("neutral" if i < 2 else "entailment")
+        for i, t in enumerate(triples)
+    }
     two[("p5", "h5")] = Prediction(None)  # an unparseable LLM reply
     for t in triples:
         for pair in ((t.hypothesis, t.modified), (t.modified, t.hypothesis)):
@@ -295,5 +363,7 @@ def test_alarm_section_leaves_out_pairs_a_judge_gave_no_label():
     assert ph["counts"]["two"] == {"entailment": 3, "neutral": 2, "contradiction": 0}
     assert ph["theta_star_exact"] == "3/5"  # m = (3, 0, 0): all 5 items would have to be E
     assert ph["gold"]["weakest_true_accuracy"] == 0.6 and ph["gold"]["weakest_within_theta_star"]
-    assert next(e for e in section["results"] if e["pairs"] == "p_h2")["skipped"].startswith("not every model")
+    assert next(e for e in section["results"] if e["pairs"] == "p_h2")["skipped"].startswith(
+        "not every model"
+    )
     assert alarm_section(triples, [("one", one)]) is None

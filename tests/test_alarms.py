@@ -56,12 +56,15 @@ def test_enumeration_counts_the_papers_binary_example():
 
 
 # --------------------------------------------------------------------------- theta*
-@pytest.mark.parametrize("R,Qmax,cases,matrices", [
-    (2, 30, 60, True),     # every matrix of every judge at every key
-    (3, 12, 20, True),
-    (3, 30, 60, False),    # every key; per-judge value from the closed form (checked above)
-    (4, 12, 20, False),
-])
+@pytest.mark.parametrize(
+    "R,Qmax,cases,matrices",
+    [
+        (2, 30, 60, True),  # every matrix of every judge at every key
+        (3, 12, 20, True),
+        (3, 30, 60, False),  # every key; per-judge value from the closed form (checked above)
+        (4, 12, 20, False),
+    ],
+)
 def test_fast_theta_matches_brute_force(R, Qmax, cases, matrices):
     rng = random.Random(R * 100 + Qmax)
     for _ in range(cases):
@@ -77,8 +80,12 @@ def test_fast_theta_matches_brute_force(R, Qmax, cases, matrices):
 
 def test_theta_is_exact_for_awkward_quotients():
     # D'Hondt-like ties and labels nobody uses.
-    for judges in ([(3, 0, 2), (2, 1, 2)], [(0, 5, 0), (5, 0, 0)], [(1, 1, 1, 1), (4, 0, 0, 0)],
-                   [(7, 0), (0, 7)]):
+    for judges in (
+        [(3, 0, 2), (2, 1, 2)],
+        [(0, 5, 0), (5, 0, 0)],
+        [(1, 1, 1, 1), (4, 0, 0, 0)],
+        [(7, 0), (0, 7)],
+    ):
         assert A.theta_star(judges).theta == A.theta_star_brute(judges, matrices=True)[0]
     assert A.theta_star([(7, 0), (0, 7)]).theta == 0
 
@@ -140,7 +147,13 @@ def test_curve_counts_and_shares_are_exact():
         values = A.sorted_curve(judges)
         assert len(values) == A.n_keys(Q, R)
         assert values[0] == A.theta_star(judges).theta
-        for t in {Fraction(0), Fraction(1, 3), Fraction(1, 2), values[len(values) // 2], Fraction(1)}:
+        for t in {
+            Fraction(0),
+            Fraction(1, 3),
+            Fraction(1, 2),
+            values[len(values) // 2],
+            Fraction(1),
+        }:
             assert A.keys_at_least(judges, t) == sum(v >= t for v in values)
     shares = A.curve_shares([(5, 10, 10), (4, 18, 3)], levels=4)
     assert shares[0] == (0, 1) and shares[-1] == (1, 0)
@@ -260,7 +273,9 @@ def test_simplest_fraction_between():
         hi = lo + Fraction(rng.randint(1, 20), rng.randint(1, 400))
         s = A._simplest_between(lo, hi)
         assert lo < s < hi
-        assert not any(lo < Fraction(n, d) < hi for d in range(1, s.denominator) for n in range(0, 71 * d))
+        assert not any(
+            lo < Fraction(n, d) < hi for d in range(1, s.denominator) for n in range(0, 71 * d)
+        )
 
 
 def test_pairwise_m2_alarm_is_between_the_joint_and_m1_and_sound():
@@ -271,9 +286,13 @@ def test_pairwise_m2_alarm_is_between_the_joint_and_m1_and_sound():
         pairs_theta, (a, b) = A.theta_star_pairs(preds, R)
         joint = A.theta_star_joint(A.patterns_from_labels(preds), R).theta
         m1 = A.theta_star([tuple(p.count(i) for i in range(R)) for p in preds]).theta
-        pair_m1 = A.theta_star([tuple(p.count(i) for i in range(R)) for p in (preds[a], preds[b])]).theta
+        pair_m1 = A.theta_star(
+            [tuple(p.count(i) for i in range(R)) for p in (preds[a], preds[b])]
+        ).theta
         assert joint <= min(pairs_theta, m1) and pairs_theta <= pair_m1
-        assert pairs_theta == A.theta_star_joint(A.patterns_from_labels([preds[a], preds[b]]), R).theta
+        assert (
+            pairs_theta == A.theta_star_joint(A.patterns_from_labels([preds[a], preds[b]]), R).theta
+        )
         weakest = min(x for p in preds for x in A.true_accuracies(gold, p, R) if x is not None)
         assert weakest <= pairs_theta
 
@@ -296,5 +315,7 @@ def test_lp_bound_is_above_the_exact_joint_value_and_close():
         assert lp <= A.theta_star(A.marginal_counts(pats, 3)).continuous_bound + Fraction(1, 10**6)
     big_gold, big = random_aligned(random.Random(1), A.EXACT_M2_MAX_ITEMS + 1, 3, 2)
     res = A.m2_alarm(big, 3)
-    assert res["method"].startswith("LP") and res["theta"] == A.theta_star_joint_lp(A.patterns_from_labels(big), 3)
+    assert res["method"].startswith("LP") and res["theta"] == A.theta_star_joint_lp(
+        A.patterns_from_labels(big), 3
+    )
     assert min(x for p in big for x in A.true_accuracies(big_gold, p, 3)) <= res["theta"]

@@ -24,7 +24,9 @@ def direct():
 
 
 def tok(text, pos, tag, lemma=None, dep="", i=0):
-    return Token(i=i, text=text, idx=0, whitespace="", pos=pos, tag=tag, lemma=lemma or text, dep=dep)
+    return Token(
+        i=i, text=text, idx=0, whitespace="", pos=pos, tag=tag, lemma=lemma or text, dep=dep
+    )
 
 
 def in_sentence(tagger, text, word):
@@ -120,8 +122,13 @@ def test_participles_are_also_looked_up_as_adjectives(tagger, broad, direct):
 
 
 def test_determinism():
-    words = [tok("good", "ADJ", "JJ"), tok("lost", "VERB", "VBD", "lose"), tok("right", "ADJ", "JJ"),
-             tok("girl", "NOUN", "NN"), tok("inside", "ADV", "RB")]
+    words = [
+        tok("good", "ADJ", "JJ"),
+        tok("lost", "VERB", "VBD", "lose"),
+        tok("right", "ADJ", "JJ"),
+        tok("girl", "NOUN", "NN"),
+        tok("inside", "ADV", "RB"),
+    ]
     for mode in ("broad", "direct"):
         first = [WordNetAntonyms(mode).candidates(w) for w in words]
         ant._sense_antonyms.cache_clear()
@@ -141,7 +148,10 @@ def test_misc_api(broad):
     assert broad.candidates(tok("the", "DET", "DT")).status == "no_antonym"
     with pytest.raises(ValueError, match="unknown antonym mode"):
         WordNetAntonyms("wide")
-    assert broad.candidates(tok("added", "VERB", "VBD", "add")).antonyms == ["take away", "subtract"]
+    assert broad.candidates(tok("added", "VERB", "VBD", "add")).antonyms == [
+        "take away",
+        "subtract",
+    ]
 
 
 # -- direct mode: sense-aware choice ----------------------------------------------------------------
@@ -196,6 +206,8 @@ def test_direct_keeps_free_words(tagger, direct):
     # "young woman" is a WordNet noun, but so is "old woman": a compositional pair stays.
     sent = tagger.tag(["A young woman sells cheap fresh fruit."])[0]
     lookups = direct.candidates_for_sentence(sent)
-    got = {t.text: lk.antonyms for t, lk in zip(sent.tokens, lookups, strict=True) if lk.status == "ok"}
+    got = {
+        t.text: lk.antonyms for t, lk in zip(sent.tokens, lookups, strict=True) if lk.status == "ok"
+    }
     assert got["young"] == ["old"] and got["woman"] == ["man"] and got["sells"] == ["buy"]
     assert got["cheap"] == ["expensive"] and got["fresh"][0] == "stale"

@@ -25,9 +25,11 @@ def _private_default_cache(tmp_path, monkeypatch):
 
 
 def test_import_is_light():
-    code = ("import sys, transnli; assert transnli.__version__; "
-            "heavy = [m for m in ('torch', 'pandas', 'spacy', 'transformers', 'transnli.api') if m in sys.modules]; "
-            "print(heavy)")
+    code = (
+        "import sys, transnli; assert transnli.__version__; "
+        "heavy = [m for m in ('torch', 'pandas', 'spacy', 'transformers', 'transnli.api') if m in sys.modules]; "
+        "print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
     assert set(transnli.__all__) >= {"generate", "evaluate", "TransnliError"}
@@ -57,8 +59,12 @@ def test_generate_in_memory_then_to_a_folder(tmp_path, monkeypatch):
 
     # and a file path is read like `transnli generate` reads it
     src = tmp_path / "in.jsonl"
-    src.write_text("".join(json.dumps({"premise": p, "hypothesis": h, "label": g}) + "\n"
-                           for p, h, g in [PAIRS[0]]), encoding="utf-8")
+    src.write_text(
+        "".join(
+            json.dumps({"premise": p, "hypothesis": h, "label": g}) + "\n" for p, h, g in [PAIRS[0]]
+        ),
+        encoding="utf-8",
+    )
     from_file = transnli.generate(src, pos=["ADJ"])
     assert [r.word for r in from_file.records] == ["happy"] and from_file.records[0].dataset == "in"
 
@@ -99,16 +105,29 @@ def test_evaluate_a_file_in_memory_matches_the_hand_count(fixture_files, tmp_pat
             row = rules.loc[(dataset, rule)]
             assert (row["cases"], row["violations"]) == (cases, violations)
             assert row["model"] == "gold"
-    assert ev.rules.columns.tolist() == ["dataset", "rule", "name", "model", "cases", "violations",
-                                         "rate", "ci95_low", "ci95_high"]
+    assert ev.rules.columns.tolist() == [
+        "dataset",
+        "rule",
+        "name",
+        "model",
+        "cases",
+        "violations",
+        "rate",
+        "ci95_low",
+        "ci95_high",
+    ]
     r1 = rules.loc[("alpha", "rule1")]
     assert r1["rate"] == 0.5 and 0 < r1["ci95_low"] < 0.5 < r1["ci95_high"] < 1
     assert ev.accuracy.set_index("dataset")["gold"]["alpha"] == ALPHA["accuracy"]
     assert ev.mutual_entailment.set_index("dataset")["gold"].tolist() == pytest.approx(
-        [ALPHA["mutual_entailment_rate"], BETA["mutual_entailment_rate"]])
+        [ALPHA["mutual_entailment_rate"], BETA["mutual_entailment_rate"]]
+    )
     assert ev.mutual_contradiction.set_index("dataset")["gold"]["alpha"] == pytest.approx(2 / 7)
     extras = ev.extras.set_index(["dataset", "rule"])
-    assert (extras.loc[("alpha", "substitution")]["cases"], extras.loc[("alpha", "substitution")]["violations"]) == (3, 2)
+    assert (
+        extras.loc[("alpha", "substitution")]["cases"],
+        extras.loc[("alpha", "substitution")]["violations"],
+    ) == (3, 2)
 
     # per-triple outcomes carry the sentences and the labels
     out = ev.outcomes
@@ -123,7 +142,11 @@ def test_evaluate_a_file_in_memory_matches_the_hand_count(fixture_files, tmp_pat
     assert ev.violations(dataset="beta").empty
 
 
-def test_evaluate_records_in_memory_and_out_dir(fixture_files, tmp_path, tiny_nli_entailing_model_dir):  # noqa: F811
+def test_evaluate_records_in_memory_and_out_dir(
+    fixture_files,  # noqa: F811 - the imported fixture
+    tmp_path,
+    tiny_nli_entailing_model_dir,
+):
     tfile, lfile = fixture_files
     records = [json.loads(line) for line in tfile.read_text().splitlines()]
     ev = transnli.evaluate(records, models=[f"base=hf:{tiny_nli_entailing_model_dir}"], limit=5)
@@ -132,10 +155,15 @@ def test_evaluate_records_in_memory_and_out_dir(fixture_files, tmp_path, tiny_nl
     assert ev.run_info["models"][0]["device"] == "cpu"
 
     # a DataFrame works as well, and out_dir writes what `transnli evaluate --out` writes
-    ev2 = transnli.evaluate(ev.outcomes[["id", "premise", "hypothesis", "modified_hypothesis", "gold_label"]],
-                            models=[f"base=hf:{tiny_nli_entailing_model_dir}"], out_dir=tmp_path / "eval1",
-                            plots=False)
-    assert (tmp_path / "eval1" / "summary.json").is_file() and (tmp_path / "eval1" / "run_info.json").is_file()
+    ev2 = transnli.evaluate(
+        ev.outcomes[["id", "premise", "hypothesis", "modified_hypothesis", "gold_label"]],
+        models=[f"base=hf:{tiny_nli_entailing_model_dir}"],
+        out_dir=tmp_path / "eval1",
+        plots=False,
+    )
+    assert (tmp_path / "eval1" / "summary.json").is_file() and (
+        tmp_path / "eval1" / "run_info.json"
+    ).is_file()
     on_disk = json.loads((tmp_path / "eval1" / "summary.json").read_text())
     assert on_disk == json.loads(json.dumps(ev2.summary))
     assert ev2.rules.equals(ev.rules)  # the same 5 triples, the same labels (served from the cache)
@@ -147,8 +175,13 @@ def test_evaluate_errors_are_one_line(fixture_files, tmp_path):  # noqa: F811
     with pytest.raises(transnli.TransnliError, match="unknown option 'colour'"):
         transnli.evaluate(tfile, models=[f"precomputed:{lfile}?colour=red"])
     with pytest.raises(transnli.TransnliError, match="triples:2: field 'modified_hypothesis'"):
-        transnli.evaluate([{"premise": "a", "hypothesis": "b", "modified_hypothesis": "c"},
-                           {"premise": "a", "hypothesis": "b"}], models=[f"precomputed:{lfile}"])
+        transnli.evaluate(
+            [
+                {"premise": "a", "hypothesis": "b", "modified_hypothesis": "c"},
+                {"premise": "a", "hypothesis": "b"},
+            ],
+            models=[f"precomputed:{lfile}"],
+        )
     with pytest.raises(transnli.TransnliError, match="nope.jsonl: No such file"):
         transnli.evaluate(tmp_path / "nope.jsonl", models=[f"precomputed:{lfile}"])
     with pytest.raises(TypeError):

@@ -58,9 +58,11 @@ def test_rows_from_gold_entailment():
     assert rows_of(logic_rows(f, model)) == [
         ("p", "h", E, "gold"),
         ("p", "hn", C, "neg_e_c"),
-        ("h", "hn", C, "neg_mutual_c"), ("hn", "h", C, "neg_mutual_c"),
+        ("h", "hn", C, "neg_mutual_c"),
+        ("hn", "h", C, "neg_mutual_c"),
         ("p", "h1", E, "rule1"),
-        ("h1", "hn", C, "neg_equivalent"), ("hn", "h1", C, "neg_equivalent"),
+        ("h1", "hn", C, "neg_equivalent"),
+        ("hn", "h1", C, "neg_equivalent"),
         ("p", "h2", C, "rule2"),
         ("h2", "hn", E, "neg_contrary"),
     ]
@@ -73,22 +75,32 @@ def test_rows_from_gold_contradiction_and_neutral():
     assert rows_of(logic_rows(f, model)) == [
         ("p", "h", C, "gold"),
         ("p", "hn", E, "neg_c_e"),  # P implies not-H, and H¬ is not-H
-        ("h", "hn", C, "neg_mutual_c"), ("hn", "h", C, "neg_mutual_c"),
+        ("h", "hn", C, "neg_mutual_c"),
+        ("hn", "h", C, "neg_mutual_c"),
         ("p", "h1", C, "substitution"),
-        ("h1", "hn", C, "neg_equivalent"), ("hn", "h1", C, "neg_equivalent"),
+        ("h1", "hn", C, "neg_equivalent"),
+        ("hn", "h1", C, "neg_equivalent"),
         # C(P,H) with mutual C(H,H'): nothing follows for (P,H')
         ("h2", "hn", E, "neg_contrary"),
     ]
     f = fam(["P", "H", "H'", "Hneg"], gold=N)
     assert rows_of(logic_rows(f, model_for(f, [(C, C)]), gold=False)) == [
         ("p", "hn", N, "neg_n_n"),
-        ("h", "hn", C, "neg_mutual_c"), ("hn", "h", C, "neg_mutual_c"),
+        ("h", "hn", C, "neg_mutual_c"),
+        ("hn", "h", C, "neg_mutual_c"),
         # rule4 (N & mutual C) only excludes E: no row
         ("h1", "hn", E, "neg_contrary"),
     ]
     # without a model: only what the sentences and gold give; without gold: the negation facts
-    assert [r[3] for r in rows_of(logic_rows(f, None))] == ["gold", "neg_n_n", "neg_mutual_c", "neg_mutual_c"]
-    assert [r[3] for r in rows_of(logic_rows(fam(["P", "H", "Hneg"]), None))] == ["neg_mutual_c"] * 2
+    assert [r[3] for r in rows_of(logic_rows(f, None))] == [
+        "gold",
+        "neg_n_n",
+        "neg_mutual_c",
+        "neg_mutual_c",
+    ]
+    assert [r[3] for r in rows_of(logic_rows(fam(["P", "H", "Hneg"]), None))] == [
+        "neg_mutual_c"
+    ] * 2
 
 
 def test_every_row_is_true_under_set_semantics():
@@ -142,7 +154,9 @@ def test_repair_is_minimal_against_brute_force(negation):
     rng = random.Random(11 + negation)
     negations = [2] if negation else []
     for _ in range(12):
-        g = [[None if i == j else rng.choice((E, E, C, N, None)) for j in range(3)] for i in range(3)]
+        g = [
+            [None if i == j else rng.choice((E, E, C, N, None)) for j in range(3)] for i in range(3)
+        ]
         pinned = {(0, 1): rng.choice(LABELS)} if rng.random() < 0.5 else {}
         fixed = repair(g, negations=negations, pinned=pinned)
         assert len(fixed.changed) == brute_force(g, negations, pinned)
@@ -162,7 +176,11 @@ def test_repair_of_a_larger_family_and_its_limit():
     big = [[None if i == j else N for j in range(11)] for i in range(11)]
     with pytest.raises(RepairLimitError, match="11 members .* limit of 10"):
         repair(big)
-    f = Family("d", "s", tuple(Member(f"s{i}", "P" if i == 0 else "H" if i == 1 else "H'") for i in range(4)))
+    f = Family(
+        "d",
+        "s",
+        tuple(Member(f"s{i}", "P" if i == 0 else "H" if i == 1 else "H'") for i in range(4)),
+    )
     labels = {(a, b): N for a in f.texts() for b in f.texts() if a != b}
     _, stats = augment([f], labels, do_repair=True, max_members=3)
     assert stats.too_large == 1 and stats.repaired_families == 0
@@ -170,7 +188,14 @@ def test_repair_of_a_larger_family_and_its_limit():
 
 def test_repair_rows_fix_a_violation_with_one_change():
     f = fam(["P", "H", "H'"], gold=E)
-    model = {("p", "h"): E, ("h", "p"): N, ("h", "h1"): E, ("h1", "h"): E, ("p", "h1"): N, ("h1", "p"): N}
+    model = {
+        ("p", "h"): E,
+        ("h", "p"): N,
+        ("h", "h1"): E,
+        ("h1", "h"): E,
+        ("p", "h1"): N,
+        ("h1", "p"): N,
+    }
     rows, stats = augment([f], model, do_repair=True, gold=False)
     assert stats.changed_labels == 1
     repaired = {(r.premise, r.hypothesis): r.label for r in rows if r.rule == "repair"}
@@ -185,26 +210,63 @@ def test_merge_drops_conflicts_and_prefers_gold():
         return Row(p, h, label, rule, "s", ("p", "h"), "d")
 
     stats = AugmentStats()
-    merged = merge_rows([
-        row("a", "b", E, "repair"), row("a", "b", C, "gold"),  # gold wins over repair
-        row("c", "d", E, "rule1"), row("c", "d", C, "rule2"),  # same tier, two labels: dropped
-        row("e", "f", N, "neg_n_n"), row("e", "f", N, "substitution"),  # duplicate: first kept
-    ], stats)
+    merged = merge_rows(
+        [
+            row("a", "b", E, "repair"),
+            row("a", "b", C, "gold"),  # gold wins over repair
+            row("c", "d", E, "rule1"),
+            row("c", "d", C, "rule2"),  # same tier, two labels: dropped
+            row("e", "f", N, "neg_n_n"),
+            row("e", "f", N, "substitution"),  # duplicate: first kept
+        ],
+        stats,
+    )
     assert [(r.premise, r.label, r.rule) for r in merged] == [("a", C, "gold"), ("e", N, "neg_n_n")]
     assert (stats.conflicts, stats.overridden, stats.duplicates) == (1, 1, 1)
 
 
 # --------------------------------------------------------------------------- end to end
 TRIPLES = [
-    {"id": "t1", "source_id": "s1", "premise": "p", "hypothesis": "h", "modified_hypothesis": "h1",
-     "gold_label": "entailment"},
-    {"id": "t2", "source_id": "s1", "premise": "p", "hypothesis": "h", "modified_hypothesis": "hn",
-     "pipeline": "negation", "gold_label": "entailment"},
-    {"id": "t3", "source_id": "s2", "premise": "q", "hypothesis": "k", "modified_hypothesis": "k1",
-     "gold_label": "neutral"},
+    {
+        "id": "t1",
+        "source_id": "s1",
+        "premise": "p",
+        "hypothesis": "h",
+        "modified_hypothesis": "h1",
+        "gold_label": "entailment",
+    },
+    {
+        "id": "t2",
+        "source_id": "s1",
+        "premise": "p",
+        "hypothesis": "h",
+        "modified_hypothesis": "hn",
+        "pipeline": "negation",
+        "gold_label": "entailment",
+    },
+    {
+        "id": "t3",
+        "source_id": "s2",
+        "premise": "q",
+        "hypothesis": "k",
+        "modified_hypothesis": "k1",
+        "gold_label": "neutral",
+    },
 ]
-LABELS_S1 = {("p", "h"): E, ("h", "p"): N, ("p", "h1"): E, ("h1", "p"): N, ("p", "hn"): C, ("hn", "p"): C,
-             ("h", "h1"): E, ("h1", "h"): E, ("h", "hn"): C, ("hn", "h"): C, ("h1", "hn"): C, ("hn", "h1"): N}
+LABELS_S1 = {
+    ("p", "h"): E,
+    ("h", "p"): N,
+    ("p", "h1"): E,
+    ("h1", "p"): N,
+    ("p", "hn"): C,
+    ("hn", "p"): C,
+    ("h", "h1"): E,
+    ("h1", "h"): E,
+    ("h", "hn"): C,
+    ("hn", "h"): C,
+    ("h1", "hn"): C,
+    ("hn", "h1"): N,
+}
 LABELS_S2 = {(a, b): N for a in ("q", "k", "k1") for b in ("q", "k", "k1") if a != b}
 
 
@@ -217,11 +279,30 @@ def write_jsonl(path, rows):
 def evaluated(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "default-cache"))
     tfile = write_jsonl(tmp_path / "fam.jsonl", TRIPLES)
-    lfile = write_jsonl(tmp_path / "labels.jsonl", [
-        {"premise": a, "hypothesis": b, "label": lab} for (a, b), lab in {**LABELS_S1, **LABELS_S2}.items()])
+    lfile = write_jsonl(
+        tmp_path / "labels.jsonl",
+        [
+            {"premise": a, "hypothesis": b, "label": lab}
+            for (a, b), lab in {**LABELS_S1, **LABELS_S2}.items()
+        ],
+    )
     out = tmp_path / "eval"
-    res = CliRunner().invoke(main, ["evaluate", str(tfile), "--model", f"precomputed:{lfile}", "--out", str(out),
-                                    "--families", "--no-plots", "--no-progress", "--cache-dir", str(tmp_path / "c")])
+    res = CliRunner().invoke(
+        main,
+        [
+            "evaluate",
+            str(tfile),
+            "--model",
+            f"precomputed:{lfile}",
+            "--out",
+            str(out),
+            "--families",
+            "--no-plots",
+            "--no-progress",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     return tfile, out
 
@@ -231,13 +312,27 @@ def test_augment_end_to_end(evaluated, tmp_path):
     outs = []
     for name in ("a", "b"):
         out = tmp_path / name / "train.jsonl"
-        res = CliRunner().invoke(main, ["augment", str(tfile), "--evaluation", str(ev), "--repair",
-                                        "--parquet", "--hf", "--out", str(out)])
+        res = CliRunner().invoke(
+            main,
+            [
+                "augment",
+                str(tfile),
+                "--evaluation",
+                str(ev),
+                "--repair",
+                "--parquet",
+                "--hf",
+                "--out",
+                str(out),
+            ],
+        )
         assert res.exit_code == 0, res.output
         outs.append(out)
     assert "repair: 2 families, 1 labels changed" in res.output
     assert outs[0].read_bytes() == outs[1].read_bytes()
-    assert outs[0].with_suffix(".parquet").read_bytes() == outs[1].with_suffix(".parquet").read_bytes()
+    assert (
+        outs[0].with_suffix(".parquet").read_bytes() == outs[1].with_suffix(".parquet").read_bytes()
+    )
     rows = [json.loads(line) for line in outs[0].read_text().splitlines()]
     assert all(list(r) == list(COLUMNS) and r["rule"] in AUG_RULES for r in rows)
     assert len({(r["premise"], r["hypothesis"]) for r in rows}) == len(rows)
@@ -257,7 +352,9 @@ def test_augment_end_to_end(evaluated, tmp_path):
 
     df = pd.read_parquet(outs[0].with_suffix(".parquet"))
     assert list(df.columns) == list(COLUMNS) and len(df) == len(rows)
-    assert df["source_pair"][0] == rows[0]["source_pair"] and df["rule"].tolist() == [r["rule"] for r in rows]
+    assert df["source_pair"][0] == rows[0]["source_pair"] and df["rule"].tolist() == [
+        r["rule"] for r in rows
+    ]
     import datasets
 
     ds = datasets.load_from_disk(str(outs[0].with_name("train_hf")))["train"]
@@ -274,18 +371,26 @@ def test_augment_without_an_evaluation_and_its_errors(evaluated, tmp_path):
 
     res = CliRunner().invoke(main, ["augment", str(tfile), "--out", str(out), "--repair"])
     assert res.exit_code == 2 and "--repair needs --evaluation" in res.output
-    res = CliRunner().invoke(main, ["augment", str(tfile), "--out", str(out), "--evaluation", str(ev),
-                                    "--model", "hf:other"])
+    res = CliRunner().invoke(
+        main,
+        ["augment", str(tfile), "--out", str(out), "--evaluation", str(ev), "--model", "hf:other"],
+    )
     assert res.exit_code == 1 and "has no model 'hf:other'" in res.output
     (ev / "families.jsonl").write_text('{"model": "x"}\nnot json\n', encoding="utf-8")
-    res = CliRunner().invoke(main, ["augment", str(tfile), "--out", str(out), "--evaluation", str(ev)])
+    res = CliRunner().invoke(
+        main, ["augment", str(tfile), "--out", str(out), "--evaluation", str(ev)]
+    )
     assert res.exit_code == 1 and "families.jsonl:2: not valid JSON" in res.output
     assert "Traceback" not in res.output
     (ev / "families.jsonl").unlink()
-    res = CliRunner().invoke(main, ["augment", str(tfile), "--out", str(out), "--evaluation", str(ev), "--repair"])
+    res = CliRunner().invoke(
+        main, ["augment", str(tfile), "--out", str(out), "--evaluation", str(ev), "--repair"]
+    )
     assert res.exit_code == 1 and "no families.jsonl" in res.output
     # predictions.jsonl alone still gives the (H,H') labels for rule1
-    res = CliRunner().invoke(main, ["augment", str(tfile), "--out", str(out), "--evaluation", str(ev)])
+    res = CliRunner().invoke(
+        main, ["augment", str(tfile), "--out", str(out), "--evaluation", str(ev)]
+    )
     assert res.exit_code == 0, res.output
     assert "rule1 1" in res.output
 
@@ -302,14 +407,39 @@ def test_bundled_sample_end_to_end_with_a_tiny_model(tmp_path, tiny_nli_model_di
     sample = str(resource_path("samples", "snli_sample.jsonl"))
     gen, ev, train = tmp_path / "both", tmp_path / "eval", tmp_path / "train.jsonl"
     runner = CliRunner()
-    res = runner.invoke(main, ["generate", sample, "--out", str(gen), "-q", "--limit", "25",
-                               "--pipeline", "wordnet+negation"])
+    res = runner.invoke(
+        main,
+        [
+            "generate",
+            sample,
+            "--out",
+            str(gen),
+            "-q",
+            "--limit",
+            "25",
+            "--pipeline",
+            "wordnet+negation",
+        ],
+    )
     assert res.exit_code == 0, res.output
     records = [json.loads(x) for x in (gen / "triples.jsonl").read_text().splitlines()]
     assert {r["pipeline"] for r in records} == {"wordnet", "negation"}
-    res = runner.invoke(main, ["evaluate", str(gen / "triples.jsonl"), "--model", f"m=hf:{tiny_nli_model_dir}",
-                               "--families", "--out", str(ev), "--no-plots", "--no-progress",
-                               "--cache-dir", str(tmp_path / "c")])
+    res = runner.invoke(
+        main,
+        [
+            "evaluate",
+            str(gen / "triples.jsonl"),
+            "--model",
+            f"m=hf:{tiny_nli_model_dir}",
+            "--families",
+            "--out",
+            str(ev),
+            "--no-plots",
+            "--no-progress",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     summary = json.loads((ev / "summary.json").read_text())
     fam = summary["families"]
@@ -317,12 +447,24 @@ def test_bundled_sample_end_to_end_with_a_tiny_model(tmp_path, tiny_nli_model_di
     report = (ev / "report.md").read_text()
     assert "## Sentence families" in report and "How to read" in report
     assert report.index("Table 4") < report.index("## Sentence families")
-    res = runner.invoke(main, ["augment", str(gen / "triples.jsonl"), "--evaluation", str(ev), "--repair",
-                               "--out", str(train)])
+    res = runner.invoke(
+        main,
+        [
+            "augment",
+            str(gen / "triples.jsonl"),
+            "--evaluation",
+            str(ev),
+            "--repair",
+            "--out",
+            str(train),
+        ],
+    )
     assert res.exit_code == 0, res.output
     rows = [json.loads(x) for x in train.read_text().splitlines()]
-    assert rows and all(r["rule"] and r["source_id"] and r["label"] in ("entailment", "neutral", "contradiction")
-                        for r in rows)
+    assert rows and all(
+        r["rule"] and r["source_id"] and r["label"] in ("entailment", "neutral", "contradiction")
+        for r in rows
+    )
     negated = {r["modified_hypothesis"] for r in records if r["pipeline"] == "negation"}
     assert any(r["hypothesis"] in negated and r["rule"].startswith("neg_") for r in rows)
     assert any(r["rule"] == "repair" for r in rows)

@@ -20,8 +20,30 @@ from transnli.evaluator.batching import Packed, assign_devices, plan_batches  # 
 from transnli.evaluator.cli import main  # noqa: E402
 from transnli.evaluator.errors import BackendError  # noqa: E402
 
-WORDS = ("a", "the", "man", "woman", "dog", "cat", "child", "people", "is", "are", "was", "not",
-         "sleeping", "running", "eating", "happy", "sad", "big", "small", "old", "young", "inside")
+WORDS = (
+    "a",
+    "the",
+    "man",
+    "woman",
+    "dog",
+    "cat",
+    "child",
+    "people",
+    "is",
+    "are",
+    "was",
+    "not",
+    "sleeping",
+    "running",
+    "eating",
+    "happy",
+    "sad",
+    "big",
+    "small",
+    "old",
+    "young",
+    "inside",
+)
 
 
 def random_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
@@ -104,7 +126,9 @@ def test_packed_pad_matches_a_row_by_row_pad(left):
     types = [[0] * len(r) for r in rows_ids]
     packed = Packed.from_lists({"input_ids": rows_ids, "token_type_ids": types})
     rows = [1, 3, 0]
-    out = packed.pad(rows, {"input_ids": 0, "token_type_ids": 0}, left=left, mask_name="attention_mask")
+    out = packed.pad(
+        rows, {"input_ids": 0, "token_type_ids": 0}, left=left, mask_name="attention_mask"
+    )
     width = max(len(rows_ids[i]) for i in rows)
     for r, i in enumerate(rows):
         seq, pad = rows_ids[i], [0] * (width - len(rows_ids[i]))
@@ -120,8 +144,13 @@ def test_batched_labels_equal_one_pair_at_a_time(varied_model_dir):
     alone_backend = backend(varied_model_dir, batch_size=1)
     alone = [alone_backend.predict([p])[0] for p in pairs]
     assert len({p.label for p in alone}) > 1  # a random model: the labels depend on the input
-    for options in ({"batch_size": 32}, {"batch_size": 7}, {"batch_size": 64, "batch_tokens": 200},
-                    {"batch_size": 1000, "batch_tokens": 50}, {"batch_auto": True}):
+    for options in (
+        {"batch_size": 32},
+        {"batch_size": 7},
+        {"batch_size": 64, "batch_tokens": 200},
+        {"batch_size": 1000, "batch_tokens": 50},
+        {"batch_auto": True},
+    ):
         together = backend(varied_model_dir, **options).predict(pairs)
         # labels identical: a tie (two classes within float noise) would be the only excuse, and
         # this random model has none
@@ -143,12 +172,17 @@ def test_fast_tokenizer_path_gives_the_tokenizers_ids(varied_model_dir):
     pairs = random_pairs(40, seed=2)
     packed = b._tokenize(pairs)
     enc = b.tokenizer([p for p, _ in pairs], [h for _, h in pairs], truncation=True, max_length=12)
-    got = [packed.flat["input_ids"][o:o + n].tolist() for o, n in zip(packed.offsets, packed.lengths, strict=True)]
+    got = [
+        packed.flat["input_ids"][o : o + n].tolist()
+        for o, n in zip(packed.offsets, packed.lengths, strict=True)
+    ]
     assert got == enc["input_ids"]
     assert max(packed.lengths) == 12  # truncated like the tokenizer's own call
     if "token_type_ids" in packed.flat:
-        types = [packed.flat["token_type_ids"][o:o + n].tolist()
-                 for o, n in zip(packed.offsets, packed.lengths, strict=True)]
+        types = [
+            packed.flat["token_type_ids"][o : o + n].tolist()
+            for o, n in zip(packed.offsets, packed.lengths, strict=True)
+        ]
         assert types == enc["token_type_ids"]
 
 
@@ -173,10 +207,15 @@ def test_pair_template_and_ragged_ranges():
     roberta = PairTemplate.infer([0, 5, 2, 2, 7, 8, 2], None, [5], [7, 8])
     assert (roberta.prefix, roberta.middle, roberta.suffix) == ((0,), (2, 2), (2,))
     assert PairTemplate.infer([101, 5, 9, 102], [0, 0, 0, 0], [5, 6], [9]) is None  # not a join
-    assert PairTemplate.infer([1, 5, 6, 7, 2], [0, 0, 1, 1, 1], [5, 6], [7]) is None  # types vary in A
+    assert (
+        PairTemplate.infer([1, 5, 6, 7, 2], [0, 0, 1, 1, 1], [5, 6], [7]) is None
+    )  # types vary in A
     sentences = Packed.from_lists({"input_ids": [[5, 6], [7], []]})
     joined = t.join(sentences, np.array([0, 2, 1]), np.array([1, 0, 2]), with_types=True)
-    rows = [joined.flat["input_ids"][o:o + n].tolist() for o, n in zip(joined.offsets, joined.lengths, strict=True)]
+    rows = [
+        joined.flat["input_ids"][o : o + n].tolist()
+        for o, n in zip(joined.offsets, joined.lengths, strict=True)
+    ]
     assert rows == [[101, 5, 6, 102, 7, 102], [101, 102, 5, 6, 102], [101, 7, 102, 102]]
     assert joined.flat["token_type_ids"][:6].tolist() == [0, 0, 0, 0, 1, 1]
     assert ragged_ranges(np.array([3, 10, 0]), np.array([2, 0, 3])).tolist() == [3, 4, 0, 1, 2]
@@ -192,24 +231,45 @@ def byte_level_bpe_tokenizer():
     rust.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     rust.decoder = decoders.ByteLevel()
     specials = ["<s>", "<pad>", "</s>", "<unk>"]
-    rust.train_from_iterator([" ".join(WORDS)] * 20 + [w for w in WORDS],
-                             trainers.BpeTrainer(vocab_size=400, special_tokens=specials,
-                                                 initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    rust.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), add_prefix_space=False)
-    return PreTrainedTokenizerFast(tokenizer_object=rust, bos_token="<s>", eos_token="</s>",
-                                   sep_token="</s>", cls_token="<s>", pad_token="<pad>", unk_token="<unk>")
+    rust.train_from_iterator(
+        [" ".join(WORDS)] * 20 + [w for w in WORDS],
+        trainers.BpeTrainer(
+            vocab_size=400,
+            special_tokens=specials,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
+    rust.post_processor = processors.RobertaProcessing(
+        ("</s>", 2), ("<s>", 0), add_prefix_space=False
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=rust,
+        bos_token="<s>",
+        eos_token="</s>",
+        sep_token="</s>",
+        cls_token="<s>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+    )
 
 
 def test_sentences_tokenised_once_with_a_byte_level_bpe(varied_model_dir):
     b = backend(varied_model_dir)
     b.tokenizer = byte_level_bpe_tokenizer()
-    assert b.tokenizer("dog", add_special_tokens=False)["input_ids"] != \
-        b.tokenizer(" dog", add_special_tokens=False)["input_ids"]  # the leading space matters
+    assert (
+        b.tokenizer("dog", add_special_tokens=False)["input_ids"]
+        != b.tokenizer(" dog", add_special_tokens=False)["input_ids"]
+    )  # the leading space matters
     pairs = random_pairs(150, seed=9) + [("dog", "the dog"), (" dog", "dog ")]
     joined = b._tokenize(pairs)
     assert b._by_sentence
-    own = b.tokenizer([p for p, _ in pairs], [h for _, h in pairs], truncation=True, max_length=b.max_length)
-    rows = [joined.flat["input_ids"][o:o + n].tolist() for o, n in zip(joined.offsets, joined.lengths, strict=True)]
+    own = b.tokenizer(
+        [p for p, _ in pairs], [h for _, h in pairs], truncation=True, max_length=b.max_length
+    )
+    rows = [
+        joined.flat["input_ids"][o : o + n].tolist()
+        for o, n in zip(joined.offsets, joined.lengths, strict=True)
+    ]
     assert rows == own["input_ids"]
 
 
@@ -241,11 +301,15 @@ def test_sentence_join_leaves_truncation_to_the_tokenizer(varied_model_dir):
     got = b._tokenize(pairs)
     assert b._by_sentence  # only this chunk went pair by pair
     own = b.tokenizer([p for p, _ in pairs], [h for _, h in pairs], truncation=True, max_length=12)
-    rows = [got.flat["input_ids"][o:o + n].tolist() for o, n in zip(got.offsets, got.lengths, strict=True)]
+    rows = [
+        got.flat["input_ids"][o : o + n].tolist()
+        for o, n in zip(got.offsets, got.lengths, strict=True)
+    ]
     assert rows == own["input_ids"] and max(len(r) for r in rows) == 12
     short = [("a dog", "the cat"), ("people", "a man is happy")]
-    assert b._tokenize(short).lengths.tolist() == [len(x) for x in b.tokenizer(
-        [p for p, _ in short], [h for _, h in short])["input_ids"]]
+    assert b._tokenize(short).lengths.tolist() == [
+        len(x) for x in b.tokenizer([p for p, _ in short], [h for _, h in short])["input_ids"]
+    ]
 
 
 def test_results_come_back_in_groups_and_in_input_order(varied_model_dir, monkeypatch):
@@ -256,10 +320,16 @@ def test_results_come_back_in_groups_and_in_input_order(varied_model_dir, monkey
     b = backend(varied_model_dir, batch_size=8)
     fetches = []
     real_fetch = b._fetch
-    monkeypatch.setattr(b, "_fetch", lambda pending, start: fetches.append(len(pending)) or real_fetch(pending, start))
+    monkeypatch.setattr(
+        b,
+        "_fetch",
+        lambda pending, start: fetches.append(len(pending)) or real_fetch(pending, start),
+    )
     batches = list(b.predict_batches(pairs))
     assert len(fetches) > 3 and max(fetches) > 1  # several batches per copy back
-    assert len(batches) == b.forward_calls == sum(fetches) and all(len(idx) <= 8 for idx, _ in batches)
+    assert len(batches) == b.forward_calls == sum(fetches) and all(
+        len(idx) <= 8 for idx, _ in batches
+    )
     assert sorted(i for idx, _ in batches for i in idx) == list(range(len(pairs)))
     assert [p.label for p in b.predict(pairs)] == [p.label for p in reference]
 
@@ -301,7 +371,9 @@ def test_auto_batch_size_on_cpu_is_the_default_32(varied_model_dir):
 
 # ------------------------------------------------------------------ the command
 def run(args):
-    return CliRunner().invoke(main, ["evaluate", *map(str, args), "--no-plots", "--no-progress", "--no-cache"])
+    return CliRunner().invoke(
+        main, ["evaluate", *map(str, args), "--no-plots", "--no-progress", "--no-cache"]
+    )
 
 
 @pytest.fixture
@@ -310,8 +382,17 @@ def triples_file(tmp_path):
     path = tmp_path / "t.jsonl"
     with open(path, "w", encoding="utf-8") as fh:
         for k, (p, h) in enumerate(pairs):
-            fh.write(json.dumps({"id": f"t{k}", "premise": p, "hypothesis": h,
-                                 "modified_hypothesis": h + " not"}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": f"t{k}",
+                        "premise": p,
+                        "hypothesis": h,
+                        "modified_hypothesis": h + " not",
+                    }
+                )
+                + "\n"
+            )
     return path
 
 
@@ -319,15 +400,26 @@ def test_cli_batching_flags_keep_the_outputs(varied_model_dir, triples_file, tmp
     base = [triples_file, "--model", varied_model_dir]
     first = run([*base, "--out", tmp_path / "a"])
     assert first.exit_code == 0, first.output
-    for k, extra in enumerate((["--batch-size", "auto"], ["--batch-tokens", "64", "--batch-size", "500"],
-                               ["--device", "cpu,cpu", "--batch-size", "4"])):
+    for k, extra in enumerate(
+        (
+            ["--batch-size", "auto"],
+            ["--batch-tokens", "64", "--batch-size", "500"],
+            ["--device", "cpu,cpu", "--batch-size", "4"],
+        )
+    ):
         other = run([*base, "--out", tmp_path / f"b{k}", *extra])
         assert other.exit_code == 0, other.output
-        labels = [json.loads(line)["labels"] for line in (tmp_path / f"b{k}" / "predictions.jsonl").open()]
-        assert labels == [json.loads(line)["labels"] for line in (tmp_path / "a" / "predictions.jsonl").open()]
+        labels = [
+            json.loads(line)["labels"] for line in (tmp_path / f"b{k}" / "predictions.jsonl").open()
+        ]
+        assert labels == [
+            json.loads(line)["labels"] for line in (tmp_path / "a" / "predictions.jsonl").open()
+        ]
 
 
-@pytest.mark.parametrize("bad", [["--batch-size", "0"], ["--batch-size", "lots"], ["--batch-tokens", "0"]])
+@pytest.mark.parametrize(
+    "bad", [["--batch-size", "0"], ["--batch-size", "lots"], ["--batch-tokens", "0"]]
+)
 def test_cli_rejects_bad_batch_settings(varied_model_dir, triples_file, tmp_path, bad):
     result = run([triples_file, "--model", varied_model_dir, "--out", tmp_path / "x", *bad])
     assert result.exit_code == 2 and "Traceback" not in result.output
@@ -365,7 +457,9 @@ def test_compile_flag_compiles_every_replica(varied_model_dir, triples_file, tmp
     import torch
 
     compiled = []
-    monkeypatch.setattr(torch, "compile", lambda model, dynamic=None: compiled.append(dynamic) or model)
+    monkeypatch.setattr(
+        torch, "compile", lambda model, dynamic=None: compiled.append(dynamic) or model
+    )
     base = [triples_file, "--model", varied_model_dir, "--device", "cpu,cpu"]
     plain = run([*base, "--out", tmp_path / "a"])
     assert plain.exit_code == 0, plain.output
@@ -373,4 +467,6 @@ def test_compile_flag_compiles_every_replica(varied_model_dir, triples_file, tmp
     result = run([*base, "--out", tmp_path / "b", "--compile"])
     assert result.exit_code == 0, result.output
     assert compiled == [True, True]  # one per device, dynamic shapes
-    assert (tmp_path / "a" / "predictions.jsonl").read_bytes() == (tmp_path / "b" / "predictions.jsonl").read_bytes()
+    assert (tmp_path / "a" / "predictions.jsonl").read_bytes() == (
+        tmp_path / "b" / "predictions.jsonl"
+    ).read_bytes()

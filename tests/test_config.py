@@ -6,7 +6,11 @@ def test_presets_ship_default_and_paper():
     assert {"default", "paper"} <= set(preset_names())
     paper = resolve_config("paper")
     assert (paper.antonyms, paper.include_aux, paper.grammar, paper.acceptability) == (
-        "broad", True, "languagetool", "cola")
+        "broad",
+        True,
+        "languagetool",
+        "cola",
+    )
     default = resolve_config("default")
     assert (default.grammar, default.acceptability) == ("harper", "link-grammar")
 

@@ -8,12 +8,24 @@ def test_doctor_lists_every_resource_with_status_and_fix():
     result = CliRunner().invoke(main, ["doctor", "--json"])
     assert result.exit_code == 0, result.output
     rows = {r["name"]: r for r in json.loads(result.stdout)}  # stdout must be clean JSON
-    for name in ("WordNet (nltk)", "spaCy English model", "word vectors (GloVe 6B 50-d)",
-                 "grammar: harper", "grammar: languagetool", "acceptability: link-grammar",
-                 "acceptability: cola", "torch"):
+    for name in (
+        "WordNet (nltk)",
+        "spaCy English model",
+        "word vectors (GloVe 6B 50-d)",
+        "grammar: harper",
+        "grammar: languagetool",
+        "acceptability: link-grammar",
+        "acceptability: cola",
+        "torch",
+    ):
         assert name in rows and rows[name]["fix"]
     # Provisioned by scripts/setup.sh on every machine the tests run on.
-    for name in ("WordNet (nltk)", "spaCy English model", "grammar: harper", "acceptability: link-grammar"):
+    for name in (
+        "WordNet (nltk)",
+        "spaCy English model",
+        "grammar: harper",
+        "acceptability: link-grammar",
+    ):
         assert rows[name]["usable"], rows[name]
     assert rows["WordNet (nltk)"]["version"] == "3.0"
 
@@ -24,13 +36,18 @@ def test_doctor_is_quick_and_names_commands_that_exist():
     import subprocess
     import sys
 
-    code = ("import sys, json; from click.testing import CliRunner; "
-            "from transnli.evaluator.cli import main; r = CliRunner().invoke(main, ['doctor', '--json']); "
-            "assert r.exit_code == 0, r.output; rows = json.loads(r.stdout); "
-            "print(json.dumps({'heavy': [m for m in ('nltk', 'spacy', 'torch', 'transformers') if m in sys.modules], "
-            "'rows': rows}))")
-    out = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                    check=True).stdout)
+    code = (
+        "import sys, json; from click.testing import CliRunner; "
+        "from transnli.evaluator.cli import main; r = CliRunner().invoke(main, ['doctor', '--json']); "
+        "assert r.exit_code == 0, r.output; rows = json.loads(r.stdout); "
+        "print(json.dumps({'heavy': [m for m in ('nltk', 'spacy', 'torch', 'transformers') if m in sys.modules], "
+        "'rows': rows}))"
+    )
+    out = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+    )
     assert out["heavy"] == []
     rows = {r["name"]: r for r in out["rows"]}
     assert rows["torch"]["usable"] and rows["torch"]["detail"].startswith("devices: cpu")
@@ -44,11 +61,18 @@ def test_doctor_deep_loads_for_real():
     assert result.exit_code == 0, result.output
     rows = {r["name"]: r for r in json.loads(result.stdout)}
     assert rows["WordNet (nltk)"]["version"] == "3.0"
-    assert rows["spaCy English model"]["usable"] and rows["grammar: harper"]["detail"] == "offline, no Java"
+    assert (
+        rows["spaCy English model"]["usable"]
+        and rows["grammar: harper"]["detail"] == "offline, no Java"
+    )
 
 
-def test_doctor_checks_model_specs_without_loading(tmp_path, tiny_nli_entailing_model_dir, tiny_nli_model_factory):
-    generic = tiny_nli_model_factory("doctor_generic", id2label={0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
+def test_doctor_checks_model_specs_without_loading(
+    tmp_path, tiny_nli_entailing_model_dir, tiny_nli_model_factory
+):
+    generic = tiny_nli_model_factory(
+        "doctor_generic", id2label={0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}
+    )
     broken = tmp_path / "broken"
     broken.mkdir()
     for f in tiny_nli_entailing_model_dir.iterdir():
@@ -57,21 +81,40 @@ def test_doctor_checks_model_specs_without_loading(tmp_path, tiny_nli_entailing_
     weights.write_bytes(weights.read_bytes()[:-100])  # truncated
     labels = tmp_path / "labels.jsonl"
     labels.write_text('{"premise": "a", "hypothesis": "b", "label": "entailment"}\n')
-    args = ["doctor", "--json",
-            "--model", f"good=hf:{tiny_nli_entailing_model_dir}",
-            "--model", f"generic=hf:{generic}",
-            "--model", f"mapped=hf:{generic}?label_map=0=contradiction,1=neutral,2=entailment",
-            "--model", f"broken=hf:{broken}",
-            "--model", f"labels=precomputed:{labels}",
-            "--model", f"typo=hf:{generic}?labelmap=x",
-            "--model", f"gone=hf:{tmp_path}/missing"]
+    args = [
+        "doctor",
+        "--json",
+        "--model",
+        f"good=hf:{tiny_nli_entailing_model_dir}",
+        "--model",
+        f"generic=hf:{generic}",
+        "--model",
+        f"mapped=hf:{generic}?label_map=0=contradiction,1=neutral,2=entailment",
+        "--model",
+        f"broken=hf:{broken}",
+        "--model",
+        f"labels=precomputed:{labels}",
+        "--model",
+        f"typo=hf:{generic}?labelmap=x",
+        "--model",
+        f"gone=hf:{tmp_path}/missing",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 1  # some model cannot be used
     rows = {r["name"]: r for r in json.loads(result.stdout)}
-    assert rows["model: good"]["usable"] and "0=contradiction, 1=neutral, 2=entailment" in rows["model: good"]["detail"]
+    assert (
+        rows["model: good"]["usable"]
+        and "0=contradiction, 1=neutral, 2=entailment" in rows["model: good"]["detail"]
+    )
     assert "weights not loaded" in rows["model: good"]["detail"]
-    assert not rows["model: generic"]["usable"] and "placeholder labels" in rows["model: generic"]["detail"]
-    assert rows["model: mapped"]["usable"] and "(from the label-map)" in rows["model: mapped"]["detail"]
+    assert (
+        not rows["model: generic"]["usable"]
+        and "placeholder labels" in rows["model: generic"]["detail"]
+    )
+    assert (
+        rows["model: mapped"]["usable"]
+        and "(from the label-map)" in rows["model: mapped"]["detail"]
+    )
     assert not rows["model: broken"]["usable"] and "truncated" in rows["model: broken"]["detail"]
     assert rows["model: labels"]["usable"] and "1 labelled pairs" in rows["model: labels"]["detail"]
     typo = [r for name, r in rows.items() if "typo" in name][0]

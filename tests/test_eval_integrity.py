@@ -30,23 +30,42 @@ def triples(tmp_path):
     for i in range(40):
         w = WORDS[i % len(WORDS)]
         v = WORDS[(i * 7 + 3) % len(WORDS)]
-        rows.append({"id": f"t{i}", "dataset": "demo", "premise": f"a {w} is {v} {i}",
-                     "hypothesis": f"the {v} {w} {i}", "modified_hypothesis": f"the {w} {v} {i}"})
+        rows.append(
+            {
+                "id": f"t{i}",
+                "dataset": "demo",
+                "premise": f"a {w} is {v} {i}",
+                "hypothesis": f"the {v} {w} {i}",
+                "modified_hypothesis": f"the {w} {v} {i}",
+            }
+        )
     path = tmp_path / "triples.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
 
 def evaluate(triples, model, out, *extra):
-    return CliRunner().invoke(main, ["evaluate", str(triples), "--model", str(model), "--out", str(out),
-                                     "--no-plots", "--no-progress", *extra])
+    return CliRunner().invoke(
+        main,
+        [
+            "evaluate",
+            str(triples),
+            "--model",
+            str(model),
+            "--out",
+            str(out),
+            "--no-plots",
+            "--no-progress",
+            *extra,
+        ],
+    )
 
 
 def garble_middle(path, n=2048):
     """Overwrite n bytes in the middle of a file with garbage (a damaged page)."""
     data = bytearray(path.read_bytes())
     mid = len(data) // 2
-    data[mid:mid + n] = bytes((i * 37 + 11) % 256 for i in range(n))
+    data[mid : mid + n] = bytes((i * 37 + 11) % 256 for i in range(n))
     path.write_bytes(bytes(data))
 
 
@@ -70,16 +89,22 @@ def test_a_truncated_or_corrupt_safetensors_file_is_named(tiny_nli_model_dir, tm
     shutil.copytree(tiny_nli_model_dir, folder)
     weights = folder / "model.safetensors"
     data = weights.read_bytes()
-    weights.write_bytes(data[:len(data) // 2] if cut == "half" else b"\x7f" * 64 + data[64:])
-    with pytest.raises(BackendError, match=rf"model folder {folder}: weights file model.safetensors is "
-                                           r"corrupt or truncated \(.+\)"):
+    weights.write_bytes(data[: len(data) // 2] if cut == "half" else b"\x7f" * 64 + data[64:])
+    with pytest.raises(
+        BackendError,
+        match=rf"model folder {folder}: weights file model.safetensors is "
+        r"corrupt or truncated \(.+\)",
+    ):
         create_backend(str(folder), BackendOptions())
 
 
 # -- the caches ------------------------------------------------------------------------------------
 def test_a_damaged_label_cache_names_the_file_and_the_fix(tiny_nli_model_dir, triples, tmp_path):
     cache = tmp_path / "cache"
-    assert evaluate(triples, tiny_nli_model_dir, tmp_path / "e", "--cache-dir", str(cache)).exit_code == 0
+    assert (
+        evaluate(triples, tiny_nli_model_dir, tmp_path / "e", "--cache-dir", str(cache)).exit_code
+        == 0
+    )
     db = cache / "labels.sqlite3"
     garble_middle(db)
     result = evaluate(triples, tiny_nli_model_dir, tmp_path / "e", "--cache-dir", str(cache))
@@ -90,7 +115,9 @@ def test_a_damaged_label_cache_names_the_file_and_the_fix(tiny_nli_model_dir, tr
 
 def test_a_file_that_is_not_a_database(tmp_path):
     (tmp_path / "labels.sqlite3").write_bytes(b"this is not SQLite" * 300)
-    with pytest.raises(EvaluatorError, match=r"labels.sqlite3 is damaged \(file is not a database\)"):
+    with pytest.raises(
+        EvaluatorError, match=r"labels.sqlite3 is damaged \(file is not a database\)"
+    ):
         LabelCache(tmp_path)
 
 
@@ -99,7 +126,9 @@ def test_a_damaged_llm_reply_cache_names_the_file_and_the_fix(tmp_path):
     cache = ReplyCache(path)
     keys = [cache_key("openai", "m", {}, f"prompt {i} " + "x" * 200) for i in range(300)]
     for i, k in enumerate(keys):
-        cache.put(k, "openai", "m", {}, f"prompt {i} " + "x" * 200, LLMReply(f"reply {i} " + "y" * 200))
+        cache.put(
+            k, "openai", "m", {}, f"prompt {i} " + "x" * 200, LLMReply(f"reply {i} " + "y" * 200)
+        )
     cache.close()
     garble_middle(path, 8192)
     with pytest.raises(LLMError, match=rf"the LLM reply cache {path} is damaged .*delete it"):
@@ -117,12 +146,18 @@ class _SmallDisk(LabelCache):
         self.conn.execute(f"PRAGMA max_page_count = {pages}")
 
 
-def test_a_full_disk_under_the_label_cache_loses_no_label(tiny_nli_model_dir, triples, tmp_path, monkeypatch):
+def test_a_full_disk_under_the_label_cache_loses_no_label(
+    tiny_nli_model_dir, triples, tmp_path, monkeypatch
+):
     monkeypatch.setattr(evaluate_module, "LabelCache", _SmallDisk)
-    result = evaluate(triples, tiny_nli_model_dir, tmp_path / "e", "--cache-dir", str(tmp_path / "cache"))
+    result = evaluate(
+        triples, tiny_nli_model_dir, tmp_path / "e", "--cache-dir", str(tmp_path / "cache")
+    )
     assert result.exit_code == 0, result.output
     assert "cannot grow: the disk is full" in result.output and "not cached" in result.output
-    rows = [json.loads(line) for line in (tmp_path / "e" / "predictions.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line) for line in (tmp_path / "e" / "predictions.jsonl").read_text().splitlines()
+    ]
     assert len(rows) == 40 and all(r["labels"]["p_h"] for r in rows)
     with sqlite3.connect(tmp_path / "cache" / "labels.sqlite3") as conn:  # the cache is still sound
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -152,7 +187,9 @@ def test_a_relative_model_path_that_does_not_exist_is_a_missing_folder(tmp_path,
     (tmp_path / "models").mkdir()
     monkeypatch.chdir(tmp_path)
     err = _bounded_create("models/nli-base")
-    assert isinstance(err, BackendError) and "hf model folder 'models/nli-base' does not exist" in str(err)
+    assert isinstance(
+        err, BackendError
+    ) and "hf model folder 'models/nli-base' does not exist" in str(err)
 
 
 @pytest.mark.parametrize("how", ["offline", "no_route"])
@@ -167,4 +204,7 @@ def test_a_hub_id_offline_fails_at_once(tmp_path, monkeypatch, how):
         monkeypatch.setenv("HF_ENDPOINT", closed_port_url().removesuffix("/v1"))
     err = _bounded_create("transnli-test/no-such-model")
     assert isinstance(err, BackendError)
-    assert "neither a folder here nor in the Hugging Face cache, and the hub cannot be reached" in str(err)
+    assert (
+        "neither a folder here nor in the Hugging Face cache, and the hub cannot be reached"
+        in str(err)
+    )

@@ -31,8 +31,12 @@ def _private_default_cache(tmp_path, monkeypatch):
 @pytest.fixture
 def run_folder(tmp_path):
     """A finished generation run holding FIXTURE, exported to Parquet and a saved HF dataset."""
-    records = [TripleRecord(premise=p, hypothesis=h, modified_hypothesis=h2, id=tid, dataset=ds, gold_label=gold)
-               for tid, ds, p, h, h2, gold, *_ in FIXTURE]
+    records = [
+        TripleRecord(
+            premise=p, hypothesis=h, modified_hypothesis=h2, id=tid, dataset=ds, gold_label=gold
+        )
+        for tid, ds, p, h, h2, gold, *_ in FIXTURE
+    ]
     w = RunWriter(tmp_path / "gen", "fp")
     w.open()
     w.write_config({"transnli_version": "0.1.0"})
@@ -49,14 +53,32 @@ def run_folder(tmp_path):
 
 
 def evaluate(triples, labels, out):
-    return CliRunner().invoke(main, ["evaluate", str(triples), "--model", f"precomputed:{labels}", "--out", str(out),
-                                     "--no-cache", "--no-progress"])
+    return CliRunner().invoke(
+        main,
+        [
+            "evaluate",
+            str(triples),
+            "--model",
+            f"precomputed:{labels}",
+            "--out",
+            str(out),
+            "--no-cache",
+            "--no-progress",
+        ],
+    )
 
 
 def results(out):
     summary = json.loads((out / "summary.json").read_text())
-    return [(d["dataset"], d["n_triples"], d["accuracy"], {k: (c["cases"], c["violations"]) for k, c in d["rules"].items()})
-            for d in summary["models"][0]["datasets"]]
+    return [
+        (
+            d["dataset"],
+            d["n_triples"],
+            d["accuracy"],
+            {k: (c["cases"], c["violations"]) for k, c in d["rules"].items()},
+        )
+        for d in summary["models"][0]["datasets"]
+    ]
 
 
 def test_parquet_and_hf_folder_evaluate_like_jsonl(run_folder, tmp_path):
@@ -69,15 +91,22 @@ def test_parquet_and_hf_folder_evaluate_like_jsonl(run_folder, tmp_path):
     assert outs["triples.jsonl"] == outs["triples.parquet"] == outs["hf_dataset"]
     alpha, beta = outs["hf_dataset"]
     assert alpha[:3] == ("alpha", 3, 0.5)  # gold of t1 right, t2 wrong, t3 has none (ClassLabel -1)
-    assert alpha[3]["rule1"] == (2, 1) and alpha[3]["rule4"] == (1, 1) and beta[3]["rule3"] == (1, 0)
+    assert (
+        alpha[3]["rule1"] == (2, 1) and alpha[3]["rule4"] == (1, 1) and beta[3]["rule3"] == (1, 0)
+    )
     # the folder is hashed for provenance like a file
     prov = json.loads((tmp_path / "out-hf_dataset" / "summary.json").read_text())["provenance"]
-    assert prov["triples_files"][0]["path"].endswith("hf_dataset") and len(prov["triples_files"][0]["sha256"]) == 64
+    assert (
+        prov["triples_files"][0]["path"].endswith("hf_dataset")
+        and len(prov["triples_files"][0]["sha256"]) == 64
+    )
 
 
 def test_pairs_reads_parquet(run_folder, tmp_path):
     gen, _ = run_folder
-    res = CliRunner().invoke(main, ["pairs", str(gen / "triples.parquet"), "--out", str(tmp_path / "pairs.jsonl")])
+    res = CliRunner().invoke(
+        main, ["pairs", str(gen / "triples.parquet"), "--out", str(tmp_path / "pairs.jsonl")]
+    )
     assert res.exit_code == 0, res.output
     assert len((tmp_path / "pairs.jsonl").read_text().splitlines()) == 4 * 4
 
@@ -90,15 +119,27 @@ def _table(path, rows):
     return path
 
 
-@pytest.mark.parametrize("rows, expected", [
-    ([{"premise": "p", "hypothesis": "h", "modified_hypothesis": "x"},
-      {"premise": "p", "hypothesis": "", "modified_hypothesis": "x"}], "bad.parquet: row 2: field 'hypothesis'"),
-    ([{"premise": "p", "hypothesis": "h", "modified_hypothesis": "x", "gold_label": 7}],
-     "bad.parquet: row 1: field 'gold_label'"),
-    ([{"premise": "p", "hypothesis": "h", "modified_hypothesis": "x", "gold_label": "yes"}],
-     "bad.parquet: row 1: field 'gold_label'"),
-    ([{"premise": "p", "hypothesis": "h"}], "column(s) modified_hypothesis missing"),
-])
+@pytest.mark.parametrize(
+    "rows, expected",
+    [
+        (
+            [
+                {"premise": "p", "hypothesis": "h", "modified_hypothesis": "x"},
+                {"premise": "p", "hypothesis": "", "modified_hypothesis": "x"},
+            ],
+            "bad.parquet: row 2: field 'hypothesis'",
+        ),
+        (
+            [{"premise": "p", "hypothesis": "h", "modified_hypothesis": "x", "gold_label": 7}],
+            "bad.parquet: row 1: field 'gold_label'",
+        ),
+        (
+            [{"premise": "p", "hypothesis": "h", "modified_hypothesis": "x", "gold_label": "yes"}],
+            "bad.parquet: row 1: field 'gold_label'",
+        ),
+        ([{"premise": "p", "hypothesis": "h"}], "column(s) modified_hypothesis missing"),
+    ],
+)
 def test_bad_parquet_names_file_row_and_field(tmp_path, rows, expected):
     path = _table(tmp_path / "bad.parquet", rows)
     res = evaluate(path, tmp_path / "none.jsonl", tmp_path / "out")
@@ -107,9 +148,18 @@ def test_bad_parquet_names_file_row_and_field(tmp_path, rows, expected):
 
 
 def test_hand_made_parquet_with_label_names_is_read(tmp_path):
-    path = _table(tmp_path / "mine.parquet", [
-        {"premise": "p", "hypothesis": "h", "modified_hypothesis": "x", "gold_label": "neutral"},
-        {"premise": "p", "hypothesis": "h2", "modified_hypothesis": "x2", "gold_label": None}])
+    path = _table(
+        tmp_path / "mine.parquet",
+        [
+            {
+                "premise": "p",
+                "hypothesis": "h",
+                "modified_hypothesis": "x",
+                "gold_label": "neutral",
+            },
+            {"premise": "p", "hypothesis": "h2", "modified_hypothesis": "x2", "gold_label": None},
+        ],
+    )
     triples = load_triples([path])
     assert [(t.dataset, t.gold_label) for t in triples] == [("mine", "neutral"), ("mine", None)]
 
@@ -127,9 +177,12 @@ def test_dataset_dict_without_a_triples_split_is_refused(tmp_path):
     import datasets
 
     row = {"premise": ["p"], "hypothesis": ["h"], "modified_hypothesis": ["x"]}
-    datasets.DatasetDict({"a": datasets.Dataset.from_dict(row), "b": datasets.Dataset.from_dict(row)}).save_to_disk(
-        str(tmp_path / "two"))
+    datasets.DatasetDict(
+        {"a": datasets.Dataset.from_dict(row), "b": datasets.Dataset.from_dict(row)}
+    ).save_to_disk(str(tmp_path / "two"))
     res = evaluate(tmp_path / "two", tmp_path / "none.jsonl", tmp_path / "out")
     assert res.exit_code == 1 and "holds the splits a, b" in res.output
-    datasets.Dataset.from_dict(row).save_to_disk(str(tmp_path / "one"))  # a plain Dataset is read as it is
+    datasets.Dataset.from_dict(row).save_to_disk(
+        str(tmp_path / "one")
+    )  # a plain Dataset is read as it is
     assert [t.modified for t in load_triples([tmp_path / "one"])] == ["x"]

@@ -23,12 +23,27 @@ FILTERS_OK = {name: {"backend": "rules", "passed": True} for name in ("auxiliary
 
 def record(i: int, dataset: str = "snli", **over) -> TripleRecord:
     rec = TripleRecord(
-        premise=f"A woman opens door {i}.", hypothesis=f"A woman is here {i}.", modified_hypothesis=f"A man is here {i}.",
-        id=f"{dataset}-{i}", source_id=f"s{i}", dataset=dataset, split="test", gold_label="entailment",
-        word="woman", word_index=1, char_start=2, char_end=7, pos="NOUN", tag="NN", antonym="man",
+        premise=f"A woman opens door {i}.",
+        hypothesis=f"A woman is here {i}.",
+        modified_hypothesis=f"A man is here {i}.",
+        id=f"{dataset}-{i}",
+        source_id=f"s{i}",
+        dataset=dataset,
+        split="test",
+        gold_label="entailment",
+        word="woman",
+        word_index=1,
+        char_start=2,
+        char_end=7,
+        pos="NOUN",
+        tag="NN",
+        antonym="man",
         candidates=[{"antonym": "man", "score": 0.75}],
-        checks={**FILTERS_OK, "grammar": {"backend": "harper", "passed": True, "errors_candidate": 0, "added": []},
-                "acceptability": {"backend": "link-grammar", "passed": True, "null_count": 0}},
+        checks={
+            **FILTERS_OK,
+            "grammar": {"backend": "harper", "passed": True, "errors_candidate": 0, "added": []},
+            "acceptability": {"backend": "link-grammar", "passed": True, "null_count": 0},
+        },
     )
     for k, v in over.items():
         setattr(rec, k, v)
@@ -36,30 +51,75 @@ def record(i: int, dataset: str = "snli", **over) -> TripleRecord:
 
 
 def rejected_grammar(i: int) -> TripleRecord:
-    return record(i, checks={**FILTERS_OK, "grammar": {
-        "backend": "harper", "passed": False, "errors_original": 0, "errors_candidate": 1,
-        "added": ["AN_A: Use 'an' before a vowel"]}},
-        rejected_by="grammar", reason="harper: 1 new error(s)")
+    return record(
+        i,
+        checks={
+            **FILTERS_OK,
+            "grammar": {
+                "backend": "harper",
+                "passed": False,
+                "errors_original": 0,
+                "errors_candidate": 1,
+                "added": ["AN_A: Use 'an' before a vowel"],
+            },
+        },
+        rejected_by="grammar",
+        reason="harper: 1 new error(s)",
+    )
 
 
-def make_run(folder, accepted, rejected, *, preset="default", filters=("auxiliary", "light_verb"), finish=True,
-             stats=None):
+def make_run(
+    folder,
+    accepted,
+    rejected,
+    *,
+    preset="default",
+    filters=("auxiliary", "light_verb"),
+    finish=True,
+    stats=None,
+):
     w = RunWriter(folder, "fp-" + folder.name)
     w.open()
-    w.write_config({"transnli_version": "0.1.0",
-                    "input": {"source": "in.jsonl", "format": None, "sha256": "ab" * 32},
-                    "config": {"preset": preset, "description": "test preset", "pipeline": "wordnet",
-                               "antonyms": "direct", "pos": ["NOUN"], "include_aux": False,
-                               "filters": list(filters), "grammar": "harper", "acceptability": "link-grammar",
-                               "max_chars": 400, "seed": 0, "limit": None},
-                    "resources": {"wordnet": "wordnet-3.0", "spacy_model": "en_core_web_sm-3.8.0",
-                                  "vectors": "glove-6B-50d", "python": "3.11.7",
-                                  "checks": {"grammar": {"backend": "harper", "version": "harper-py 0.2.0"}}}})
+    w.write_config(
+        {
+            "transnli_version": "0.1.0",
+            "input": {"source": "in.jsonl", "format": None, "sha256": "ab" * 32},
+            "config": {
+                "preset": preset,
+                "description": "test preset",
+                "pipeline": "wordnet",
+                "antonyms": "direct",
+                "pos": ["NOUN"],
+                "include_aux": False,
+                "filters": list(filters),
+                "grammar": "harper",
+                "acceptability": "link-grammar",
+                "max_chars": 400,
+                "seed": 0,
+                "limit": None,
+            },
+            "resources": {
+                "wordnet": "wordnet-3.0",
+                "spacy_model": "en_core_web_sm-3.8.0",
+                "vectors": "glove-6B-50d",
+                "python": "3.11.7",
+                "checks": {"grammar": {"backend": "harper", "version": "harper-py 0.2.0"}},
+            },
+        }
+    )
     w.write_batch(list(accepted), list(rejected), n_pairs=len(accepted), stats={})
     if finish:
-        w.finish(stats or {"sentences_read": len(accepted), "candidates_built": len(accepted) + len(rejected),
-                           "rejected_filters": {"light_verb": 0}, "rejected_grammar": len(rejected),
-                           "triples_accepted": len(accepted), "acceptance_rate": 0.8})
+        w.finish(
+            stats
+            or {
+                "sentences_read": len(accepted),
+                "candidates_built": len(accepted) + len(rejected),
+                "rejected_filters": {"light_verb": 0},
+                "rejected_grammar": len(rejected),
+                "triples_accepted": len(accepted),
+                "acceptance_rate": 0.8,
+            }
+        )
     else:
         w.close()
     return folder
@@ -85,18 +145,30 @@ def test_normalised_rows_have_every_key_with_fixed_types():
     full = normalise(rejected_grammar(1).to_dict())
     assert list(bare) == list(full) == list(triple_features())
     assert bare["gold_label"] == -1 and full["gold_label"] == 0
-    assert bare["checks"]["grammar"] is None and full["checks"]["grammar"]["added"] == ["AN_A: Use 'an' before a vowel"]
-    assert list(full["checks"]["grammar"]) == list(full["checks"]["auxiliary"])  # one shape for every check
-    odd = normalise({**record(2).to_dict(), "checks": {"grammar": {"backend": "x", "passed": True, "new_key": [1]}}})
+    assert bare["checks"]["grammar"] is None and full["checks"]["grammar"]["added"] == [
+        "AN_A: Use 'an' before a vowel"
+    ]
+    assert list(full["checks"]["grammar"]) == list(
+        full["checks"]["auxiliary"]
+    )  # one shape for every check
+    odd = normalise(
+        {
+            **record(2).to_dict(),
+            "checks": {"grammar": {"backend": "x", "passed": True, "new_key": [1]}},
+        }
+    )
     assert odd["checks"]["grammar"]["extra"] == '{"new_key": [1]}'
 
 
-@pytest.mark.parametrize("bad, field", [
-    ({"gold_label": "yes"}, "gold_label"),
-    ({"checks": {"grammar": {"backend": "harper", "passed": "no"}}}, "checks.grammar.passed"),
-    ({"checks": {"spelling": {}}}, "spelling"),
-    ({"candidates": [{"antonym": "man", "score": "high"}]}, "candidates[0].score"),
-])
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        ({"gold_label": "yes"}, "gold_label"),
+        ({"checks": {"grammar": {"backend": "harper", "passed": "no"}}}, "checks.grammar.passed"),
+        ({"checks": {"spelling": {}}}, "spelling"),
+        ({"candidates": [{"antonym": "man", "score": "high"}]}, "candidates[0].score"),
+    ],
+)
 def test_records_that_do_not_fit_are_refused_naming_the_field(bad, field):
     with pytest.raises(SchemaError, match=field.replace("[", r"\[").replace("]", r"\]")):
         normalise({**record(1).to_dict(), **bad})
@@ -111,8 +183,16 @@ def test_two_runs_with_different_settings_load_together(tmp_path):
     one = make_run(tmp_path / "one", [record(i) for i in range(3)], [])
     # run 2: another preset without filters or a grammar check, a rejected candidate with an added
     # error, an LLM-less record with a null score, and no gold labels
-    two_acc = [record(i, "mnli", gold_label=None, checks={"acceptability": {"backend": "none", "passed": True}},
-                      candidates=[{"antonym": "man", "score": None}]) for i in range(2)]
+    two_acc = [
+        record(
+            i,
+            "mnli",
+            gold_label=None,
+            checks={"acceptability": {"backend": "none", "passed": True}},
+            candidates=[{"antonym": "man", "score": None}],
+        )
+        for i in range(2)
+    ]
     two = make_run(tmp_path / "two", two_acc, [rejected_grammar(9)], preset="paper", filters=())
     for run in (one, two):
         assert export_finished(run, ["parquet"])
@@ -120,9 +200,16 @@ def test_two_runs_with_different_settings_load_together(tmp_path):
     schemas = [pq.read_schema(run / "triples.parquet") for run in (one, two)]
     assert schemas[0].equals(schemas[1], check_metadata=True)
     assert pq.read_schema(two / "rejected.parquet").equals(schemas[0])
-    ds = datasets.load_dataset("parquet", data_files=[str(one / "triples.parquet"), str(two / "triples.parquet"),
-                                                      str(two / "rejected.parquet")],
-                               split="train", cache_dir=str(tmp_path / "hf-cache"))
+    ds = datasets.load_dataset(
+        "parquet",
+        data_files=[
+            str(one / "triples.parquet"),
+            str(two / "triples.parquet"),
+            str(two / "rejected.parquet"),
+        ],
+        split="train",
+        cache_dir=str(tmp_path / "hf-cache"),
+    )
     assert len(ds) == 6
     assert ds.features == triple_features()
     assert isinstance(ds.features["gold_label"], datasets.ClassLabel)
@@ -133,17 +220,29 @@ def test_two_runs_with_different_settings_load_together(tmp_path):
 
 
 def test_exports_are_deterministic_and_round_trip(tmp_path):
-    runs = [make_run(tmp_path / name, [record(i) for i in range(4)], [rejected_grammar(7)]) for name in ("a", "b")]
+    runs = [
+        make_run(tmp_path / name, [record(i) for i in range(4)], [rejected_grammar(7)])
+        for name in ("a", "b")
+    ]
     for run in runs:
         export_finished(run, ["parquet", "hf", "card"])
 
     def files(run):
-        return {p.relative_to(run).as_posix(): p.read_bytes() for p in sorted(run.rglob("*"))
-                if p.is_file() and p.name not in ("config.json", "finished.json", "run.lock")}
+        return {
+            p.relative_to(run).as_posix(): p.read_bytes()
+            for p in sorted(run.rglob("*"))
+            if p.is_file() and p.name not in ("config.json", "finished.json", "run.lock")
+        }
 
     a, b = files(runs[0]), files(runs[1])
-    assert {"triples.parquet", "rejected.parquet", "hf_dataset/triples/state.json", "hub/README.md",
-            "hub/data/snli/test.parquet", "hub/data/snli/rejected.parquet"} <= set(a)
+    assert {
+        "triples.parquet",
+        "rejected.parquet",
+        "hf_dataset/triples/state.json",
+        "hub/README.md",
+        "hub/data/snli/test.parquet",
+        "hub/data/snli/rejected.parquet",
+    } <= set(a)
     different = [name for name in a if a[name] != b.get(name)]
     # only the card differs: it names each run's own fingerprint
     assert different == ["hub/README.md"]
@@ -158,8 +257,11 @@ def test_exports_are_deterministic_and_round_trip(tmp_path):
     export_finished(runs[0], ["parquet", "hf", "card"])
     assert files(runs[0]) == a
     # Parquet and the HF folder give back the records of the JSONL files
-    for jsonl, table in (("rejected.jsonl", "rejected.parquet"), ("triples.jsonl", "triples.parquet"),
-                         ("triples.jsonl", "hf_dataset")):
+    for jsonl, table in (
+        ("rejected.jsonl", "rejected.parquet"),
+        ("triples.jsonl", "triples.parquet"),
+        ("triples.jsonl", "hf_dataset"),
+    ):
         expected = [r.to_dict() for r in read_triples(runs[0] / jsonl)]
         assert [r.to_dict() for r in read_any(runs[0] / table)] == expected, table
 
@@ -172,28 +274,47 @@ def split_card(text: str):
 
 
 def test_card_front_matter_and_body(tmp_path):
-    run = make_run(tmp_path / "run", [record(i) for i in range(3)] + [record(5, "anli")], [rejected_grammar(8)])
+    run = make_run(
+        tmp_path / "run", [record(i) for i in range(3)] + [record(5, "anli")], [rejected_grammar(8)]
+    )
     export_finished(run, ["card"], title="My triples")
     meta, body = split_card((run / "hub" / "README.md").read_text())
-    assert {"license", "task_categories", "task_ids", "language", "size_categories", "configs",
-            "dataset_info", "pretty_name"} <= set(meta)
+    assert {
+        "license",
+        "task_categories",
+        "task_ids",
+        "language",
+        "size_categories",
+        "configs",
+        "dataset_info",
+        "pretty_name",
+    } <= set(meta)
     assert meta["task_categories"] == ["text-classification"]
     assert meta["task_ids"] == ["natural-language-inference"]
     assert meta["language"] == ["en"] and meta["size_categories"] == ["n<1K"]
     assert meta["license"] == "other"  # snli and anli have different licences
     configs = {c["config_name"]: c for c in meta["configs"]}
     assert set(configs) == {"all", "anli", "snli"} and configs["all"]["default"] is True
-    assert configs["snli"]["data_files"] == [{"split": "test", "path": "data/snli/test.parquet"},
-                                             {"split": "rejected", "path": "data/snli/rejected.parquet"}]
+    assert configs["snli"]["data_files"] == [
+        {"split": "test", "path": "data/snli/test.parquet"},
+        {"split": "rejected", "path": "data/snli/rejected.parquet"},
+    ]
     assert configs["anli"]["data_files"] == [{"split": "test", "path": "data/anli/test.parquet"}]
     for c in meta["configs"]:
         for f in c["data_files"]:
             assert "*" in f["path"] or (run / "hub" / f["path"]).is_file()
     infos = {i["config_name"]: i for i in meta["dataset_info"]}
-    assert [(s["name"], s["num_examples"]) for s in infos["snli"]["splits"]] == [("test", 3), ("rejected", 1)]
+    assert [(s["name"], s["num_examples"]) for s in infos["snli"]["splits"]] == [
+        ("test", 3),
+        ("rejected", 1),
+    ]
     assert all(s["num_bytes"] > 0 for s in infos["snli"]["splits"])
     gold = next(f for f in infos["snli"]["features"] if f["name"] == "gold_label")
-    assert gold["dtype"]["class_label"]["names"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
+    assert gold["dtype"]["class_label"]["names"] == {
+        "0": "entailment",
+        "1": "neutral",
+        "2": "contradiction",
+    }
     # the folder loads as the Hub would serve it: by default the `all` config
     import datasets
 
@@ -201,10 +322,20 @@ def test_card_front_matter_and_body(tmp_path):
     assert {k: len(v) for k, v in loaded.items()} == {"test": 4, "rejected": 1}
     # the body: what, method, preset, filters, statistics, provenance, fields, citation
     assert body.lstrip().startswith("# My triples")
-    for needle in ("Wu & Last (2025)", "| preset | default |", "- `light_verb`:", "| triples accepted | 4 |",
-                   "| acceptance rate | 0.8 |", "| wordnet | wordnet-3.0 |", "| check grammar | harper: harper-py 0.2.0 |",
-                   "| gold_label | ClassLabel |", "@inproceedings{wu-last-2025-transitive",
-                   "author = {Wu, Wei and Last, Mark}", "@software{transnli", "## Limitations"):
+    for needle in (
+        "Wu & Last (2025)",
+        "| preset | default |",
+        "- `light_verb`:",
+        "| triples accepted | 4 |",
+        "| acceptance rate | 0.8 |",
+        "| wordnet | wordnet-3.0 |",
+        "| check grammar | harper: harper-py 0.2.0 |",
+        "| gold_label | ClassLabel |",
+        "@inproceedings{wu-last-2025-transitive",
+        "author = {Wu, Wei and Last, Mark}",
+        "@software{transnli",
+        "## Limitations",
+    ):
         assert needle in body, needle
 
 
@@ -217,7 +348,9 @@ def test_card_of_one_dataset_takes_its_licence_and_loads_by_config(tmp_path):
     assert meta["license"] == "cc-by-sa-4.0"
     assert [c["config_name"] for c in meta["configs"]] == ["snli"] and meta["configs"][0]["default"]
     # the folder is what the Hub serves: datasets reads it by the card's configs
-    ds = datasets.load_dataset(str(run / "hub"), "snli", split="test", cache_dir=str(tmp_path / "hf-cache"))
+    ds = datasets.load_dataset(
+        str(run / "hub"), "snli", split="test", cache_dir=str(tmp_path / "hf-cache")
+    )
     assert ds["id"] == ["snli-0", "snli-1"] and ds.features == triple_features()
 
 
@@ -227,7 +360,12 @@ def test_export_command_on_a_finished_run(tmp_path):
     before = (run / "triples.jsonl").read_bytes()
     res = cli("export", run, "--to", "parquet,hf", "--to", "card")
     assert res.exit_code == 0, res.output
-    assert {p.name for p in run.iterdir()} >= {"triples.parquet", "rejected.parquet", "hf_dataset", "hub"}
+    assert {p.name for p in run.iterdir()} >= {
+        "triples.parquet",
+        "rejected.parquet",
+        "hf_dataset",
+        "hub",
+    }
     assert (run / "triples.jsonl").read_bytes() == before  # nothing generated again
     assert "exported" in res.output
 
@@ -281,7 +419,9 @@ class FakeApi:
         from pathlib import Path
 
         folder = Path(kw["folder_path"])
-        kw["files"] = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+        kw["files"] = sorted(
+            p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()
+        )
         kw["card"] = (folder / "README.md").read_text()
         self.calls.append(("upload_folder", kw))
 
@@ -292,15 +432,27 @@ def test_publish_uploads_the_hub_folder(tmp_path, monkeypatch):
     run = make_run(tmp_path / "run", [record(i) for i in range(2)], [rejected_grammar(3)])
     fake = FakeApi()
     # the client is patched at its boundary: HfApi's two methods publish calls
-    monkeypatch.setattr(huggingface_hub.HfApi, "create_repo", lambda self, repo_id, **kw: fake.create_repo(repo_id, **kw))
-    monkeypatch.setattr(huggingface_hub.HfApi, "upload_folder", lambda self, **kw: fake.upload_folder(**kw))
+    monkeypatch.setattr(
+        huggingface_hub.HfApi,
+        "create_repo",
+        lambda self, repo_id, **kw: fake.create_repo(repo_id, **kw),
+    )
+    monkeypatch.setattr(
+        huggingface_hub.HfApi, "upload_folder", lambda self, **kw: fake.upload_folder(**kw)
+    )
     monkeypatch.setenv("MY_TOKEN", "hf_secret")
-    res = cli("publish", run, "--repo-id", "someone/triples", "--private", "--token-env", "MY_TOKEN")
+    res = cli(
+        "publish", run, "--repo-id", "someone/triples", "--private", "--token-env", "MY_TOKEN"
+    )
     assert res.exit_code == 0, res.output
     (name, repo, kw), (name2, up) = fake.calls
     assert name == "create_repo" and repo == "someone/triples"
     assert kw == {"repo_type": "dataset", "private": True, "exist_ok": True, "token": "hf_secret"}
-    assert name2 == "upload_folder" and up["repo_id"] == "someone/triples" and up["repo_type"] == "dataset"
+    assert (
+        name2 == "upload_folder"
+        and up["repo_id"] == "someone/triples"
+        and up["repo_type"] == "dataset"
+    )
     assert up["token"] == "hf_secret"
     assert up["files"] == ["README.md", "data/snli/rejected.parquet", "data/snli/test.parquet"]
     assert 'load_dataset("someone/triples", "snli", split="test")' in up["card"]
@@ -357,7 +509,9 @@ def test_publish_reports_an_unreachable_or_refusing_hub(tmp_path, monkeypatch):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         with pytest.raises(ExportError, match="refused the upload to someone/triples"):
-            publish(run, "someone/triples", api=HfApi(endpoint=f"http://127.0.0.1:{server.server_port}"))
+            publish(
+                run, "someone/triples", api=HfApi(endpoint=f"http://127.0.0.1:{server.server_port}")
+            )
     finally:
         server.shutdown()
 
@@ -373,21 +527,47 @@ def test_real_runs_of_two_presets_export_and_load_together(tmp_path):
     one, two = tmp_path / "one", tmp_path / "two"
     res = cli("generate", sample, "--out", one, "-q", "--limit", "12", "--export", "card")
     assert res.exit_code == 0, res.output
-    res = cli("generate", sample, "--out", two, "-q", "--limit", "12", "--filters", "sense_fit", "--grammar", "none",
-              "--acceptability", "none")
+    res = cli(
+        "generate",
+        sample,
+        "--out",
+        two,
+        "-q",
+        "--limit",
+        "12",
+        "--filters",
+        "sense_fit",
+        "--grammar",
+        "none",
+        "--acceptability",
+        "none",
+    )
     assert res.exit_code == 0, res.output
     assert (one / "hub" / "README.md").is_file() and not (two / "hub").exists()
     for run in (one, two):
         res = cli("export", run, "--to", "parquet")
         assert res.exit_code == 0, res.output
-    files = [str(run / name) for run in (one, two) for name in ("triples.parquet", "rejected.parquet")
-             if (run / name).exists()]
-    ds = datasets.load_dataset("parquet", data_files=files, split="train", cache_dir=str(tmp_path / "hf-cache"))
-    n = sum(len(list(read_triples(run / name))) for run in (one, two) for name in ("triples.jsonl", "rejected.jsonl"))
+    files = [
+        str(run / name)
+        for run in (one, two)
+        for name in ("triples.parquet", "rejected.parquet")
+        if (run / name).exists()
+    ]
+    ds = datasets.load_dataset(
+        "parquet", data_files=files, split="train", cache_dir=str(tmp_path / "hf-cache")
+    )
+    n = sum(
+        len(list(read_triples(run / name)))
+        for run in (one, two)
+        for name in ("triples.jsonl", "rejected.jsonl")
+    )
     assert len(ds) == n and ds.features == triple_features()
     backends = {(c["grammar"] or {}).get("backend") for c in ds["checks"]}
     assert {"harper", "none"} <= backends
     assert any(c["sense_fit"] for c in ds["checks"]) and any(c["light_verb"] for c in ds["checks"])
     meta, body = split_card((one / "hub" / "README.md").read_text())
     stats = json.loads((one / "stats.json").read_text())
-    assert meta["license"] == "cc-by-sa-4.0" and f"| triples accepted | {stats['triples_accepted']} |" in body
+    assert (
+        meta["license"] == "cc-by-sa-4.0"
+        and f"| triples accepted | {stats['triples_accepted']} |" in body
+    )

@@ -67,9 +67,7 @@ def test_build_families_groups_by_source_id_or_pair():
 def test_chain_outcomes_counts_every_chain():
     # members 0..2; (1,2) mutual E, (0,1) E, (0,2) N -> chain (0,1,2) violates rule1.
     # (2,1) E and (1,2) E -> chain (0,2,1): M(0,2)=N, mutual E (2,1): rule3, M(0,1)=E, fine.
-    g = [[_, E, N],
-         [N, _, E],
-         [N, E, _]]
+    g = [[_, E, N], [N, _, E], [N, E, _]]
     got = sorted((o.chain, o.rule, o.violated) for o in chain_outcomes(g))
     assert got == [((0, 1, 2), "rule1", True), ((0, 2, 1), "rule3", False)]
     assert not is_consistent(g)
@@ -77,10 +75,12 @@ def test_chain_outcomes_counts_every_chain():
 
 def test_rules_use_one_directional_labels_anywhere_in_the_family():
     # H' (2) and H¬ (3): a chain that does not start at P, H' -> H -> H¬
-    g = [[_, N, N, N],
-         [N, _, N, C],
-         [E, E, _, E],  # M(H',H)=E, M(H',H¬)=E: with mutual C(H,H¬) rule2 wants C
-         [N, C, N, _]]
+    g = [
+        [_, N, N, N],
+        [N, _, N, C],
+        [E, E, _, E],  # M(H',H)=E, M(H',H¬)=E: with mutual C(H,H¬) rule2 wants C
+        [N, C, N, _],
+    ]
     outs = [(o.chain, o.rule, o.violated) for o in chain_outcomes(g)]
     assert ((2, 1, 3), "rule2", True) in outs
 
@@ -176,7 +176,10 @@ def test_true_labels_of_sets_are_always_consistent():
             continue
         sets.append(frozenset(worlds) - sets[1])  # H¬
         f = fam("P", "H", "H'", "H'", "Hneg")
-        g = [[None if i == j else label(a, b) for j, b in enumerate(sets)] for i, a in enumerate(sets)]
+        g = [
+            [None if i == j else label(a, b) for j, b in enumerate(sets)]
+            for i, a in enumerate(sets)
+        ]
         assert is_consistent(g)
         assert scomm_counts(g).asymmetric == 0
         assert not any(v for _, v in sneg_outcomes(f, g))
@@ -186,17 +189,23 @@ def test_true_labels_of_sets_are_always_consistent():
 
 # --------------------------------------------------------------------------- scomm, sneg
 def test_scomm_counts():
-    g = [[_, C, C, E],
-         [C, _, E, N],
-         [N, C, _, E],
-         [E, N, E, _]]
+    g = [[_, C, C, E], [C, _, E, N], [N, C, _, E], [E, N, E, _]]
     c = scomm_counts(g)
     # pairs: (0,1) C/C ok; (0,2) C/N asym; (0,3) E/E equivalent; (1,2) E/C asym (E one way);
     # (1,3) N/N; (2,3) E/E equivalent
-    assert (c.pairs, c.asymmetric, c.contradiction_cases, c.entail_contradict, c.equivalent) == (6, 2, 3, 1, 2)
+    assert (c.pairs, c.asymmetric, c.contradiction_cases, c.entail_contradict, c.equivalent) == (
+        6,
+        2,
+        3,
+        1,
+        2,
+    )
     m = dataset_family_metrics([fam("P", "H", "H'", "H'")], [g], {})
     assert (m["scomm"]["n"], m["scomm"]["consistent"]) == (6, 4)
-    assert (m["scomm"]["contradiction"]["cases"], m["scomm"]["contradiction"]["violations"]) == (3, 2)
+    assert (m["scomm"]["contradiction"]["cases"], m["scomm"]["contradiction"]["violations"]) == (
+        3,
+        2,
+    )
     assert m["scomm"]["ci95"][0] < 4 / 6 < m["scomm"]["ci95"][1]
 
 
@@ -233,17 +242,42 @@ def test_sampling_is_exhaustive_then_capped_and_fixed():
 
 # --------------------------------------------------------------------------- end to end
 FAMILY_TRIPLES = [
-    {"id": "t1", "source_id": "s1", "premise": "p", "hypothesis": "h", "modified_hypothesis": "h1",
-     "gold_label": "entailment"},
-    {"id": "t2", "source_id": "s1", "premise": "p", "hypothesis": "h", "modified_hypothesis": "hn",
-     "pipeline": "negation", "gold_label": "entailment"},
+    {
+        "id": "t1",
+        "source_id": "s1",
+        "premise": "p",
+        "hypothesis": "h",
+        "modified_hypothesis": "h1",
+        "gold_label": "entailment",
+    },
+    {
+        "id": "t2",
+        "source_id": "s1",
+        "premise": "p",
+        "hypothesis": "h",
+        "modified_hypothesis": "hn",
+        "pipeline": "negation",
+        "gold_label": "entailment",
+    },
     {"id": "t3", "source_id": "s2", "premise": "q", "hypothesis": "k", "modified_hypothesis": "k1"},
 ]
 # family s1: p h h1 hn. Model: E(p,h), mutual E(h,h1), E(p,h1) (rule1 holds); (h,hn) mutual C,
 # C(p,hn) (sneg holds, rule2 holds); (h1,hn): C one way only (scomm violation);
 # family s2: q k k1, all neutral.
-S1 = {("p", "h"): E, ("h", "p"): N, ("p", "h1"): E, ("h1", "p"): N, ("p", "hn"): C, ("hn", "p"): C,
-      ("h", "h1"): E, ("h1", "h"): E, ("h", "hn"): C, ("hn", "h"): C, ("h1", "hn"): C, ("hn", "h1"): N}
+S1 = {
+    ("p", "h"): E,
+    ("h", "p"): N,
+    ("p", "h1"): E,
+    ("h1", "p"): N,
+    ("p", "hn"): C,
+    ("hn", "p"): C,
+    ("h", "h1"): E,
+    ("h1", "h"): E,
+    ("h", "hn"): C,
+    ("hn", "h"): C,
+    ("h1", "hn"): C,
+    ("hn", "h1"): N,
+}
 S2 = {(a, b): N for a in ("q", "k", "k1") for b in ("q", "k", "k1") if a != b}
 
 
@@ -259,18 +293,42 @@ def write_jsonl(path, rows):
 
 def test_evaluate_families_with_hand_labels(tmp_path):
     tfile = write_jsonl(tmp_path / "fam.jsonl", FAMILY_TRIPLES)
-    lfile = write_jsonl(tmp_path / "labels.jsonl", [
-        {"premise": a, "hypothesis": b, "label": lab} for (a, b), lab in {**S1, **S2}.items()])
+    lfile = write_jsonl(
+        tmp_path / "labels.jsonl",
+        [{"premise": a, "hypothesis": b, "label": lab} for (a, b), lab in {**S1, **S2}.items()],
+    )
     out = tmp_path / "out"
-    res = CliRunner().invoke(evaluate, [str(tfile), "--model", f"precomputed:{lfile}", "--out", str(out),
-                                        "--families", "--no-plots", "--no-progress",
-                                        "--cache-dir", str(tmp_path / "c")])
+    res = CliRunner().invoke(
+        evaluate,
+        [
+            str(tfile),
+            "--model",
+            f"precomputed:{lfile}",
+            "--out",
+            str(out),
+            "--families",
+            "--no-plots",
+            "--no-progress",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     summary = json.loads((out / "summary.json").read_text())
     fams = summary["families"]
-    assert fams["cost"] == [{"dataset": "fam", "n_families": 2, "n_members": 7, "max_members": 4,
-                             "with_negation": 1, "family_pairs": 18, "family_unique_pairs": 18,
-                             "triple_pairs": 12, "triple_unique_pairs": 11}]
+    assert fams["cost"] == [
+        {
+            "dataset": "fam",
+            "n_families": 2,
+            "n_members": 7,
+            "max_members": 4,
+            "with_negation": 1,
+            "family_pairs": 18,
+            "family_unique_pairs": 18,
+            "triple_pairs": 12,
+            "triple_unique_pairs": 11,
+        }
+    ]
     entry = fams["models"][0]["datasets"][0]
     assert entry["n_families"] == 2
     # Hand count over s1 (s2 is all neutral: no antecedent). Mutual pairs: (h,h1) E, (h,hn) C,
@@ -280,7 +338,10 @@ def test_evaluate_families_with_hand_labels(tmp_path):
     got = {k: (c["cases"], c["violations"]) for k, c in entry["rules"].items()}
     assert got == {"rule1": (2, 0), "rule2": (2, 0), "rule3": (1, 1), "rule4": (2, 0)}
     # the violated chain hn -> h1 -> h is no triple's chain: only the family view sees it
-    assert entry["violations_beyond_triples"] == 1 and entry["families_inconsistent_beyond_triples"] == 1
+    assert (
+        entry["violations_beyond_triples"] == 1
+        and entry["families_inconsistent_beyond_triples"] == 1
+    )
     # sub-families: only {h, h1, hn} holds the violated chain
     assert (entry["stran"]["3"]["n"], entry["stran"]["3"]["consistent"]) == (5, 4)
     assert (entry["stran"]["4"]["n"], entry["stran"]["4"]["consistent"]) == (1, 0)
@@ -302,26 +363,64 @@ def test_evaluate_families_with_hand_labels(tmp_path):
     assert not rows[0]["consistent"] and rows[1]["consistent"]
     # the triple metrics are unchanged by --families
     plain = tmp_path / "plain"
-    res = CliRunner().invoke(evaluate, [str(tfile), "--model", f"precomputed:{lfile}", "--out", str(plain),
-                                        "--no-plots", "--no-progress", "--cache-dir", str(tmp_path / "c")])
+    res = CliRunner().invoke(
+        evaluate,
+        [
+            str(tfile),
+            "--model",
+            f"precomputed:{lfile}",
+            "--out",
+            str(plain),
+            "--no-plots",
+            "--no-progress",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert (plain / "predictions.jsonl").read_bytes() == (out / "predictions.jsonl").read_bytes()
     assert "families" not in json.loads((plain / "summary.json").read_text())
 
 
-def test_evaluate_families_with_a_tiny_model_is_cached_and_deterministic(tmp_path, tiny_nli_model_dir):
-    tfile = write_jsonl(tmp_path / "fam.jsonl", [
-        {**t, "premise": t["premise"].replace("p", "a man is sleeping ."),
-         "hypothesis": {"h": "a man is happy .", "k": "a dog is big ."}[t["hypothesis"]],
-         "modified_hypothesis": {"h1": "a man is sad .", "hn": "a man is not happy .",
-                                 "k1": "a dog is small ."}[t["modified_hypothesis"]]}
-        for t in FAMILY_TRIPLES])
+def test_evaluate_families_with_a_tiny_model_is_cached_and_deterministic(
+    tmp_path, tiny_nli_model_dir
+):
+    tfile = write_jsonl(
+        tmp_path / "fam.jsonl",
+        [
+            {
+                **t,
+                "premise": t["premise"].replace("p", "a man is sleeping ."),
+                "hypothesis": {"h": "a man is happy .", "k": "a dog is big ."}[t["hypothesis"]],
+                "modified_hypothesis": {
+                    "h1": "a man is sad .",
+                    "hn": "a man is not happy .",
+                    "k1": "a dog is small .",
+                }[t["modified_hypothesis"]],
+            }
+            for t in FAMILY_TRIPLES
+        ],
+    )
     outs, logs = [], []
     for name in ("a", "b"):
         out = tmp_path / name
-        res = CliRunner().invoke(evaluate, [str(tfile), "--model", f"hf:{tiny_nli_model_dir}", "--out", str(out),
-                                            "--families", "--no-plots", "--no-progress", "--device", "cpu",
-                                            "--cache-dir", str(tmp_path / "c")])
+        res = CliRunner().invoke(
+            evaluate,
+            [
+                str(tfile),
+                "--model",
+                f"hf:{tiny_nli_model_dir}",
+                "--out",
+                str(out),
+                "--families",
+                "--no-plots",
+                "--no-progress",
+                "--device",
+                "cpu",
+                "--cache-dir",
+                str(tmp_path / "c"),
+            ],
+        )
         assert res.exit_code == 0, res.output
         outs.append(out)
         logs.append(res.output)
@@ -345,9 +444,23 @@ def test_pairs_families_exports_what_evaluate_families_needs(tmp_path):
     rows = [json.loads(line) for line in exported.read_text().splitlines()]
     assert len(rows) == 18 == len({(r["premise"], r["hypothesis"]) for r in rows})
     labelled = write_jsonl(tmp_path / "labelled.jsonl", [{**r, "label": "neutral"} for r in rows])
-    res = CliRunner().invoke(evaluate, [str(tfile), "--model", f"precomputed:{labelled}", "--families",
-                                        "--out", str(tmp_path / "out"), "--no-plots", "--no-progress",
-                                        "--cache-dir", str(tmp_path / "c")])
+    res = CliRunner().invoke(
+        evaluate,
+        [
+            str(tfile),
+            "--model",
+            f"precomputed:{labelled}",
+            "--families",
+            "--out",
+            str(tmp_path / "out"),
+            "--no-plots",
+            "--no-progress",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+    )
     assert res.exit_code == 0, res.output
-    res = CliRunner().invoke(pairs, [str(tfile), "--families", "--first-stage", "--out", str(exported)])
+    res = CliRunner().invoke(
+        pairs, [str(tfile), "--families", "--first-stage", "--out", str(exported)]
+    )
     assert res.exit_code == 2 and "--families excludes" in res.output

@@ -109,8 +109,14 @@ def test_fixed_phrase_time_expressions_and_possessive_idioms(tagger):
 
 
 def test_coreference_gendered_swap_with_a_pronoun_left(tagger):
-    caught = [("He was a shy man", "man", "woman", "n"), ("A girl lifts her hand", "girl", "boy", "n")]
-    passed = [("The man was shy", "man", "woman", "n"), ("The king and his guard left", "guard", "king", "n")]
+    caught = [
+        ("He was a shy man", "man", "woman", "n"),
+        ("A girl lifts her hand", "girl", "boy", "n"),
+    ]
+    passed = [
+        ("The man was shy", "man", "woman", "n"),
+        ("The king and his guard left", "guard", "king", "n"),
+    ]
     assert verdicts(CoreferenceFilter(), tagger, caught) == [False, False]
     assert verdicts(CoreferenceFilter(), tagger, passed) == [True, True]
 
@@ -126,9 +132,11 @@ def test_sense_fit_rejects_an_antonym_of_a_sense_the_word_is_not_used_in(tagger)
     from transnli.generator.vectors import AntonymRanker, load_vectors
 
     flt = SenseFitFilter(AntonymRanker(load_vectors()))
-    [difficult, easy] = flt.judge_many([
-        item(tagger, "It is hard to explain the rules", "hard", "soft", "a"),
-        item(tagger, "It is hard to explain the rules", "hard", "easy", "a"),
-    ])
+    [difficult, easy] = flt.judge_many(
+        [
+            item(tagger, "It is hard to explain the rules", "hard", "soft", "a"),
+            item(tagger, "It is hard to explain the rules", "hard", "easy", "a"),
+        ]
+    )
     assert not difficult.passed and "soft" in difficult.reason and difficult.details["sense"]
     assert easy.passed

@@ -29,7 +29,12 @@ def test_relational_adj_catches_classifying_adjectives_before_a_noun(tagger):
         ("He gave a musical performance", "musical", "unmusical"),  # negated form keeps the domain
         ("The natural world is full of wonders", "natural", "artificial"),  # first sense carries it
         ("She bought a new car", "new", "old"),  # no relational sense
-        ("The country faces a deep economic crisis", "crisis", "calm", "n"),  # not an adjective swap
+        (
+            "The country faces a deep economic crisis",
+            "crisis",
+            "calm",
+            "n",
+        ),  # not an adjective swap
     ]
     flt = RelationalAdjectiveFilter()
     assert verdicts(flt, tagger, caught) == [False] * 3

@@ -20,8 +20,20 @@ from transnli.generator.tagging import TaggedSentence, Token
 
 
 def tiny_data() -> NgramData:
-    unigrams = {"the": 1000, "responsible": 100, "irresponsible": 100, "rare": 1, "for": 500,
-                "delay": 50, "was": 400, "he": 400, "a": 800, "an": 300, "apple": 20, "pear": 20}
+    unigrams = {
+        "the": 1000,
+        "responsible": 100,
+        "irresponsible": 100,
+        "rare": 1,
+        "for": 500,
+        "delay": 50,
+        "was": 400,
+        "he": 400,
+        "a": 800,
+        "an": 300,
+        "apple": 20,
+        "pear": 20,
+    }
     bigrams = {"responsible for": 60, "irresponsible for": 10, "the delay": 20, "an apple": 10}
     return NgramData(unigrams, bigrams)
 
@@ -42,8 +54,12 @@ def test_swap_span_finds_the_replaced_word_and_keeps_a_changed_article_as_neighb
 
 def test_side_bigrams_measure_the_pmi_drop_with_the_floor_as_bound():
     data = tiny_data()
-    sides = {s.side: s for s in side_bigrams(data, "he was responsible for the delay",
-                                             "he was irresponsible for the delay")}
+    sides = {
+        s.side: s
+        for s in side_bigrams(
+            data, "he was responsible for the delay", "he was irresponsible for the delay"
+        )
+    }
     right = sides["right"]
     assert (right.h_count, right.m_count) == (60, 10)
     assert right.drop == pytest.approx(math.log(60 / 10))  # same neighbour, same unigram counts
@@ -51,7 +67,11 @@ def test_side_bigrams_measure_the_pmi_drop_with_the_floor_as_bound():
     assert sides["left"].drop == 0.0
     # An absent H' pair counts at the floor (the smallest count the lists hold): a lower bound.
     data.bigrams.pop("irresponsible for")
-    right = next(s for s in side_bigrams(data, "responsible for it", "irresponsible for it") if s.side == "right")
+    right = next(
+        s
+        for s in side_bigrams(data, "responsible for it", "irresponsible for it")
+        if s.side == "right"
+    )
     assert right.m_count == 0
     assert right.drop == pytest.approx(math.log(60 / data.bigram_floor))
     # A word the unigram list lacks cannot be judged.
@@ -66,7 +86,7 @@ def _item(text: str, words_: list[tuple[str, str, int]], i: int, antonym: str) -
         toks.append(Token(k, w, idx, " ", pos, "", w, "", head))
         idx += len(w) + 1
     tok = toks[i]
-    modified = text[: tok.idx] + antonym + text[tok.idx + len(tok.text):]
+    modified = text[: tok.idx] + antonym + text[tok.idx + len(tok.text) :]
     return FilterItem(TaggedSentence(text, tuple(toks)), tok, antonym, "a", modified)
 
 
@@ -74,17 +94,31 @@ def test_filter_judges_only_a_governed_preposition():
     data = tiny_data()
     flt = CollocationFilter(min_drop=1.5, data=data)
     text = "he was responsible for the delay"
-    parse = [("he", "PRON", 1), ("was", "AUX", 1), ("responsible", "ADJ", 1), ("for", "ADP", 2),
-             ("the", "DET", 5), ("delay", "NOUN", 3)]
+    parse = [
+        ("he", "PRON", 1),
+        ("was", "AUX", 1),
+        ("responsible", "ADJ", 1),
+        ("for", "ADP", 2),
+        ("the", "DET", 5),
+        ("delay", "NOUN", 3),
+    ]
     v = flt.judge(_item(text, parse, 2, "irresponsible"))
     assert not v.passed  # log(60/10) = 1.8 nats
     assert v.details["preposition"] == "for"
     assert "'responsible for' is a collocation" in v.reason
     right = next(b for b in v.details["bigrams"] if b["side"] == "right")
     assert (right["h"], right["h_count"], right["m"], right["m_count"]) == (
-        "responsible for", 60, "irresponsible for", 10)
+        "responsible for",
+        60,
+        "irresponsible for",
+        10,
+    )
     # A smaller drop passes.
-    assert CollocationFilter(min_drop=2.0, data=data).judge(_item(text, parse, 2, "irresponsible")).passed
+    assert (
+        CollocationFilter(min_drop=2.0, data=data)
+        .judge(_item(text, parse, 2, "irresponsible"))
+        .passed
+    )
     # The same words, but the preposition attached elsewhere: not the word's collocation.
     elsewhere = [*parse[:3], ("for", "ADP", 1), *parse[4:]]
     assert flt.judge(_item(text, elsewhere, 2, "irresponsible")).passed
@@ -120,7 +154,11 @@ def test_passes_antonyms_that_take_the_same_preposition_or_have_none(tagger):
     passed = [
         ("He was sensitive to criticism", "sensitive", "insensitive"),  # rare antonym: not judged
         ("The statue stood on a marble base", "stood", "sat"),  # "sat on" is common too
-        ("She was able to swim across the lake", "able", "unable"),  # infinitival to, not a preposition
+        (
+            "She was able to swim across the lake",
+            "able",
+            "unable",
+        ),  # infinitival to, not a preposition
         ("We worked in harsh conditions", "harsh", "mild"),  # no preposition after the word
         ("It was too late for the morning edition", "late", "early"),
     ]
@@ -133,7 +171,11 @@ def test_a_missing_symspellpy_is_a_one_line_error_when_the_filter_is_built(monke
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "symspellpy" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "symspellpy" else real(name, *a),
+    )
     with pytest.raises(RuntimeError, match="pip install symspellpy"):
         build_filters(["collocation"])
     CollocationFilter(data=tiny_data())  # counts given: nothing to import

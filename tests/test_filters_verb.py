@@ -23,7 +23,12 @@ def test_clause_link_catches_verbs_of_adverbial_and_coordinated_clauses(tagger):
     passed = [
         ("She bought a new car", "bought", "sell", "v"),
         ("She tried to persuade him to buy a new car", "buy", "sell", "v"),  # xcomp: not a relation
-        ("The child was injured when he fell", "injured", "uninjured", "a"),  # the main clause's verb
+        (
+            "The child was injured when he fell",
+            "injured",
+            "uninjured",
+            "a",
+        ),  # the main clause's verb
     ]
     flt = ClauseLinkFilter()
     assert verdicts(flt, tagger, caught) == [False] * 4
@@ -65,20 +70,38 @@ def test_verb_complements_pp_frames_and_adjectives_for_verbs_with_complements(ta
     ]
     passed = [
         ("They were sitting by the water's edge", "sitting", "stand", "v"),  # stand has the frame
-        ("She dresses the child in the morning", "dresses", "undress", "v"),  # an object: not this rule
+        (
+            "She dresses the child in the morning",
+            "dresses",
+            "undress",
+            "v",
+        ),  # an object: not this rule
         ("She worked hard", "worked", "idle", "v"),  # no prepositional phrase
-        ("The child was injured when he fell", "injured", "uninjured", "a"),  # nothing an adjective lacks
+        (
+            "The child was injured when he fell",
+            "injured",
+            "uninjured",
+            "a",
+        ),  # nothing an adjective lacks
         ("Computers are widely used in business", "used", "misused", "a"),
     ]
     flt = VerbComplementFilter()
     assert verdicts(flt, tagger, caught) == [False] * 5
     assert verdicts(flt, tagger, passed) == [True] * 5
     verdict = flt.judge(item(tagger, *caught[0]))
-    assert verdict.details == {"complement": "a prepositional phrase", "preposition": "as", "frames": [1, 2]}
+    assert verdict.details == {
+        "complement": "a prepositional phrase",
+        "preposition": "as",
+        "frames": [1, 2],
+    }
     assert flt.judge(item(tagger, *caught[4])).details == {"complement": "a by-agent"}
 
 
 def test_verb_filters_are_built_by_name_in_canonical_order():
-    names = [f.name for f in build_filters(["verb_complements", "auxiliary", "clause_link",
-                                            "attributive_participle"])]
+    names = [
+        f.name
+        for f in build_filters(
+            ["verb_complements", "auxiliary", "clause_link", "attributive_participle"]
+        )
+    ]
     assert names == ["auxiliary", "clause_link", "attributive_participle", "verb_complements"]

@@ -12,13 +12,36 @@ from transnli.resources import resource_path
 
 SAMPLE = str(resource_path("samples", "snli_sample.jsonl"))
 TRIPLE_FIELDS = {
-    "id", "source_id", "dataset", "split", "premise", "hypothesis", "modified_hypothesis",
-    "gold_label", "word", "word_index", "char_start", "char_end", "pos", "tag", "antonym",
-    "candidates", "pipeline", "checks",
+    "id",
+    "source_id",
+    "dataset",
+    "split",
+    "premise",
+    "hypothesis",
+    "modified_hypothesis",
+    "gold_label",
+    "word",
+    "word_index",
+    "char_start",
+    "char_end",
+    "pos",
+    "tag",
+    "antonym",
+    "candidates",
+    "pipeline",
+    "checks",
 }
 
-DEFAULT_FILTERS = ("auxiliary", "light_verb", "fixed_phrase", "licensing", "argument_structure", "coreference",
-                   "rare_sense", "collocation")
+DEFAULT_FILTERS = (
+    "auxiliary",
+    "light_verb",
+    "fixed_phrase",
+    "licensing",
+    "argument_structure",
+    "coreference",
+    "rare_sense",
+    "collocation",
+)
 
 
 def generate(out, *extra):
@@ -35,24 +58,31 @@ def sample_run(tmp_path_factory):
 
 
 def test_writes_the_four_files_with_the_documented_fields(sample_run):
-    assert {p.name for p in sample_run.iterdir()} >= {"triples.jsonl", "rejected.jsonl", "stats.json", "config.json"}
+    assert {p.name for p in sample_run.iterdir()} >= {
+        "triples.jsonl",
+        "rejected.jsonl",
+        "stats.json",
+        "config.json",
+    }
     triples = [json.loads(line) for line in (sample_run / "triples.jsonl").read_text().splitlines()]
     assert len(triples) >= 20
     for t in triples:
         assert set(t) >= TRIPLE_FIELDS
         assert t["pipeline"] == "wordnet" and t["dataset"] == "snli"
         # Only the word changes (and an "a"/"an" right before it, to agree with the new word).
-        suffix = t["hypothesis"][t["char_end"]:]
+        suffix = t["hypothesis"][t["char_end"] :]
         assert t["modified_hypothesis"].endswith(suffix)
         new_prefix = t["modified_hypothesis"][: len(t["modified_hypothesis"]) - len(suffix)]
         no_article = lambda text: re.sub(r"\b(an?|An?|AN?) $", "", text)  # noqa: E731
         assert no_article(new_prefix).startswith(no_article(t["hypothesis"][: t["char_start"]]))
-        assert t["hypothesis"][t["char_start"]: t["char_end"]] == t["word"]
+        assert t["hypothesis"][t["char_start"] : t["char_end"]] == t["word"]
         assert t["candidates"][0]["antonym"] == t["antonym"]
         # every default filter's verdict, then the two checks, on every accepted record
         assert set(t["checks"]) == {"grammar", "acceptability", *DEFAULT_FILTERS}
         assert all(c["passed"] for c in t["checks"].values())
-    rejected = [json.loads(line) for line in (sample_run / "rejected.jsonl").read_text().splitlines()]
+    rejected = [
+        json.loads(line) for line in (sample_run / "rejected.jsonl").read_text().splitlines()
+    ]
     for r in rejected:
         assert r["rejected_by"] in ("grammar", "acceptability", *DEFAULT_FILTERS) and r["reason"]
         assert r["checks"][r["rejected_by"]]["passed"] is False
@@ -61,10 +91,19 @@ def test_writes_the_four_files_with_the_documented_fields(sample_run):
 def test_stats_add_up(sample_run):
     s = json.loads((sample_run / "stats.json").read_text())
     assert s["sentences_read"] == len(Path(SAMPLE).read_text().splitlines())
-    assert s["words_considered"] == (s["skipped_no_antonym"] + s["skipped_no_pos_match"] + s["skipped_fixed_expression"]
-                                     + s["skipped_unrealisable"] + s["candidates_built"])
-    assert s["candidates_built"] == (sum(s["rejected_filters"].values()) + s["rejected_grammar"]
-                                    + s["rejected_acceptability"] + s["triples_accepted"])
+    assert s["words_considered"] == (
+        s["skipped_no_antonym"]
+        + s["skipped_no_pos_match"]
+        + s["skipped_fixed_expression"]
+        + s["skipped_unrealisable"]
+        + s["candidates_built"]
+    )
+    assert s["candidates_built"] == (
+        sum(s["rejected_filters"].values())
+        + s["rejected_grammar"]
+        + s["rejected_acceptability"]
+        + s["triples_accepted"]
+    )
     assert s["triples_accepted"] == sum(1 for _ in read_triples(sample_run / "triples.jsonl"))
     assert 0 < s["acceptance_rate"] <= 1
 
@@ -96,7 +135,9 @@ def test_crash_mid_run_resumes_to_the_same_bytes(sample_run, tmp_path, monkeypat
         return real_check(self, built)
 
     monkeypatch.setattr(WordNetPipeline, "check_batch", crash_on_third_batch)
-    crashed = CliRunner().invoke(main, ["generate", SAMPLE, "--out", str(tmp_path), "-q", "--batch-size", "16"])
+    crashed = CliRunner().invoke(
+        main, ["generate", SAMPLE, "--out", str(tmp_path), "-q", "--batch-size", "16"]
+    )
     assert crashed.exit_code != 0 and isinstance(crashed.exception, RuntimeError)
     progress = json.loads((tmp_path / "progress.json").read_text())
     # Two batches written, and the checkpoint's counts are theirs alone (not those of the
@@ -124,11 +165,17 @@ def test_an_unfinished_run_is_not_resumed_by_another_transnli_version(tmp_path, 
 
     with monkeypatch.context() as m:
         m.setattr(WordNetPipeline, "check_batch", crash_on_second_batch)
-        CliRunner().invoke(main, ["generate", SAMPLE, "--out", str(tmp_path), "-q", "--batch-size", "16"])
+        CliRunner().invoke(
+            main, ["generate", SAMPLE, "--out", str(tmp_path), "-q", "--batch-size", "16"]
+        )
     assert (tmp_path / "progress.json").exists()
     real_version = build.dist_version
-    monkeypatch.setattr(build, "dist_version", lambda name: "99.0" if name == "transnli" else real_version(name))
-    upgraded = CliRunner().invoke(main, ["generate", SAMPLE, "--out", str(tmp_path), "-q", "--batch-size", "16"])
+    monkeypatch.setattr(
+        build, "dist_version", lambda name: "99.0" if name == "transnli" else real_version(name)
+    )
+    upgraded = CliRunner().invoke(
+        main, ["generate", SAMPLE, "--out", str(tmp_path), "-q", "--batch-size", "16"]
+    )
     assert upgraded.exit_code != 0 and "another transnli version" in upgraded.output
 
 
@@ -140,17 +187,38 @@ def test_limit_and_existing_run(tmp_path):
 
 
 def test_unavailable_backend_fails_at_start_with_how_to_fix(tmp_path):
-    result = CliRunner().invoke(main, ["generate", SAMPLE, "--out", str(tmp_path), "--grammar",
-                                       "languagetool", "--languagetool-url", "http://127.0.0.1:9", "-q"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "generate",
+            SAMPLE,
+            "--out",
+            str(tmp_path),
+            "--grammar",
+            "languagetool",
+            "--languagetool-url",
+            "http://127.0.0.1:9",
+            "-q",
+        ],
+    )
     assert result.exit_code != 0 and "harper" in result.output
     assert not (tmp_path / "triples.jsonl").exists()
 
 
 def test_malformed_input_names_file_line_and_field(tmp_path):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"premise": "A man sleeps.", "hypothesis": "A man is awake."}\n{"premise": "x"}\n')
+    bad.write_text(
+        '{"premise": "A man sleeps.", "hypothesis": "A man is awake."}\n{"premise": "x"}\n'
+    )
     result = CliRunner().invoke(main, ["generate", str(bad), "--out", str(tmp_path / "o"), "-q"])
-    assert result.exit_code != 0 and "bad.jsonl:2" in result.output and "hypothesis" in result.output
-    ok = CliRunner().invoke(main, ["generate", str(bad), "--out", str(tmp_path / "o2"), "-q", "--skip-bad"])
+    assert (
+        result.exit_code != 0 and "bad.jsonl:2" in result.output and "hypothesis" in result.output
+    )
+    ok = CliRunner().invoke(
+        main, ["generate", str(bad), "--out", str(tmp_path / "o2"), "-q", "--skip-bad"]
+    )
     assert ok.exit_code == 0, ok.output
-    assert json.loads((tmp_path / "o2" / "stats.json").read_text())["sentences_skipped"]["malformed"] == 1
+    assert (
+        json.loads((tmp_path / "o2" / "stats.json").read_text())["sentences_skipped"]["malformed"]
+        == 1
+    )

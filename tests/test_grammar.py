@@ -85,8 +85,13 @@ def test_harper_counts_a_second_error_of_a_known_kind(harper_check):
 
 def test_harper_batch_preserves_order_and_lints_each_needed_sentence_once(harper_check):
     originals = ["He goes home."] * 3 + ["The man is happy.", "He goes home."]
-    candidates = ["He go home.", "He went home.", "He go home.", "The man is unhappy.",
-                  "He comes home."]
+    candidates = [
+        "He go home.",
+        "He went home.",
+        "He go home.",
+        "The man is unhappy.",
+        "He comes home.",
+    ]
     calls = []
     check = HarperGrammar(threads=1)
     new_linter = check._new_linter
@@ -118,7 +123,8 @@ def test_harper_errors_of_a_rule_do_not_depend_on_other_rules(harper_check):
     text = "not unclear about what is expected of us"
     assert [e.rule for e in harper_check.errors(text)] == ["SentenceCapitalization"]
     assert harper_check._errors_of_rules(text, frozenset({"SentenceCapitalization"})) == tuple(
-        harper_check.errors(text))
+        harper_check.errors(text)
+    )
 
 
 def test_harper_lints_an_original_for_its_candidates_rules_only():
@@ -134,7 +140,9 @@ def test_harper_lints_an_original_for_its_candidates_rules_only():
     # The original has an agreement error its candidate lacks: only the comma rule counts.
     asked = []
     thread_linter = check._thread_linter
-    check._thread_linter = lambda slot, rules=None: asked.append((slot, rules)) or thread_linter(slot, rules)
+    check._thread_linter = lambda slot, rules=None: (
+        asked.append((slot, rules)) or thread_linter(slot, rules)
+    )
     [res] = check.check_many(["He go home , now."], ["He goes home , now."])
     assert res.passed and res.details == {"errors_original": 1, "errors_candidate": 1, "added": []}
     assert [rules for slot, rules in asked if slot == "rules"] == [frozenset({"CommaFixes"})]
@@ -223,10 +231,20 @@ def test_languagetool_server_added_errors(languagetool_fake_server):
     check = make_grammar_check("languagetool", languagetool_url=lt.url)
     assert check.backend == "languagetool" and check.name == "grammar"
 
-    originals = ["He goes home.", "He goes home.", "teh cat is happy.", "teh cat is happy.",
-                 "He go home now."]
-    candidates = ["He go home.", "He comes home.", "teh cat is sad.", "teh cat is teh dog.",
-                  "He go away now."]
+    originals = [
+        "He goes home.",
+        "He goes home.",
+        "teh cat is happy.",
+        "teh cat is happy.",
+        "He go home now.",
+    ]
+    candidates = [
+        "He go home.",
+        "He comes home.",
+        "teh cat is sad.",
+        "teh cat is teh dog.",
+        "He go away now.",
+    ]
     results = check.check_many(originals, candidates)
     assert [r.passed for r in results] == [False, True, True, False, True]
     assert results[0].details == {
@@ -235,7 +253,9 @@ def test_languagetool_server_added_errors(languagetool_fake_server):
         "added": ["HE_VERB_AGR: The pronoun 'He' needs a verb in third person. [He go ]"],
     }
     assert results[2].details["errors_original"] == results[2].details["errors_candidate"] == 1
-    assert results[3].details["added"] == ["MORFOLOGIK_RULE_EN_US: Possible spelling mistake found. [teh]"]
+    assert results[3].details["added"] == [
+        "MORFOLOGIK_RULE_EN_US: Possible spelling mistake found. [teh]"
+    ]
     assert "HE_VERB_AGR" in results[0].reason
 
     # Every request well-formed, each unique sentence sent once.
@@ -253,7 +273,8 @@ def test_languagetool_disabled_rules(languagetool_fake_server):
     lt.add_rule("big", "STYLE_BIG")
     check = LanguageToolGrammar(lt.url, workers=1)
     assert check.check_many(["The cat is small."], ["The cat  is big."])[0].details["added"] == [
-        "STYLE_BIG: Possible error: STYLE_BIG [big]"]
+        "STYLE_BIG: Possible error: STYLE_BIG [big]"
+    ]
     assert lt.requests[-1]["disabledRules"] == "EN_QUOTES,WHITESPACE_RULE"
     # Filtered on our side too, for servers that ignore disabledRules.
     lt.honor_disabled = False

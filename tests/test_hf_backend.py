@@ -36,7 +36,9 @@ def backend(folder, **options) -> HFBackend:
 # ------------------------------------------------------------------ label conventions
 @pytest.mark.parametrize("force,expected", [(0, C), (1, N), (2, E)])
 def test_roberta_mnli_convention(tiny_nli_model_factory, force, expected):
-    folder = tiny_nli_model_factory(f"roberta_force{force}", id2label=ROBERTA_MNLI_LABELS, force=force)
+    folder = tiny_nli_model_factory(
+        f"roberta_force{force}", id2label=ROBERTA_MNLI_LABELS, force=force
+    )
     preds = backend(folder).predict(PAIRS)
     assert [p.label for p in preds] == [expected] * len(PAIRS)
     assert all(p.probs[expected] > 0.99 for p in preds)
@@ -47,8 +49,9 @@ def test_roberta_mnli_convention(tiny_nli_model_factory, force, expected):
 def test_modernbert_nli_convention(tiny_nli_model_factory, force, expected):
     # ModernBERT-base-nli: 0 entailment, 1 neutral, 2 contradiction (index 2 means the opposite
     # of what it means for roberta-large-mnli); a ModernBERT model, which takes no token_type_ids
-    folder = tiny_nli_model_factory(f"modernbert_force{force}", id2label=MODERNBERT_NLI_LABELS,
-                                    force=force, arch="modernbert")
+    folder = tiny_nli_model_factory(
+        f"modernbert_force{force}", id2label=MODERNBERT_NLI_LABELS, force=force, arch="modernbert"
+    )
     b = backend(folder)
     assert b.labels == (E, N, C)
     preds = b.predict(PAIRS)
@@ -78,14 +81,23 @@ def test_two_label_model_refused(tiny_nli_model_factory):
 
 
 def test_label_order_resolution_pure():
-    assert resolve_label_order({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}, 3) == ((C, N, E), "config")
-    assert resolve_label_order({"0": "entail", "1": "neutral", "2": "contradict"}, 3)[0] == (E, N, C)
+    assert resolve_label_order({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}, 3) == (
+        (C, N, E),
+        "config",
+    )
+    assert resolve_label_order({"0": "entail", "1": "neutral", "2": "contradict"}, 3)[0] == (
+        E,
+        N,
+        C,
+    )
     with pytest.raises(BackendError, match="not the three NLI labels"):
         resolve_label_order({0: "positive", 1: "negative", 2: "neutral"}, 3)
     with pytest.raises(BackendError, match="not the three NLI labels"):
         resolve_label_order({0: "entailment", 1: "entailment", 2: "neutral"}, 3)
-    assert resolve_label_order({0: "positive", 1: "negative", 2: "neutral"}, 3,
-                               "0=e,1=c,2=n") == ((E, C, N), "label-map")
+    assert resolve_label_order({0: "positive", 1: "negative", 2: "neutral"}, 3, "0=e,1=c,2=n") == (
+        (E, C, N),
+        "label-map",
+    )
     with pytest.raises(BackendError, match="4 output labels"):
         resolve_label_order({i: f"LABEL_{i}" for i in range(4)}, 4)
 
@@ -147,7 +159,9 @@ def test_identity_changes_with_weights(tiny_nli_model_factory):
     assert backend(a).identity != backend(b).identity
 
 
-def test_identity_of_a_hub_style_cache_uses_the_commit(tiny_nli_entailing_model_dir, tmp_path, monkeypatch):
+def test_identity_of_a_hub_style_cache_uses_the_commit(
+    tiny_nli_entailing_model_dir, tmp_path, monkeypatch
+):
     # a model in the Hugging Face cache layout: models--org--name/snapshots/<commit>/...
     import shutil
 
@@ -196,7 +210,10 @@ def test_bad_device_and_dtype(tiny_nli_model_dir):
 
 def test_dynamic_padding_either_side(tiny_nli_model_dir):
     b = backend(tiny_nli_model_dir)
-    columns = {"input_ids": [[2, 5, 3], [2, 5, 6, 7, 3]], "attention_mask": [[1, 1, 1], [1, 1, 1, 1, 1]]}
+    columns = {
+        "input_ids": [[2, 5, 3], [2, 5, 6, 7, 3]],
+        "attention_mask": [[1, 1, 1], [1, 1, 1, 1, 1]],
+    }
     right = b._pad(columns, [0, 1])
     assert right["input_ids"].tolist() == [[2, 5, 3, 0, 0], [2, 5, 6, 7, 3]]
     assert right["attention_mask"].tolist() == [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]

@@ -38,10 +38,20 @@ def test_overwriting_and_updating_keep_one_row_per_pair():
 
 
 def test_labels_alone_and_the_unlabelled_count():
-    table = LabelTable({("a", "b"): Prediction(E, {E: 0.5, N: 0.25, C: 0.25}), ("c", "d"): Prediction(None),
-                        ("e", "f"): Prediction("odd"), ("g", "h"): Prediction(None, {"x": 1.0})})
+    table = LabelTable(
+        {
+            ("a", "b"): Prediction(E, {E: 0.5, N: 0.25, C: 0.25}),
+            ("c", "d"): Prediction(None),
+            ("e", "f"): Prediction("odd"),
+            ("g", "h"): Prediction(None, {"x": 1.0}),
+        }
+    )
     assert [table.label(p) for p in table] == [E, None, "odd", None]
-    assert {p: table.label(p) for p in table} == {("a", "b"): E, ("c", "d"): None, ("e", "f"): "odd",
-                                                   ("g", "h"): None}
+    assert {p: table.label(p) for p in table} == {
+        ("a", "b"): E,
+        ("c", "d"): None,
+        ("e", "f"): "odd",
+        ("g", "h"): None,
+    }
     assert ("a", "b") in table and len(table) == 4
     assert table.unlabelled() == 2

@@ -39,18 +39,27 @@ def test_reply_parsing_is_strict():
 def test_llm_check_judges_caches_and_keeps_the_reply(server):
     client = make_client("openai", "judge-1", base_url=server.url, max_retries=0)
     check = LLMAcceptability(client)
-    originals = ["The restaurant is quiet and full.", "The waiter carries the tray.",
-                 "The soup is warm and tasty.", "He was a shy man."]
+    originals = [
+        "The restaurant is quiet and full.",
+        "The waiter carries the tray.",
+        "The soup is warm and tasty.",
+        "He was a shy man.",
+    ]
     candidates = list(REPLIES)
     results = check.check_many(originals, candidates)
     assert [r.passed for r in results] == [True, False, False, False]
     assert results[1].reason == "the LLM judged it not natural"
     assert results[2].reason == "the LLM judged the meaning unchanged"
-    assert results[3].details["outcome"] == "unparseable" and results[3].details["reply"] == REPLIES[candidates[3]]
+    assert (
+        results[3].details["outcome"] == "unparseable"
+        and results[3].details["reply"] == REPLIES[candidates[3]]
+    )
     assert results[0].to_dict()["reply"] == REPLIES[candidates[0]]
     asked = len(server.prompts)
     again = check.check_many(originals, candidates)  # from the reply cache: no new request
-    assert [r.to_dict() for r in again] == [r.to_dict() for r in results] and len(server.prompts) == asked
+    assert [r.to_dict() for r in again] == [r.to_dict() for r in results] and len(
+        server.prompts
+    ) == asked
     assert check.version().startswith("llm openai:judge-1 prompt acceptability_judge@")
 
 
@@ -62,7 +71,9 @@ def test_failed_request_stops_instead_of_rejecting(tmp_path, monkeypatch):
 
 
 def test_config_builds_the_llm_check_and_needs_a_model(server):
-    config = resolve_config("default", acceptability="llm", llm_model="judge-1", llm_base_url=server.url)
+    config = resolve_config(
+        "default", acceptability="llm", llm_model="judge-1", llm_base_url=server.url
+    )
     assert [c.backend for c in build_checks(config)] == ["harper", "llm"]
     with pytest.raises(ConfigError, match="acceptability llm needs an LLM"):
         resolve_config("default", acceptability="llm")

@@ -33,19 +33,46 @@ SCRIPT = {
     "happy": ("raw", "I am sorry, I cannot help with that."),
 }
 PAIRS = [
-    {"premise": "A man is sleeping on a bench in the park.", "hypothesis": "A man is sleeping on a bench.",
-     "label": "entailment", "id": "p1"},
-    {"premise": "The old dog walks slowly down the road.", "hypothesis": "The old dog walks slowly.",
-     "label": "entailment", "id": "p2"},
-    {"premise": "A girl is smiling.", "hypothesis": "A tall girl is happy.", "label": "neutral", "id": "p3"},
-    {"premise": "Kids are outside.", "hypothesis": "The child plays with a red ball.", "label": "neutral",
-     "id": "p4"},
+    {
+        "premise": "A man is sleeping on a bench in the park.",
+        "hypothesis": "A man is sleeping on a bench.",
+        "label": "entailment",
+        "id": "p1",
+    },
+    {
+        "premise": "The old dog walks slowly down the road.",
+        "hypothesis": "The old dog walks slowly.",
+        "label": "entailment",
+        "id": "p2",
+    },
+    {
+        "premise": "A girl is smiling.",
+        "hypothesis": "A tall girl is happy.",
+        "label": "neutral",
+        "id": "p3",
+    },
+    {
+        "premise": "Kids are outside.",
+        "hypothesis": "The child plays with a red ball.",
+        "label": "neutral",
+        "id": "p4",
+    },
 ]
 EXPECTED = {  # word -> verdict (unscripted words: the model echoes the sentence)
-    "man": "ok", "sleeping": "ok", "bench": "multiple_words_changed", "old": "ok",
-    "dog": "wrong_position", "walks": "negation_added", "slowly": "ok", "tall": "request_failed",
-    "girl": "request_failed", "happy": "unparseable", "child": "no_change", "plays": "no_change",
-    "red": "no_change", "ball": "no_change",
+    "man": "ok",
+    "sleeping": "ok",
+    "bench": "multiple_words_changed",
+    "old": "ok",
+    "dog": "wrong_position",
+    "walks": "negation_added",
+    "slowly": "ok",
+    "tall": "request_failed",
+    "girl": "request_failed",
+    "happy": "unparseable",
+    "child": "no_change",
+    "plays": "no_change",
+    "red": "no_change",
+    "ball": "no_change",
 }
 
 
@@ -66,7 +93,7 @@ def llm_cache(tmp_path, monkeypatch):
 
 def prompt_for(sentence, word):
     start = sentence.index(word)
-    return f'Change the meaning...\n\n{sentence[:start]}"{word}"{sentence[start + len(word):]}'
+    return f'Change the meaning...\n\n{sentence[:start]}"{word}"{sentence[start + len(word) :]}'
 
 
 def client(fake, **kw):
@@ -82,7 +109,9 @@ def test_good_reply_usage_and_request_shape(fake):
     assert r.prompt_tokens > 0 and r.completion_tokens == 7
     body = fake.bodies[0]
     assert body["model"] == "fake-1" and body["temperature"] == 0.0 and body["max_tokens"] == 77
-    assert body["messages"] == [{"role": "user", "content": prompt_for("A man is sleeping on a bench.", "man")}]
+    assert body["messages"] == [
+        {"role": "user", "content": prompt_for("A man is sleeping on a bench.", "man")}
+    ]
     assert "Authorization" not in fake.headers[0]  # no key: fine for local servers
 
 
@@ -129,7 +158,9 @@ def test_timeout_is_retried_then_reported(fake):
 
 
 def test_unreachable_server_is_fatal():
-    c = OpenAIChatClient("m", base_url="http://127.0.0.1:9/v1", max_retries=1, backoff=0.01, timeout=1)
+    c = OpenAIChatClient(
+        "m", base_url="http://127.0.0.1:9/v1", max_retries=1, backoff=0.01, timeout=1
+    )
     replies = c.complete_many(["a", "b"])
     assert all(r.error_kind == "connection" for r in replies) and all_unreachable(replies)
 
@@ -145,13 +176,18 @@ def test_concurrency_is_bounded_and_order_kept(fake):
 def test_retry_after_parsing():
     assert parse_retry_after("0") == 0 and parse_retry_after("2.5") == 2.5
     assert parse_retry_after(None) is None and parse_retry_after("soon") is None
-    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == pytest.approx(10.0)
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == pytest.approx(
+        10.0
+    )
 
 
 # -- the reply cache ------------------------------------------------------------------------------
 def test_cache_serves_reruns_and_never_stores_failures(fake, tmp_path):
-    prompts = [prompt_for("A man is sleeping on a bench.", "man"), prompt_for("A tall girl is happy.", "tall"),
-               prompt_for("A man is sleeping on a bench.", "man")]
+    prompts = [
+        prompt_for("A man is sleeping on a bench.", "man"),
+        prompt_for("A tall girl is happy.", "tall"),
+        prompt_for("A man is sleeping on a bench.", "man"),
+    ]
     cached = CachedClient(client(fake), ReplyCache(tmp_path / "c.sqlite3"))
     first = cached.complete_many(prompts)
     assert len(fake.prompts) == 2  # the duplicate prompt is asked once
@@ -159,8 +195,10 @@ def test_cache_serves_reruns_and_never_stores_failures(fake, tmp_path):
     again = CachedClient(client(fake), ReplyCache(tmp_path / "c.sqlite3")).complete_many(prompts)
     assert len(fake.prompts) == 3  # only the failed prompt is asked again
     assert again[0].cached and again[0].text == first[0].text
-    assert (again[0].prompt_tokens, again[0].completion_tokens) == (first[0].prompt_tokens,
-                                                                    first[0].completion_tokens)
+    assert (again[0].prompt_tokens, again[0].completion_tokens) == (
+        first[0].prompt_tokens,
+        first[0].completion_tokens,
+    )
     hotter = CachedClient(client(fake, temperature=0.7), ReplyCache(tmp_path / "c.sqlite3"))
     hotter.complete_many(prompts[:1])
     assert len(fake.prompts) == 4  # other generation parameters: another key
@@ -182,8 +220,10 @@ def test_hf_seq2seq_client_generates_and_answers_are_verified(tiny_t5, tmp_path)
     for r in replies:
         s = "A man is sleeping on a bench."
         assert verify_reply(r.text, s, 9, 17).reason in REASONS
-    cached = CachedClient(HFSeq2SeqClient(str(tiny_t5), device="cpu", max_new_tokens=6),
-                          ReplyCache(tmp_path / "hf.sqlite3"))
+    cached = CachedClient(
+        HFSeq2SeqClient(str(tiny_t5), device="cpu", max_new_tokens=6),
+        ReplyCache(tmp_path / "hf.sqlite3"),
+    )
     a = cached.complete_many(prompts[:2])
     b = cached.complete_many(prompts[:2])
     assert [x.text for x in a] == [x.text for x in b] and all(x.cached for x in b)  # greedy: stable
@@ -192,7 +232,7 @@ def test_hf_seq2seq_client_generates_and_answers_are_verified(tiny_t5, tmp_path)
 def test_hf_causal_client_generates(tmp_path):
     folder = build_tiny_gpt2(tmp_path / "tiny-gpt2")
     c = HFCausalClient(str(folder), device="cpu", batch_size=4, max_new_tokens=5)
-    replies = c.complete_many(["A man is sleeping", "change the word \" awake \" please"])
+    replies = c.complete_many(["A man is sleeping", 'change the word " awake " please'])
     assert all(r.ok and r.completion_tokens <= 5 for r in replies)
     assert c.params()["chat_template"] is False
 
@@ -211,9 +251,23 @@ def generate(args, expect_ok=True):
 
 
 def llm_args(fake, *extra):
-    return ["--pipeline", "llm", "--llm-base-url", fake.url, "--llm-model", "fake-1",
-            "--llm-timeout", "0.4", "--llm-max-retries", "1", "--grammar", "none",
-            "--acceptability", "none", *extra]
+    return [
+        "--pipeline",
+        "llm",
+        "--llm-base-url",
+        fake.url,
+        "--llm-model",
+        "fake-1",
+        "--llm-timeout",
+        "0.4",
+        "--llm-max-retries",
+        "1",
+        "--grammar",
+        "none",
+        "--acceptability",
+        "none",
+        *extra,
+    ]
 
 
 def read(path):
@@ -231,8 +285,14 @@ def e2e(tmp_path_factory):
         src = write_pairs(tmp / "pairs.jsonl", PAIRS)
         result = generate([src, "--out", str(tmp / "out"), *llm_args(server)])
         n_requests = len(server.prompts)
-        yield {"out": tmp / "out", "src": src, "tmp": tmp, "server": server, "result": result,
-               "n_requests": n_requests}
+        yield {
+            "out": tmp / "out",
+            "src": src,
+            "tmp": tmp,
+            "server": server,
+            "result": result,
+            "n_requests": n_requests,
+        }
     finally:
         server.close()
         mp.undo()
@@ -251,7 +311,16 @@ def test_generate_llm_writes_triples_and_rejects_with_reasons(e2e):
         assert t["pipeline"] == "llm" and t["checks"]["llm_answer"]["passed"] is True
         assert t["antonym"] == t["llm"]["answer"].split()[t["word_index"]].strip('".')
         assert t["hypothesis"][: t["char_start"]] == t["modified_hypothesis"][: t["char_start"]]
-        assert set(t["llm"]) >= {"backend", "model", "prompt_id", "reply", "answer", "verdict", "tokens", "wordnet"}
+        assert set(t["llm"]) >= {
+            "backend",
+            "model",
+            "prompt_id",
+            "reply",
+            "answer",
+            "verdict",
+            "tokens",
+            "wordnet",
+        }
         assert t["llm"]["backend"] == "openai" and t["llm"]["model"] == "fake-1"
     for r in rejected:
         assert r["rejected_by"] == "llm_answer" and r["checks"]["llm_answer"]["passed"] is False
@@ -267,8 +336,13 @@ def test_stats_carry_the_table_7_figures(e2e):
     assert llm["request_failures"] == 2 and llm["answers"] == len(EXPECTED) - 2
     assert llm["answers_meeting_requirements"] == 4
     assert llm["answers_meeting_requirements_rate"] == pytest.approx(4 / 12, abs=1e-6)
-    assert llm["answer_failures"] == {"unparseable": 1, "no_change": 4, "negation_added": 1,
-                                      "multiple_words_changed": 1, "wrong_position": 1}
+    assert llm["answer_failures"] == {
+        "unparseable": 1,
+        "no_change": 4,
+        "negation_added": 1,
+        "multiple_words_changed": 1,
+        "wrong_position": 1,
+    }
     cmp = llm["compared_with_wordnet"]
     assert cmp["compared"] == cmp["same_as_wordnet"] + cmp["different_from_wordnet"] == 4
     assert cmp["different_from_wordnet"] >= 1  # "awake" is not WordNet's choice for "sleeping"
@@ -278,16 +352,25 @@ def test_stats_carry_the_table_7_figures(e2e):
     # the general invariants hold with the LLM rejections in them
     skipped = sum(v for k, v in s.items() if k.startswith("skipped_"))
     assert s["words_considered"] == skipped + s["rejected_llm_answer"] + s["candidates_built"]
-    assert s["candidates_built"] == s["rejected_grammar"] + s["rejected_acceptability"] + s["triples_accepted"]
+    assert (
+        s["candidates_built"]
+        == s["rejected_grammar"] + s["rejected_acceptability"] + s["triples_accepted"]
+    )
     assert s["triples_accepted"] == 4 and s["rejected_llm_answer"] == 10
 
 
 def test_config_records_the_llm_settings_without_secrets(e2e):
     c = json.loads((e2e["out"] / "config.json").read_text())
     cfg = c["config"]
-    assert cfg["pipeline"] == "llm" and cfg["llm_model"] == "fake-1" and cfg["llm_base_url"] == e2e["server"].url
+    assert (
+        cfg["pipeline"] == "llm"
+        and cfg["llm_model"] == "fake-1"
+        and cfg["llm_base_url"] == e2e["server"].url
+    )
     assert cfg["llm_api_key_env"] == "OPENAI_API_KEY" and cfg["llm_temperature"] == 0.0
-    assert c["resources"]["llm"]["backend"] == "openai" and c["resources"]["llm"]["prompt"].startswith("replace_antonym@")
+    assert c["resources"]["llm"]["backend"] == "openai" and c["resources"]["llm"][
+        "prompt"
+    ].startswith("replace_antonym@")
     assert "sk-" not in json.dumps(c)
     assert "LLM openai:fake-1: 4/12 answers" in e2e["result"].output
 
@@ -321,9 +404,13 @@ def test_crash_mid_run_resumes_to_the_same_bytes(tmp_path, fake, monkeypatch):
         return real(self, pairs)
 
     monkeypatch.setattr(LLMPipeline, "process", crash_on_second_batch)
-    crashed = generate([src, "--out", str(tmp_path / "r"), *llm_args(fake), "--batch-size", "1"], expect_ok=False)
+    crashed = generate(
+        [src, "--out", str(tmp_path / "r"), *llm_args(fake), "--batch-size", "1"], expect_ok=False
+    )
     assert crashed.exit_code != 0 and (tmp_path / "r" / "progress.json").exists()
-    monkeypatch.setattr(LLMPipeline, "process", real)  # not undo(): that would drop the cache env too
+    monkeypatch.setattr(
+        LLMPipeline, "process", real
+    )  # not undo(): that would drop the cache env too
     resumed = generate([src, "--out", str(tmp_path / "r"), *llm_args(fake), "--batch-size", "1"])
     assert "Resuming" in resumed.output
     for name in ("triples.jsonl", "rejected.jsonl", "stats.json"):
@@ -331,8 +418,12 @@ def test_crash_mid_run_resumes_to_the_same_bytes(tmp_path, fake, monkeypatch):
 
 
 def test_wordnet_plus_llm_asks_only_where_wordnet_has_no_antonym(tmp_path, fake):
-    fake.script = {"bench": ("good", "chair"), "dog": ("good", "cat"), "plays": ("good", "works"),
-                   "ball": ("negate",)}
+    fake.script = {
+        "bench": ("good", "chair"),
+        "dog": ("good", "cat"),
+        "plays": ("good", "works"),
+        "ball": ("negate",),
+    }
     src = write_pairs(tmp_path / "pairs.jsonl", [PAIRS[0], PAIRS[1], PAIRS[3]])
     out = tmp_path / "out"
     generate([src, "--out", str(out), *llm_args(fake, "--pipeline", "wordnet+llm")])
@@ -342,22 +433,49 @@ def test_wordnet_plus_llm_asks_only_where_wordnet_has_no_antonym(tmp_path, fake)
     assert {t["pipeline"] for t in triples} == {"wordnet", "llm"}
     llm_words = {t["word"] for t in triples if t["pipeline"] == "llm"}
     assert llm_words == {"bench", "dog", "plays"}
-    assert all(t["llm"]["wordnet"]["status"] in ("no_antonym", "no_pos_match")
-               for t in triples if t["pipeline"] == "llm")
+    assert all(
+        t["llm"]["wordnet"]["status"] in ("no_antonym", "no_pos_match")
+        for t in triples
+        if t["pipeline"] == "llm"
+    )
     s = json.loads((out / "stats.json").read_text())
     assert s["llm"]["mode"] == "wordnet+llm"
     assert s["llm"]["fallback_words"] == {"no_antonym": 3, "no_pos_match": 1}
     assert s["skipped_no_antonym"] == 0 and s["skipped_no_pos_match"] == 0
     assert s["llm"]["answer_failures"]["negation_added"] == 1
-    assert s["llm"]["compared_with_wordnet"]["no_wordnet_antonym"] == {"no_antonym": 2, "no_pos_match": 1}
+    assert s["llm"]["compared_with_wordnet"]["no_wordnet_antonym"] == {
+        "no_antonym": 2,
+        "no_pos_match": 1,
+    }
 
 
 def test_unreachable_server_stops_the_run_resumably(tmp_path):
     src = write_pairs(tmp_path / "pairs.jsonl", PAIRS[:1])
-    result = generate([src, "--out", str(tmp_path / "o"), "--pipeline", "llm", "--llm-base-url",
-                       "http://127.0.0.1:9/v1", "--llm-model", "m", "--llm-max-retries", "0",
-                       "--grammar", "none", "--acceptability", "none"], expect_ok=False)
-    assert result.exit_code != 0 and "cannot reach LLM server at http://127.0.0.1:9/v1 (connection refused)" in result.output and "resume" in result.output
+    result = generate(
+        [
+            src,
+            "--out",
+            str(tmp_path / "o"),
+            "--pipeline",
+            "llm",
+            "--llm-base-url",
+            "http://127.0.0.1:9/v1",
+            "--llm-model",
+            "m",
+            "--llm-max-retries",
+            "0",
+            "--grammar",
+            "none",
+            "--acceptability",
+            "none",
+        ],
+        expect_ok=False,
+    )
+    assert (
+        result.exit_code != 0
+        and "cannot reach LLM server at http://127.0.0.1:9/v1 (connection refused)" in result.output
+        and "resume" in result.output
+    )
 
 
 def test_llm_pipeline_needs_a_model(tmp_path):
@@ -369,9 +487,27 @@ def test_llm_pipeline_needs_a_model(tmp_path):
 def test_generate_with_a_local_seq2seq_model(tiny_t5, tmp_path):
     src = write_pairs(tmp_path / "pairs.jsonl", PAIRS[:1])
     out = tmp_path / "o"
-    generate([src, "--out", str(out), "--pipeline", "llm", "--llm-backend", "hf-seq2seq",
-              "--llm-model", str(tiny_t5), "--llm-max-tokens", "8", "--device", "cpu",
-              "--grammar", "none", "--acceptability", "none"])
+    generate(
+        [
+            src,
+            "--out",
+            str(out),
+            "--pipeline",
+            "llm",
+            "--llm-backend",
+            "hf-seq2seq",
+            "--llm-model",
+            str(tiny_t5),
+            "--llm-max-tokens",
+            "8",
+            "--device",
+            "cpu",
+            "--grammar",
+            "none",
+            "--acceptability",
+            "none",
+        ]
+    )
     records = read(out / "triples.jsonl") + read(out / "rejected.jsonl")
     assert len(records) == 3  # man, sleeping, bench: each prompted, answered and verified
     for r in records:

@@ -15,28 +15,50 @@ from transnli.evaluator.metrics import TripleLabels, dataset_metrics, rule_outco
 E, N, C = "entailment", "neutral", "contradiction"
 
 
-@pytest.mark.parametrize("reply,label", [
-    ("entailment", E), ("Entailment.", E), ("ENTAILMENT", E), ("**neutral**", N), ("C", C),
-    ("  Contradiction!\n", C), ('"neutral"', N), ("Answer: contradiction", C),
-    ("The answer is: Entailment.", E), ("Label: neutral", N), ("Final answer: **Contradiction**", C),
-    ("I think it is entailment.", E), ("The hypothesis contradicts the premise.", C),
-    ("The premise entails the hypothesis.", E),
-    ("Contradiction. The man cannot be asleep and awake at once, so it is not entailment.", C),
-    ("The premise does not entail the hypothesis; it contradicts it.", C),
-    ("It could be entailment or neutral, but the final answer is neutral.", N),
-    ("<think>Is it entailment? No: the dog is young, not old.</think>\ncontradiction", C),
-    ("Relationship: Neutral", N),
-])
+@pytest.mark.parametrize(
+    "reply,label",
+    [
+        ("entailment", E),
+        ("Entailment.", E),
+        ("ENTAILMENT", E),
+        ("**neutral**", N),
+        ("C", C),
+        ("  Contradiction!\n", C),
+        ('"neutral"', N),
+        ("Answer: contradiction", C),
+        ("The answer is: Entailment.", E),
+        ("Label: neutral", N),
+        ("Final answer: **Contradiction**", C),
+        ("I think it is entailment.", E),
+        ("The hypothesis contradicts the premise.", C),
+        ("The premise entails the hypothesis.", E),
+        ("Contradiction. The man cannot be asleep and awake at once, so it is not entailment.", C),
+        ("The premise does not entail the hypothesis; it contradicts it.", C),
+        ("It could be entailment or neutral, but the final answer is neutral.", N),
+        ("<think>Is it entailment? No: the dog is young, not old.</think>\ncontradiction", C),
+        ("Relationship: Neutral", N),
+    ],
+)
 def test_parser_reads_varied_replies(reply, label):
     assert parse_judge_reply(reply) == label
 
 
-@pytest.mark.parametrize("reply", [
-    None, "", "   ", "I cannot tell.", "yes", "entailment/neutral",
-    "The premise does not entail the hypothesis.",  # not E, but N or C? never guessed
-    "Neither entailment nor contradiction.", "Entailment? Hmm. Actually contradiction.",
-    "<think>entailment</think>", "It might be entailment or contradiction.",
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        None,
+        "",
+        "   ",
+        "I cannot tell.",
+        "yes",
+        "entailment/neutral",
+        "The premise does not entail the hypothesis.",  # not E, but N or C? never guessed
+        "Neither entailment nor contradiction.",
+        "Entailment? Hmm. Actually contradiction.",
+        "<think>entailment</think>",
+        "It might be entailment or contradiction.",
+    ],
+)
 def test_parser_never_guesses(reply):
     assert parse_judge_reply(reply) is None
 
@@ -45,8 +67,12 @@ def test_rules_skip_triples_without_a_label():
     # (P,H') unparseable where rule 2's antecedent holds: skipped, not a violation
     row = TripleLabels(E, C, C, None, unlabelled=("p_h2",))
     assert rule_outcome(row).rule is None
-    rows = [row, TripleLabels(E, C, C, N), TripleLabels(None, C, C, E, gold=N, unlabelled=("p_h",)),
-            TripleLabels(E, E, E, E, gold=E)]
+    rows = [
+        row,
+        TripleLabels(E, C, C, N),
+        TripleLabels(None, C, C, E, gold=N, unlabelled=("p_h",)),
+        TripleLabels(E, E, E, E, gold=E),
+    ]
     m = dataset_metrics(rows)
     assert m["rules"]["rule2"]["cases"] == 1 and m["rules"]["rule2"]["violations"] == 1
     assert m["rules"]["rule1"]["cases"] == 1 and m["extras"]["substitution"]["cases"] == 1
@@ -56,10 +82,18 @@ def test_rules_skip_triples_without_a_label():
 
 # -- the backend and the CLI ------------------------------------------------------------------------
 T = [  # premise, hypothesis, modified, gold
-    ("A man is sleeping on a bench in the park.", "A man is sleeping on a bench.",
-     "A man is awake on a bench.", E),
-    ("The old dog walks slowly down the road.", "The old dog walks slowly.",
-     "The young dog walks slowly.", E),
+    (
+        "A man is sleeping on a bench in the park.",
+        "A man is sleeping on a bench.",
+        "A man is awake on a bench.",
+        E,
+    ),
+    (
+        "The old dog walks slowly down the road.",
+        "The old dog walks slowly.",
+        "The young dog walks slowly.",
+        E,
+    ),
     ("A girl smiles.", "A tall girl is happy.", "A short girl is happy.", N),
     ("Two kids play.", "Children are playing.", "Children are working.", C),
 ]
@@ -99,7 +133,9 @@ def judge(tmp_path, monkeypatch):
 
 
 def test_backend_labels_pairs_and_counts_unparseable(judge):
-    backend = create_backend("llm:openai:judge-1", BackendOptions(extra={"llm_base_url": judge.url}))
+    backend = create_backend(
+        "llm:openai:judge-1", BackendOptions(extra={"llm_base_url": judge.url})
+    )
     preds = backend.predict([(T[0][0], T[0][1]), (T[2][0], T[2][1]), (T[1][1], T[1][2])])
     assert [p.label for p in preds] == [E, None, C]
     d = backend.describe()
@@ -115,20 +151,50 @@ def test_base_url_from_the_environment(judge, monkeypatch):
 
 
 def test_unreachable_judge_is_an_error():
-    backend = create_backend("llm:openai:m", BackendOptions(extra={
-        "llm_base_url": "http://127.0.0.1:9/v1", "llm_max_retries": 0, "llm_cache": False}))
+    backend = create_backend(
+        "llm:openai:m",
+        BackendOptions(
+            extra={
+                "llm_base_url": "http://127.0.0.1:9/v1",
+                "llm_max_retries": 0,
+                "llm_cache": False,
+            }
+        ),
+    )
     with pytest.raises(BackendError, match="cannot reach LLM server"):
         backend.predict([("a", "b")])
 
 
 def test_evaluate_with_an_llm_judge_end_to_end(judge, tmp_path):
     triples = tmp_path / "demo.jsonl"
-    triples.write_text("".join(json.dumps({"premise": p, "hypothesis": h, "modified_hypothesis": m,
-                                           "gold_label": g, "dataset": "demo"}) + "\n"
-                               for p, h, m, g in T))
+    triples.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "premise": p,
+                    "hypothesis": h,
+                    "modified_hypothesis": m,
+                    "gold_label": g,
+                    "dataset": "demo",
+                }
+            )
+            + "\n"
+            for p, h, m, g in T
+        )
+    )
     out = tmp_path / "eval"
-    args = ["evaluate", str(triples), "--model", "llm:openai:judge-1", "--llm-base-url", judge.url,
-            "--out", str(out), "--no-plots", "--no-progress"]
+    args = [
+        "evaluate",
+        str(triples),
+        "--model",
+        "llm:openai:judge-1",
+        "--llm-base-url",
+        judge.url,
+        "--out",
+        str(out),
+        "--no-plots",
+        "--no-progress",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert "2 without a label" in result.output
@@ -145,8 +211,9 @@ def test_evaluate_with_an_llm_judge_end_to_end(judge, tmp_path):
     assert described["backend"] == "llm" and described["unparseable"] == 2
     n = len(judge.prompts)
     assert n == 16  # four pairs per triple, each unique pair once
-    again = CliRunner().invoke(main, [*args[:-4], "--out", str(tmp_path / "eval2"), "--no-plots",
-                                      "--no-progress"])
+    again = CliRunner().invoke(
+        main, [*args[:-4], "--out", str(tmp_path / "eval2"), "--no-plots", "--no-progress"]
+    )
     assert again.exit_code == 0, again.output
     assert len(judge.prompts) == n  # every reply served from the LLM reply cache
     assert "16 replies from the reply cache" in again.output

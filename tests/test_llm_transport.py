@@ -71,11 +71,20 @@ def test_a_connection_dropped_mid_reply_is_retried(fake):
 
 
 def test_a_reply_cut_short_is_retried_but_html_is_not(fake):
-    replies = {"a": ("truncated", 1, "neutral"), "b": ("drop", 99, "never"), "c": ("html", 502), "d": ("html", 200)}
+    replies = {
+        "a": ("truncated", 1, "neutral"),
+        "b": ("drop", 99, "never"),
+        "c": ("html", 502),
+        "d": ("html", 200),
+    }
     fake.respond = replies.get
-    a, b, c, d = OpenAIChatClient("m", base_url=fake.url, backoff=0.01, max_retries=2).complete_many(list("abcd"))
+    a, b, c, d = OpenAIChatClient(
+        "m", base_url=fake.url, backoff=0.01, max_retries=2
+    ).complete_many(list("abcd"))
     assert a.ok and a.text == "neutral" and a.attempts == 2
-    assert b.error_kind == "dropped" and b.attempts == 3 and "broke" in b.error  # a failure, not a crash
+    assert (
+        b.error_kind == "dropped" and b.attempts == 3 and "broke" in b.error
+    )  # a failure, not a crash
     assert c.error_kind == "http" and c.attempts == 3 and "502" in c.error
     assert d.error_kind == "malformed" and d.attempts == 1  # an HTML page is no truncated reply
 
@@ -83,7 +92,9 @@ def test_a_reply_cut_short_is_retried_but_html_is_not(fake):
 def test_the_api_key_never_appears_in_an_error(fake, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     fake.respond = lambda prompt: ("echo", 400) if prompt == "a" else ("echo", 500)
-    replies = OpenAIChatClient("m", base_url=fake.url, backoff=0.01, max_retries=1).complete_many(["a", "b"])
+    replies = OpenAIChatClient("m", base_url=fake.url, backoff=0.01, max_retries=1).complete_many(
+        ["a", "b"]
+    )
     assert fake.headers[0]["Authorization"] == f"Bearer {KEY}"  # the key is sent ...
     for r in replies:
         assert not r.ok and KEY not in r.error and "Bearer ***" in r.error  # ... and never shown
@@ -91,7 +102,9 @@ def test_the_api_key_never_appears_in_an_error(fake, monkeypatch):
 
 
 def test_a_missing_key_is_reported_before_any_request(fake, monkeypatch):
-    with pytest.raises(LLMError, match=r"api.openai.com/v1 needs an API key and \$OPENAI_API_KEY is not set"):
+    with pytest.raises(
+        LLMError, match=r"api.openai.com/v1 needs an API key and \$OPENAI_API_KEY is not set"
+    ):
         OpenAIChatClient("gpt-4o-mini")  # the default base URL
     with pytest.raises(LLMError, match=r"\$MY_KEY, which is not set"):
         OpenAIChatClient("m", base_url=fake.url, api_key_env="MY_KEY")
@@ -101,8 +114,13 @@ def test_a_missing_key_is_reported_before_any_request(fake, monkeypatch):
 
 # -- transnli generate / evaluate ------------------------------------------------------------------
 PAIR = {"premise": "A man is sleeping on a bench.", "hypothesis": "A man is sleeping.", "id": "p1"}
-TRIPLE = {"premise": "A man sleeps.", "hypothesis": "A man is sleeping.",
-          "modified_hypothesis": "A man is awake.", "gold_label": "entailment", "dataset": "demo"}
+TRIPLE = {
+    "premise": "A man sleeps.",
+    "hypothesis": "A man is sleeping.",
+    "modified_hypothesis": "A man is awake.",
+    "gold_label": "entailment",
+    "dataset": "demo",
+}
 
 
 def invoke(args):
@@ -112,28 +130,72 @@ def invoke(args):
 @pytest.fixture
 def triples(tmp_path):
     path = tmp_path / "t.jsonl"
-    rows = [dict(TRIPLE, id=f"t{i}", hypothesis=f"A man {i} is sleeping.", modified_hypothesis=f"A man {i} is awake.")
-            for i in range(3)]
+    rows = [
+        dict(
+            TRIPLE,
+            id=f"t{i}",
+            hypothesis=f"A man {i} is sleeping.",
+            modified_hypothesis=f"A man {i} is awake.",
+        )
+        for i in range(3)
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
 
 def judge_args(triples, url, out, *extra):
-    return ["evaluate", str(triples), "--model", "llm:openai:judge", "--llm-base-url", url, "--out", str(out),
-            "--no-plots", "--no-progress", "--llm-max-retries", "1", *extra]
+    return [
+        "evaluate",
+        str(triples),
+        "--model",
+        "llm:openai:judge",
+        "--llm-base-url",
+        url,
+        "--out",
+        str(out),
+        "--no-plots",
+        "--no-progress",
+        "--llm-max-retries",
+        "1",
+        *extra,
+    ]
 
 
-def test_generate_where_every_request_fails_exits_non_zero_without_the_key(tmp_path, fake, monkeypatch):
+def test_generate_where_every_request_fails_exits_non_zero_without_the_key(
+    tmp_path, fake, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     fake.respond = lambda prompt: ("echo", 500)
     src = tmp_path / "pairs.jsonl"
     src.write_text(json.dumps(PAIR) + "\n")
     out = tmp_path / "o"
-    result = bounded(invoke, ["generate", str(src), "--out", str(out), "--pipeline", "llm", "--llm-base-url",
-                              fake.url, "--llm-model", "m", "--llm-max-retries", "1", "--grammar", "none",
-                              "--acceptability", "none", "-q"])
+    result = bounded(
+        invoke,
+        [
+            "generate",
+            str(src),
+            "--out",
+            str(out),
+            "--pipeline",
+            "llm",
+            "--llm-base-url",
+            fake.url,
+            "--llm-model",
+            "m",
+            "--llm-max-retries",
+            "1",
+            "--grammar",
+            "none",
+            "--acceptability",
+            "none",
+            "-q",
+        ],
+    )
     assert result.exit_code != 0
-    assert "LLM requests failed and none has been answered" in result.output and "HTTP 500" in result.output
+    assert (
+        "LLM requests failed and none has been answered" in result.output
+        and "HTTP 500" in result.output
+    )
     assert KEY not in result.output and "Bearer ***" in result.output
     assert fake.prompts  # the requests were made (the key was sent), yet it is nowhere on disk
     for f in out.rglob("*"):
@@ -145,28 +207,66 @@ def test_generate_refused_connection_fails_fast(tmp_path):
     src = tmp_path / "pairs.jsonl"
     src.write_text(json.dumps(PAIR) + "\n")
     url = closed_port_url()
-    result = bounded(invoke, ["generate", str(src), "--out", str(tmp_path / "o"), "--pipeline", "llm",
-                              "--llm-base-url", url, "--llm-model", "m", "--grammar", "none",
-                              "--acceptability", "none", "-q"])
+    result = bounded(
+        invoke,
+        [
+            "generate",
+            str(src),
+            "--out",
+            str(tmp_path / "o"),
+            "--pipeline",
+            "llm",
+            "--llm-base-url",
+            url,
+            "--llm-model",
+            "m",
+            "--grammar",
+            "none",
+            "--acceptability",
+            "none",
+            "-q",
+        ],
+    )
     assert result.exit_code != 0 and f"cannot reach LLM server at {url}" in result.output
 
 
 def test_generate_with_a_named_key_variable_that_is_unset(tmp_path, fake):
     src = tmp_path / "pairs.jsonl"
     src.write_text(json.dumps(PAIR) + "\n")
-    result = invoke(["generate", str(src), "--out", str(tmp_path / "o"), "--pipeline", "llm", "--llm-base-url",
-                     fake.url, "--llm-model", "m", "--llm-api-key-env", "MY_UNSET_KEY", "-q"])
+    result = invoke(
+        [
+            "generate",
+            str(src),
+            "--out",
+            str(tmp_path / "o"),
+            "--pipeline",
+            "llm",
+            "--llm-base-url",
+            fake.url,
+            "--llm-model",
+            "m",
+            "--llm-api-key-env",
+            "MY_UNSET_KEY",
+            "-q",
+        ]
+    )
     assert result.exit_code != 0 and "$MY_UNSET_KEY, which is not set" in result.output
     assert fake.prompts == []
 
 
 # The timeout of the sleeping case leaves room to *connect* on a busy machine (at 0.3 s a slow
 # connect under CI load read as an unreachable server); its replies still come too late.
-@pytest.mark.parametrize("behaviour, timeout", [(("status", 500, 99, "x"), "0.3"), (("html", 503), "0.3"),
-                                                (("sleep", 4, "x"), "1.5")])
-def test_evaluate_where_every_judge_request_fails_exits_non_zero(tmp_path, fake, triples, behaviour, timeout):
+@pytest.mark.parametrize(
+    "behaviour, timeout",
+    [(("status", 500, 99, "x"), "0.3"), (("html", 503), "0.3"), (("sleep", 4, "x"), "1.5")],
+)
+def test_evaluate_where_every_judge_request_fails_exits_non_zero(
+    tmp_path, fake, triples, behaviour, timeout
+):
     fake.respond = lambda prompt: behaviour
-    result = bounded(invoke, judge_args(triples, fake.url, tmp_path / "e", "--llm-timeout", timeout))
+    result = bounded(
+        invoke, judge_args(triples, fake.url, tmp_path / "e", "--llm-timeout", timeout)
+    )
     assert result.exit_code != 0, result.output
     assert "requests failed and none has been answered" in result.output
     assert not (tmp_path / "e" / "summary.json").exists()
@@ -189,6 +289,19 @@ def test_evaluate_counts_failed_requests_apart_from_unparseable_replies(tmp_path
 
 
 def test_evaluate_with_no_key_for_a_hosted_judge_fails_before_any_request(tmp_path, triples):
-    result = bounded(invoke, ["evaluate", str(triples), "--model", "llm:openai:gpt-4o-mini", "--out",
-                              str(tmp_path / "e"), "--no-plots", "--no-progress"])
-    assert result.exit_code != 0 and "needs an API key and $OPENAI_API_KEY is not set" in result.output
+    result = bounded(
+        invoke,
+        [
+            "evaluate",
+            str(triples),
+            "--model",
+            "llm:openai:gpt-4o-mini",
+            "--out",
+            str(tmp_path / "e"),
+            "--no-plots",
+            "--no-progress",
+        ],
+    )
+    assert (
+        result.exit_code != 0 and "needs an API key and $OPENAI_API_KEY is not set" in result.output
+    )

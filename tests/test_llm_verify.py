@@ -31,9 +31,11 @@ def verdict(reply, sentence=S, word="sleeping"):
 def test_replacement_prompt_is_the_papers_with_the_word_quoted():
     template = load_template(REPLACE_ANTONYM)
     prompt = replacement_prompt(template, S, START, END)
-    assert prompt.startswith("Change the meaning of the following sentence to the opposite by "
-                             "replacing one word in quotation marks with its antonym, do not use "
-                             "negation, replacing one word at most. Please explain your change.")
+    assert prompt.startswith(
+        "Change the meaning of the following sentence to the opposite by "
+        "replacing one word in quotation marks with its antonym, do not use "
+        "negation, replacing one word at most. Please explain your change."
+    )
     assert prompt.rstrip().endswith('A man is "sleeping" on a bench.')
     assert template.id.startswith("replace_antonym@") and len(template.sha) == 12
 
@@ -50,8 +52,22 @@ def test_templates_substitute_literally_and_refuse_missing_fields():
 # -- tokens ---------------------------------------------------------------------------------------
 def test_tokens_split_contractions_and_ignore_quotes():
     assert [t.text for t in tokenize("He isn't 'awake' and can't sleep.")] == [
-        "He", "is", "n't", "awake", "and", "ca", "n't", "sleep"]
-    assert [t.text for t in tokenize("John's well-known dog")] == ["John", "'s", "well", "known", "dog"]
+        "He",
+        "is",
+        "n't",
+        "awake",
+        "and",
+        "ca",
+        "n't",
+        "sleep",
+    ]
+    assert [t.text for t in tokenize("John's well-known dog")] == [
+        "John",
+        "'s",
+        "well",
+        "known",
+        "dog",
+    ]
     toks = tokenize(S)
     assert target_index(toks, START, END) == 3
 
@@ -67,7 +83,7 @@ GOOD = [
     '1. A man is awake on a bench - "sleeping" was replaced by "awake".',
     "```\nA man is awake on a bench.\n```",
     "Sure! Here is the sentence with the opposite meaning:\n\nA man is awake on a bench.\n\n"
-    "I replaced the verb \"sleeping\" with \"awake\", which means the opposite.",
+    'I replaced the verb "sleeping" with "awake", which means the opposite.',
     "New sentence: A MAN IS AWAKE ON A BENCH",
 ]
 
@@ -81,24 +97,27 @@ def test_good_answers_with_explanations_are_parsed_and_pass(reply):
     assert v.to_dict()["passed"] is True
 
 
-@pytest.mark.parametrize("reply,reason", [
-    ("A man is awake off a bench.", "multiple_words_changed"),
-    ("A woman is awake on a bench.", "multiple_words_changed"),
-    ("A man is wide awake on a bench.", "multiple_words_changed"),  # one word became two
-    ("A man is on a bench.", "multiple_words_changed"),  # a deletion is not a replacement
-    ("A man is not sleeping on a bench.", "negation_added"),
-    ("A man isn't sleeping on a bench.", "negation_added"),
-    ("A man is never sleeping on a bench.", "negation_added"),
-    ("A man is sleeping without a bench.", "negation_added"),
-    ("A woman is sleeping on a bench.", "wrong_position"),
-    ("A man is sleeping on a bed.", "wrong_position"),
-    ('A man is "sleeping" on a bench.', "no_change"),
-    ("a man is sleeping on a bench", "no_change"),  # case and punctuation are not changes
-    ("I cannot help with that request.", "unparseable"),
-    ("", "unparseable"),
-    (None, "unparseable"),
-    ("awake", "unparseable"),
-])
+@pytest.mark.parametrize(
+    "reply,reason",
+    [
+        ("A man is awake off a bench.", "multiple_words_changed"),
+        ("A woman is awake on a bench.", "multiple_words_changed"),
+        ("A man is wide awake on a bench.", "multiple_words_changed"),  # one word became two
+        ("A man is on a bench.", "multiple_words_changed"),  # a deletion is not a replacement
+        ("A man is not sleeping on a bench.", "negation_added"),
+        ("A man isn't sleeping on a bench.", "negation_added"),
+        ("A man is never sleeping on a bench.", "negation_added"),
+        ("A man is sleeping without a bench.", "negation_added"),
+        ("A woman is sleeping on a bench.", "wrong_position"),
+        ("A man is sleeping on a bed.", "wrong_position"),
+        ('A man is "sleeping" on a bench.', "no_change"),
+        ("a man is sleeping on a bench", "no_change"),  # case and punctuation are not changes
+        ("I cannot help with that request.", "unparseable"),
+        ("", "unparseable"),
+        (None, "unparseable"),
+        ("awake", "unparseable"),
+    ],
+)
 def test_failures_get_their_reason(reply, reason):
     v = verdict(reply)
     assert v.reason == reason, (reply, v)
@@ -122,7 +141,9 @@ def test_article_may_agree_with_the_new_word():
     s = "He ate an old apple."
     v = verdict("He ate a new apple.", s, "old")
     assert v.reason == "ok" and v.modified == "He ate a new apple." and v.article == ("an", "a")
-    assert verdict("She has a useful tool.", "She has a useful tool.", "useful").reason == "no_change"
+    assert (
+        verdict("She has a useful tool.", "She has a useful tool.", "useful").reason == "no_change"
+    )
 
 
 def test_capitalisation_follows_the_original():

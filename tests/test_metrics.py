@@ -26,12 +26,18 @@ def test_wilson_matches_scipy():
     # scipy's binomtest is the reference implementation of the Wilson interval
     from scipy.stats import binomtest
 
-    cases = [(k, n) for n in (1, 2, 3, 7, 10, 24, 99, 263, 1000) for k in range(0, n + 1, max(1, n // 40))]
+    cases = [
+        (k, n)
+        for n in (1, 2, 3, 7, 10, 24, 99, 263, 1000)
+        for k in range(0, n + 1, max(1, n // 40))
+    ]
     cases += [(n, n) for n in (1, 7, 1000)]
     for k, n in cases:
         for confidence in (0.9, 0.95, 0.99):
             ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-            assert wilson_interval(k, n, confidence) == pytest.approx([ci.low, ci.high], abs=1e-12), (k, n)
+            assert wilson_interval(k, n, confidence) == pytest.approx(
+                [ci.low, ci.high], abs=1e-12
+            ), (k, n)
 
 
 def test_wilson_edges():
@@ -81,13 +87,21 @@ def test_dataset_metrics_hand_count():
     x = m["extras"]
     assert x["beyond_paper"] is True
     assert (x["substitution"]["cases"], x["substitution"]["violations"]) == (4, 2)
-    assert (x["contradiction_symmetry"]["cases"], x["contradiction_symmetry"]["violations"]) == (3, 1)
+    assert (x["contradiction_symmetry"]["cases"], x["contradiction_symmetry"]["violations"]) == (
+        3,
+        1,
+    )
     assert m["label_counts"]["p_h2"] == {E: 2, N: 1, C: 3}
 
 
 def test_rules_without_cases_are_null():
     m = dataset_metrics([TripleLabels(C, N, N)])
     for key in ("rule1", "rule2", "rule3", "rule4"):
-        assert m["rules"][key] == {"name": m["rules"][key]["name"], "cases": 0, "violations": 0,
-                                   "rate": None, "ci95": None}
+        assert m["rules"][key] == {
+            "name": m["rules"][key]["name"],
+            "cases": 0,
+            "violations": 0,
+            "rate": None,
+            "ci95": None,
+        }
     assert m["mutual_entailment_rate"] == 0.0

@@ -20,9 +20,16 @@ def _private_default_cache(tmp_path, monkeypatch):
 
 
 def triples_file(tmp_path, n=6):
-    rows = [{"id": f"t{i}", "premise": "the man is happy .", "hypothesis": f"a man is {w} .",
-             "modified_hypothesis": f"a man is not {w} .", "gold_label": "entailment"}
-            for i, w in enumerate(["happy", "old", "young", "big", "small", "sad"][:n])]
+    rows = [
+        {
+            "id": f"t{i}",
+            "premise": "the man is happy .",
+            "hypothesis": f"a man is {w} .",
+            "modified_hypothesis": f"a man is not {w} .",
+            "gold_label": "entailment",
+        }
+        for i, w in enumerate(["happy", "old", "young", "big", "small", "sad"][:n])
+    ]
     path = tmp_path / "demo.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
@@ -34,42 +41,61 @@ def run(args):
 
 # ------------------------------------------------------------------ parsing
 def test_name_and_options_are_read(tmp_path):
-    spec = parse_model_spec(f"base=hf:{tmp_path}/?label_map=0=contradiction,1=neutral,2=entailment"
-                            "&dtype=bfloat16&max_length=256&revision=abc&trust_remote_code=1")
+    spec = parse_model_spec(
+        f"base=hf:{tmp_path}/?label_map=0=contradiction,1=neutral,2=entailment"
+        "&dtype=bfloat16&max_length=256&revision=abc&trust_remote_code=1"
+    )
     assert spec.name == "base"
     assert spec.target == f"hf:{tmp_path}"  # the trailing slash is gone
-    assert dict(spec.options) == {"label_map": "0=contradiction,1=neutral,2=entailment",
-                                  "dtype": "bfloat16", "max_length": 256, "revision": "abc",
-                                  "trust_remote_code": True}
+    assert dict(spec.options) == {
+        "label_map": "0=contradiction,1=neutral,2=entailment",
+        "dtype": "bfloat16",
+        "max_length": 256,
+        "revision": "abc",
+        "trust_remote_code": True,
+    }
     opts = spec.backend_options(BackendOptions(dtype="float32", max_length=64, batch_size=5))
-    assert (opts.dtype, opts.max_length, opts.batch_size, opts.trust_remote_code) == ("bfloat16", 256, 5, True)
+    assert (opts.dtype, opts.max_length, opts.batch_size, opts.trust_remote_code) == (
+        "bfloat16",
+        256,
+        5,
+        True,
+    )
     assert spec.canonical.startswith(f"hf:{tmp_path}?dtype=bfloat16&label_map=")  # sorted options
 
 
 def test_default_names_are_normalised(tmp_path):
-    names = {parse_model_spec(s).name for s in (f"hf:{tmp_path}", str(tmp_path), f"{tmp_path}/",
-                                                 f"hf:{tmp_path}/./")}
+    names = {
+        parse_model_spec(s).name
+        for s in (f"hf:{tmp_path}", str(tmp_path), f"{tmp_path}/", f"hf:{tmp_path}/./")
+    }
     assert names == {str(tmp_path)}
     assert parse_model_spec("roberta-large-mnli").name == "roberta-large-mnli"
     assert parse_model_spec("hf:org/model@v2").name == "org/model@v2"
-    assert parse_model_spec(f"precomputed:{tmp_path}/x.jsonl").name == f"precomputed:{tmp_path}/x.jsonl"
+    assert (
+        parse_model_spec(f"precomputed:{tmp_path}/x.jsonl").name
+        == f"precomputed:{tmp_path}/x.jsonl"
+    )
     assert parse_model_spec("org/model?dtype=float16").name == "org/model?dtype=float16"
     # the same model given by two spellings is one model
     assert len(parse_model_specs([f"hf:{tmp_path}", str(tmp_path)])) == 1
 
 
-@pytest.mark.parametrize("text, message", [
-    ("hf:x?colour=red", "unknown option 'colour' (known: label_map, dtype"),
-    ("hf:x?dtype=float8", "dtype must be one of auto, float32, float16, bfloat16"),
-    ("hf:x?max_length=4", "max_length must be at least 8"),
-    ("hf:x?max_length=many", "max_length must be a whole number"),
-    ("hf:x?trust_remote_code=perhaps", "trust_remote_code must be 1/0"),
-    ("hf:x?label_map=0=yes", "label"),
-    ("hf:x?dtype", "option 'dtype' needs a value"),
-    ("hf:x?dtype=float16&dtype=float32", "given twice"),
-    ("precomputed:f.jsonl?dtype=float16", "does not apply (precomputed: models take none)"),
-    ("base=", "nothing after 'base='"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("hf:x?colour=red", "unknown option 'colour' (known: label_map, dtype"),
+        ("hf:x?dtype=float8", "dtype must be one of auto, float32, float16, bfloat16"),
+        ("hf:x?max_length=4", "max_length must be at least 8"),
+        ("hf:x?max_length=many", "max_length must be a whole number"),
+        ("hf:x?trust_remote_code=perhaps", "trust_remote_code must be 1/0"),
+        ("hf:x?label_map=0=yes", "label"),
+        ("hf:x?dtype", "option 'dtype' needs a value"),
+        ("hf:x?dtype=float16&dtype=float32", "given twice"),
+        ("precomputed:f.jsonl?dtype=float16", "does not apply (precomputed: models take none)"),
+        ("base=", "nothing after 'base='"),
+    ],
+)
 def test_bad_specs_say_what_is_wrong(text, message):
     with pytest.raises(BackendError) as e:
         parse_model_spec(text)
@@ -84,12 +110,26 @@ def test_one_name_for_two_models_is_refused(tmp_path):
 # ------------------------------------------------------------------ through `transnli evaluate`
 def test_alias_names_the_model_everywhere(tmp_path, tiny_nli_entailing_model_dir):
     out = tmp_path / "out"
-    res = run([triples_file(tmp_path), "--model", f"base=hf:{tiny_nli_entailing_model_dir}",
-               "--model", f"{tiny_nli_entailing_model_dir}/", "--out", out, "--no-progress", "--no-plots"])
+    res = run(
+        [
+            triples_file(tmp_path),
+            "--model",
+            f"base=hf:{tiny_nli_entailing_model_dir}",
+            "--model",
+            f"{tiny_nli_entailing_model_dir}/",
+            "--out",
+            out,
+            "--no-progress",
+            "--no-plots",
+        ]
+    )
     assert res.exit_code == 0, res.output
     summary = json.loads((out / "summary.json").read_text())
     assert [m["model"] for m in summary["models"]] == ["base", str(tiny_nli_entailing_model_dir)]
-    assert [m["name"] for m in summary["provenance"]["models"]] == ["base", str(tiny_nli_entailing_model_dir)]
+    assert [m["name"] for m in summary["provenance"]["models"]] == [
+        "base",
+        str(tiny_nli_entailing_model_dir),
+    ]
     assert summary["provenance"]["models"][0]["spec"] == f"hf:{tiny_nli_entailing_model_dir}"
     preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert {p["model"] for p in preds} == {"base", str(tiny_nli_entailing_model_dir)}
@@ -102,10 +142,21 @@ def test_per_model_label_map_applies_to_that_model_only(tmp_path, tiny_nli_model
     # A LABEL_0..2 checkpoint that always answers index 0: the label map says what index 0 means.
     folder = tiny_nli_model_factory("generic_forced0", id2label=GENERIC, force=0)
     out = tmp_path / "out"
-    res = run([triples_file(tmp_path), "--out", out, "--no-progress", "--no-plots",
-               "--label-map", "0=entailment,1=neutral,2=contradiction",
-               "--model", f"as_e=hf:{folder}",
-               "--model", f"as_c=hf:{folder}?label_map=0=contradiction,1=neutral,2=entailment"])
+    res = run(
+        [
+            triples_file(tmp_path),
+            "--out",
+            out,
+            "--no-progress",
+            "--no-plots",
+            "--label-map",
+            "0=entailment,1=neutral,2=contradiction",
+            "--model",
+            f"as_e=hf:{folder}",
+            "--model",
+            f"as_c=hf:{folder}?label_map=0=contradiction,1=neutral,2=entailment",
+        ]
+    )
     assert res.exit_code == 0, res.output
     summary = json.loads((out / "summary.json").read_text())
     rates = {m["model"]: m["overall"] for m in summary["models"]}
@@ -114,25 +165,56 @@ def test_per_model_label_map_applies_to_that_model_only(tmp_path, tiny_nli_model
 
 
 def test_unknown_option_is_a_one_line_error(tmp_path, tiny_nli_entailing_model_dir):
-    res = run([triples_file(tmp_path), "--out", tmp_path / "o", "--no-progress",
-               "--model", f"hf:{tiny_nli_entailing_model_dir}?temprature=0"])
+    res = run(
+        [
+            triples_file(tmp_path),
+            "--out",
+            tmp_path / "o",
+            "--no-progress",
+            "--model",
+            f"hf:{tiny_nli_entailing_model_dir}?temprature=0",
+        ]
+    )
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert "unknown option 'temprature'" in res.output
     assert not (tmp_path / "o").exists()
 
 
 def test_revision_for_a_folder_is_refused(tmp_path, tiny_nli_entailing_model_dir):
-    res = run([triples_file(tmp_path), "--out", tmp_path / "o", "--no-progress",
-               "--model", f"hf:{tiny_nli_entailing_model_dir}?revision=main"])
+    res = run(
+        [
+            triples_file(tmp_path),
+            "--out",
+            tmp_path / "o",
+            "--no-progress",
+            "--model",
+            f"hf:{tiny_nli_entailing_model_dir}?revision=main",
+        ]
+    )
     assert res.exit_code == 1 and "a revision applies to hub models only" in res.output
 
 
 def test_limit_and_run_info(tmp_path, tiny_nli_entailing_model_dir, monkeypatch):
     out = tmp_path / "out"
     # what a shell would have put in sys.argv for this run (pytest's own argv varies with how it is called)
-    monkeypatch.setattr("sys.argv", ["/venv/bin/transnli", "evaluate", "triples.jsonl", "--limit", "4"])
-    res = run([triples_file(tmp_path), "--limit", "4", "--out", out, "--no-progress", "--no-plots",
-               "--model", f"m=hf:{tiny_nli_entailing_model_dir}?max_length=32", "--device", "cpu"])
+    monkeypatch.setattr(
+        "sys.argv", ["/venv/bin/transnli", "evaluate", "triples.jsonl", "--limit", "4"]
+    )
+    res = run(
+        [
+            triples_file(tmp_path),
+            "--limit",
+            "4",
+            "--out",
+            out,
+            "--no-progress",
+            "--no-plots",
+            "--model",
+            f"m=hf:{tiny_nli_entailing_model_dir}?max_length=32",
+            "--device",
+            "cpu",
+        ]
+    )
     assert res.exit_code == 0, res.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["provenance"]["n_triples"] == 4
@@ -144,7 +226,14 @@ def test_limit_and_run_info(tmp_path, tiny_nli_entailing_model_dir, monkeypatch)
 
     info = json.loads((out / "run_info.json").read_text())
     assert info["date_utc"].endswith("Z") and len(info["date_utc"]) == 20
-    assert set(info["versions"]) >= {"python", "torch", "transformers", "datasets", "spacy", "transnli"} - {"python"}
+    assert set(info["versions"]) >= {
+        "python",
+        "torch",
+        "transformers",
+        "datasets",
+        "spacy",
+        "transnli",
+    } - {"python"}
     assert info["python"] and info["versions"]["torch"]
     assert info["command_line"] == "transnli evaluate triples.jsonl --limit 4"
     (model,) = info["models"]
@@ -152,18 +241,36 @@ def test_limit_and_run_info(tmp_path, tiny_nli_entailing_model_dir, monkeypatch)
     assert model["pairs"] == model["computed"] + model["from_cache"] > 0
 
     # a different --limit is a different evaluation: refused without --overwrite
-    again = run([triples_file(tmp_path), "--limit", "5", "--out", out, "--no-progress", "--no-plots",
-                 "--model", f"m=hf:{tiny_nli_entailing_model_dir}?max_length=32"])
-    assert again.exit_code == 1 and "already holds the outputs of another evaluation" in again.output
+    again = run(
+        [
+            triples_file(tmp_path),
+            "--limit",
+            "5",
+            "--out",
+            out,
+            "--no-progress",
+            "--no-plots",
+            "--model",
+            f"m=hf:{tiny_nli_entailing_model_dir}?max_length=32",
+        ]
+    )
+    assert (
+        again.exit_code == 1 and "already holds the outputs of another evaluation" in again.output
+    )
 
 
-def test_trust_remote_code_reaches_every_loader_only_when_asked(tmp_path, tiny_nli_entailing_model_dir, monkeypatch):
+def test_trust_remote_code_reaches_every_loader_only_when_asked(
+    tmp_path, tiny_nli_entailing_model_dir, monkeypatch
+):
     import transformers
     from transnli.evaluator.backends import create_backend
 
     seen = []
-    for cls in (transformers.AutoConfig, transformers.AutoTokenizer,
-                transformers.AutoModelForSequenceClassification):
+    for cls in (
+        transformers.AutoConfig,
+        transformers.AutoTokenizer,
+        transformers.AutoModelForSequenceClassification,
+    ):
         original = cls.from_pretrained.__func__
 
         def spy(klass, *args, _original=original, _name=cls.__name__, **kwargs):
@@ -172,7 +279,10 @@ def test_trust_remote_code_reaches_every_loader_only_when_asked(tmp_path, tiny_n
 
         monkeypatch.setattr(cls, "from_pretrained", classmethod(spy))
     calls = {}
-    for text in (f"hf:{tiny_nli_entailing_model_dir}?trust_remote_code=1", f"hf:{tiny_nli_entailing_model_dir}"):
+    for text in (
+        f"hf:{tiny_nli_entailing_model_dir}?trust_remote_code=1",
+        f"hf:{tiny_nli_entailing_model_dir}",
+    ):
         spec = parse_model_spec(text)
         seen.clear()
         create_backend(spec.target, spec.backend_options(BackendOptions())).close()

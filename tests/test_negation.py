@@ -139,8 +139,15 @@ def test_negating_twice_gives_the_sentence_back(negate):
     """Adding and removing are inverse edits (for sentences whose negation is not re-worded:
     "didn't buy anything" -> "bought something" is not undone)."""
     # (and not "baby-sit": spaCy parses "I do not baby-sit the plants." without a subject)
-    sentences = [s for s, n in NEGATED if "any" not in s and "ever" not in s and " and " not in s and "-" not in s
-                 and "n't" not in s]  # "isn't" -> "is" -> "is not": the contraction is not restored
+    sentences = [
+        s
+        for s, n in NEGATED
+        if "any" not in s
+        and "ever" not in s
+        and " and " not in s
+        and "-" not in s
+        and "n't" not in s
+    ]  # "isn't" -> "is" -> "is not": the contraction is not restored
     once = [r.negated.text for r in negate(*sentences)]
     twice = negate(*once)
     for original, negated, back in zip(sentences, once, twice, strict=True):
@@ -150,14 +157,23 @@ def test_negating_twice_gives_the_sentence_back(negate):
 
 @pytest.mark.slow
 def test_the_edit_is_described_by_word_antonym_and_span(negate):
-    r = negate("The man is happy.", "A woman opens a door.", "The man isn't tall.", "He can't swim.")
+    r = negate(
+        "The man is happy.", "A woman opens a door.", "The man isn't tall.", "He can't swim."
+    )
     described = [(x.negated.word, x.negated.antonym, x.negated.kind) for x in r]
-    assert described == [("is", "is not", "add_not"), ("opens", "does not open", "do_support"),
-                         ("n't", "", "remove_not"), ("can't", "can", "remove_not")]
-    for result, text in zip(r, ["The man is happy.", "A woman opens a door.", "The man isn't tall.",
-                                "He can't swim."], strict=True):
+    assert described == [
+        ("is", "is not", "add_not"),
+        ("opens", "does not open", "do_support"),
+        ("n't", "", "remove_not"),
+        ("can't", "can", "remove_not"),
+    ]
+    for result, text in zip(
+        r,
+        ["The man is happy.", "A woman opens a door.", "The man isn't tall.", "He can't swim."],
+        strict=True,
+    ):
         neg = result.negated
-        assert text[neg.char_start:neg.char_end] == neg.word
+        assert text[neg.char_start : neg.char_end] == neg.word
 
 
 # -- the pipeline, end to end ------------------------------------------------------------------------
@@ -180,36 +196,57 @@ def negation_run(tmp_path_factory):
 
 @pytest.mark.slow
 def test_records_are_negations_with_the_pairs_source_ids(negation_run):
-    sample = {json.loads(x)["pairID"]: json.loads(x) for x in Path(SAMPLE).read_text(encoding="utf-8").splitlines()}
+    sample = {
+        json.loads(x)["pairID"]: json.loads(x)
+        for x in Path(SAMPLE).read_text(encoding="utf-8").splitlines()
+    }
     triples = [json.loads(x) for x in lines(negation_run)]
     assert len(triples) >= 80
     for t in triples:
         assert t["pipeline"] == "negation" and t["dataset"] == "snli"
         source = sample[t["source_id"]]
         assert (t["premise"], t["hypothesis"]) == (source["sentence1"], source["sentence2"])
-        assert t["hypothesis"][t["char_start"]:t["char_end"]] == t["word"]
+        assert t["hypothesis"][t["char_start"] : t["char_end"]] == t["word"]
         assert t["modified_hypothesis"] != t["hypothesis"]
         assert " not " in t["modified_hypothesis"] or "cannot" in t["modified_hypothesis"]
-        assert t["candidates"] == [{"antonym": t["antonym"], "score": None, "rule": t["candidates"][0]["rule"]}]
-        assert set(t["checks"]) == {"grammar", "acceptability"} and all(c["passed"] for c in t["checks"].values())
+        assert t["candidates"] == [
+            {"antonym": t["antonym"], "score": None, "rule": t["candidates"][0]["rule"]}
+        ]
+        assert set(t["checks"]) == {"grammar", "acceptability"} and all(
+            c["passed"] for c in t["checks"].values()
+        )
     config = json.loads((negation_run / "config.json").read_text())
-    assert config["config"]["pipeline"] == "negation" and config["resources"]["negation"] == Negator.version
+    assert (
+        config["config"]["pipeline"] == "negation"
+        and config["resources"]["negation"] == Negator.version
+    )
 
 
 @pytest.mark.slow
 def test_negation_stats_add_up(negation_run):
     s = json.loads((negation_run / "stats.json").read_text())
     n = s["negation"]
-    assert n["sentences_considered"] == s["sentences_read"] == len(Path(SAMPLE).read_text().splitlines())
-    assert n["sentences_considered"] == n["candidates_built"] + sum(n["sentences_declined"].values())
+    assert (
+        n["sentences_considered"]
+        == s["sentences_read"]
+        == len(Path(SAMPLE).read_text().splitlines())
+    )
+    assert n["sentences_considered"] == n["candidates_built"] + sum(
+        n["sentences_declined"].values()
+    )
     assert n["candidates_built"] == sum(n["rules"].values()) == s["candidates_built"]
-    assert n["candidates_built"] == n["rejected_grammar"] + n["rejected_acceptability"] + n["triples_accepted"]
+    assert (
+        n["candidates_built"]
+        == n["rejected_grammar"] + n["rejected_acceptability"] + n["triples_accepted"]
+    )
     assert n["triples_accepted"] == s["triples_accepted"] == len(lines(negation_run))
 
 
 @pytest.mark.slow
 def test_negation_runs_are_byte_identical(negation_run, tmp_path):
-    generate(tmp_path, "--pipeline", "negation", "--batch-size", "7")  # batch boundaries must not matter
+    generate(
+        tmp_path, "--pipeline", "negation", "--batch-size", "7"
+    )  # batch boundaries must not matter
     for name in ("triples.jsonl", "rejected.jsonl", "stats.json"):
         assert (tmp_path / name).read_bytes() == (negation_run / name).read_bytes(), name
 
@@ -234,8 +271,11 @@ def test_wordnet_plus_negation_is_the_union_in_pair_order(negation_run, tmp_path
     firsts = list(dict.fromkeys(seen))
     assert seen == [sid for sid in firsts for _ in range(seen.count(sid))]
     s = json.loads((both / "stats.json").read_text())
-    assert s["negation"]["triples_accepted"] + json.loads((wordnet / "stats.json").read_text())["triples_accepted"] \
+    assert (
+        s["negation"]["triples_accepted"]
+        + json.loads((wordnet / "stats.json").read_text())["triples_accepted"]
         == s["triples_accepted"]
+    )
 
 
 @pytest.mark.slow
@@ -258,7 +298,17 @@ def test_a_stopped_negation_run_resumes_to_the_same_bytes(negation_run, tmp_path
         return real_check(self, built)
 
     monkeypatch.setattr(NegationPipeline, "check_batch", crash_on_third_batch)
-    args = ["generate", SAMPLE, "--out", str(tmp_path), "-q", "--batch-size", "16", "--pipeline", "negation"]
+    args = [
+        "generate",
+        SAMPLE,
+        "--out",
+        str(tmp_path),
+        "-q",
+        "--batch-size",
+        "16",
+        "--pipeline",
+        "negation",
+    ]
     crashed = CliRunner().invoke(main, args)
     assert crashed.exit_code != 0 and isinstance(crashed.exception, RuntimeError)
     monkeypatch.undo()
@@ -287,7 +337,9 @@ def test_the_hand_judged_outputs_do_not_regress(negate):
     good = [r for r in rows if r["correct"]]
     assert len(rows) >= 500 and len(good) >= 0.95 * len(rows)
     results = negate(*[r["hypothesis"] for r in good])
-    changed = [(r["hypothesis"], res.negated.text if res.negated else res.status)
-               for r, res in zip(good, results, strict=True)
-               if res.negated is None or res.negated.text != r["negated"]]
+    changed = [
+        (r["hypothesis"], res.negated.text if res.negated else res.status)
+        for r, res in zip(good, results, strict=True)
+        if res.negated is None or res.negated.text != r["negated"]
+    ]
     assert not changed, changed[:5]

@@ -14,7 +14,9 @@ from transnli.generator.record import TripleRecord, read_triples
 
 
 def rec(i: int) -> TripleRecord:
-    return TripleRecord(premise=f"P{i}", hypothesis=f"H{i}", modified_hypothesis=f"H'{i}", id=str(i))
+    return TripleRecord(
+        premise=f"P{i}", hypothesis=f"H{i}", modified_hypothesis=f"H'{i}", id=str(i)
+    )
 
 
 def test_crash_then_resume_has_no_duplicates_and_no_loss(tmp_path):
@@ -69,6 +71,9 @@ def test_export_parquet_and_hf_datasets(tmp_path):
     written = export(tmp_path, ["parquet", "hf"])
     assert {p.name for p in written} == {"triples.parquet", "hf_dataset"}  # no rejects: no file
     table = pq.read_table(tmp_path / "triples.parquet")
-    assert table.num_rows == 2 and table.column("candidates")[0].as_py()[1] == {"antonym": "evil", "score": None}
+    assert table.num_rows == 2 and table.column("candidates")[0].as_py()[1] == {
+        "antonym": "evil",
+        "score": None,
+    }
     ds = datasets.load_from_disk(str(tmp_path / "hf_dataset"))
     assert ds["triples"][0]["modified_hypothesis"] == "H'0"

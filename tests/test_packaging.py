@@ -26,7 +26,9 @@ def test_citation_cites_the_tool_and_the_paper():
     if transnli.__version__ != "0+unknown":  # installed: the metadata's version
         assert str(cff["version"]) == transnli.__version__
     paper = cff["preferred-citation"]
-    assert paper["title"] == "Transitive self-consistency evaluation of NLI models without gold labels"
+    assert (
+        paper["title"] == "Transitive self-consistency evaluation of NLI models without gold labels"
+    )
     assert [a["family-names"] for a in paper["authors"]] == ["Wu", "Last"] and paper["year"] == 2025
 
 

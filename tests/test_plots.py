@@ -28,15 +28,24 @@ def rows(rule1=(0, 0), rule2=(0, 0), neutral=0):
 def make_summary():
     """Two models x two datasets; "beta" has no rule2 case for model A (grey cell, n/a bar)."""
     spec = {
-        "hf:/models/model-a": {"alpha": rows((249, 241), (4, 3), 7), "beta": rows((3, 3), (0, 0), 2)},
-        "precomputed:/labels/model-b.jsonl": {"alpha": rows((240, 12), (10, 5), 10),
-                                              "beta": rows((3, 0), (2, 1), 0)},
+        "hf:/models/model-a": {
+            "alpha": rows((249, 241), (4, 3), 7),
+            "beta": rows((3, 3), (0, 0), 2),
+        },
+        "precomputed:/labels/model-b.jsonl": {
+            "alpha": rows((240, 12), (10, 5), 10),
+            "beta": rows((3, 0), (2, 1), 0),
+        },
     }
     models = []
     for name, per in spec.items():
-        models.append({"model": name,
-                       "datasets": [{"dataset": d, **dataset_metrics(r)} for d, r in per.items()],
-                       "overall": dataset_metrics([x for r in per.values() for x in r])})
+        models.append(
+            {
+                "model": name,
+                "datasets": [{"dataset": d, **dataset_metrics(r)} for d, r in per.items()],
+                "overall": dataset_metrics([x for r in per.values() for x in r]),
+            }
+        )
     return {"models": models, "datasets": ["alpha", "beta"]}
 
 
@@ -80,10 +89,17 @@ def test_bars_have_wilson_error_bars_and_counts(summary, build):
     assert {"model-a", "model-b"} <= strings  # legend, short names
     segments = []
     for ax in fig.axes:
-        assert list(ax.get_yticks())[-1] == 100 and ax.get_ylabel() in ("", "share of triples (%)", "violation rate (%)")
+        assert list(ax.get_yticks())[-1] == 100 and ax.get_ylabel() in (
+            "",
+            "share of triples (%)",
+            "violation rate (%)",
+        )
         for container in ax.containers:
             if isinstance(container, ErrorbarContainer):
-                segments += [tuple(float(v) for v in seg[:, 1]) for seg in container.lines[2][0].get_segments()]
+                segments += [
+                    tuple(float(v) for v in seg[:, 1])
+                    for seg in container.lines[2][0].get_segments()
+                ]
     if build is plots.comparison_figure:  # pooled: model A rule1 244/252, model B rule2 6/12
         expected = [(244, 252), (3, 4), (12, 243), (6, 12)]
         assert {"244/252", "3/4", "12/243", "6/12"} <= strings
@@ -92,7 +108,10 @@ def test_bars_have_wilson_error_bars_and_counts(summary, build):
         assert {"249/260", "4/260", "3/5", "0/5", "2/5"} <= strings
     for k, n in expected:
         lo, hi = wilson_interval(k, n)
-        assert any(abs(a - 100 * lo) < 1e-9 and abs(b - 100 * hi) < 1e-9 for a, b in segments), (k, n)
+        assert any(abs(a - 100 * lo) < 1e-9 and abs(b - 100 * hi) < 1e-9 for a, b in segments), (
+            k,
+            n,
+        )
 
 
 def test_count_labels_neither_overlap_nor_leave_the_axes(summary):
@@ -108,7 +127,7 @@ def test_count_labels_neither_overlap_nor_leave_the_axes(summary):
                 top = ax.get_window_extent(renderer).y1
                 assert all(b.y1 <= top + 0.5 for b in boxes)
                 for i, a in enumerate(boxes):
-                    for b in boxes[i + 1:]:
+                    for b in boxes[i + 1 :]:
                         assert not a.overlaps(b), (a, b)
     one = {**summary, "models": summary["models"][:1]}
     with plots.style():
@@ -121,8 +140,11 @@ def test_files_in_three_formats_paper_sized(summary, tmp_path):
 
     files = plots.write_plots(summary, tmp_path / "plots")
     names = sorted(p.name for p in files)
-    assert names == sorted(f"{stem}.{fmt}" for stem in ("violation_heatmap", "mutual_rates", "model_comparison")
-                           for fmt in ("png", "pdf", "svg"))
+    assert names == sorted(
+        f"{stem}.{fmt}"
+        for stem in ("violation_heatmap", "mutual_rates", "model_comparison")
+        for fmt in ("png", "pdf", "svg")
+    )
     for path in files:
         data = path.read_bytes()
         if path.suffix == ".png":
@@ -140,22 +162,34 @@ def test_files_in_three_formats_paper_sized(summary, tmp_path):
 def test_bytes_are_identical_across_processes(summary, tmp_path):
     source = tmp_path / "summary.json"
     source.write_text(json.dumps(summary))
-    script = ("import json, sys, pathlib; from transnli.evaluator import plots; "
-              "plots.write_plots(json.load(open(sys.argv[1])), pathlib.Path(sys.argv[2]))")
+    script = (
+        "import json, sys, pathlib; from transnli.evaluator import plots; "
+        "plots.write_plots(json.load(open(sys.argv[1])), pathlib.Path(sys.argv[2]))"
+    )
     for name in ("one", "two"):
-        subprocess.run([sys.executable, "-c", script, str(source), str(tmp_path / name)], check=True)
+        subprocess.run(
+            [sys.executable, "-c", script, str(source), str(tmp_path / name)], check=True
+        )
     files = sorted(p.name for p in (tmp_path / "one").iterdir())
     assert len(files) == 9
     for name in files:
-        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), (
+            name
+        )
 
 
 def test_short_names():
     assert plots.short_names(["hf:/m/roberta-large-mnli/", "precomputed:/x/labels.jsonl"]) == [
-        "roberta-large-mnli", "labels"]
-    assert plots.short_names(["hf:/a/m", "hf:/b/m"]) == ["hf:/a/m", "hf:/b/m"]  # would clash: kept whole
-    assert plots.short_names(["hf:roberta-large-mnli", "precomputed:labels.jsonl", "llm:openai:gpt-4o"]) == [
-        "roberta-large-mnli", "labels", "llm:openai:gpt-4o"]
+        "roberta-large-mnli",
+        "labels",
+    ]
+    assert plots.short_names(["hf:/a/m", "hf:/b/m"]) == [
+        "hf:/a/m",
+        "hf:/b/m",
+    ]  # would clash: kept whole
+    assert plots.short_names(
+        ["hf:roberta-large-mnli", "precomputed:labels.jsonl", "llm:openai:gpt-4o"]
+    ) == ["roberta-large-mnli", "labels", "llm:openai:gpt-4o"]
     assert plots.legend_columns(["a", "b", "c"], plots.COLUMN_IN) == 3
     assert plots.legend_columns(["x" * 40] * 3, plots.COLUMN_IN) == 1
 
@@ -169,7 +203,9 @@ def test_the_plot_worker_writes_the_files_this_process_would(summary, tmp_path):
     worker = PlotWorker().start()
     try:
         (tmp_path / "shared").mkdir()
-        shared = write_figures(summary, tmp_path / "shared", worker, worker.render(summary, tmp_path / "shared"))
+        shared = write_figures(
+            summary, tmp_path / "shared", worker, worker.render(summary, tmp_path / "shared")
+        )
     finally:
         worker.close()
     assert [p.name for p in shared] == [p.name for p in alone]

@@ -34,12 +34,19 @@ def write_jsonl(path, rows):
 
 # ------------------------------------------------------------------ precomputed
 def test_precomputed_reads_and_normalises(tmp_path):
-    f = write_jsonl(tmp_path / "labels.jsonl", [
-        {"premise": "p", "hypothesis": "h", "label": "ENTAILMENT",
-         "probs": {"ENTAILMENT": 0.8, "neutral": 0.15, "c": 0.05}},
-        {"premise": "h", "hypothesis": "p", "label": "contradict"},
-        {"premise": "h", "hypothesis": "p", "label": "c"},  # same pair, same label: fine
-    ])
+    f = write_jsonl(
+        tmp_path / "labels.jsonl",
+        [
+            {
+                "premise": "p",
+                "hypothesis": "h",
+                "label": "ENTAILMENT",
+                "probs": {"ENTAILMENT": 0.8, "neutral": 0.15, "c": 0.05},
+            },
+            {"premise": "h", "hypothesis": "p", "label": "contradict"},
+            {"premise": "h", "hypothesis": "p", "label": "c"},  # same pair, same label: fine
+        ],
+    )
     b = create_backend(f"precomputed:{f}")
     assert b.cacheable is False
     preds = b.predict([("h", "p"), ("p", "h")])
@@ -60,15 +67,18 @@ def test_precomputed_missing_pairs_error(tmp_path):
         b.predict([("a", "b")])
 
 
-@pytest.mark.parametrize("line,message", [
-    ("{not json", "not valid JSON"),
-    ('["a"]', "expected a JSON object"),
-    ('{"premise": "p", "label": "e"}', "field 'hypothesis'"),
-    ('{"premise": "p", "hypothesis": "h"}', "field 'label' missing"),
-    ('{"premise": "p", "hypothesis": "h", "label": "maybe"}', "'maybe' is not an NLI label"),
-    ('{"premise": "p", "hypothesis": "h", "label": "e", "probs": [1, 0, 0]}', "field 'probs'"),
-    ('{"premise": "p", "hypothesis": "h", "label": "e", "probs": {"e": 1}}', "field 'probs'"),
-])
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        ("{not json", "not valid JSON"),
+        ('["a"]', "expected a JSON object"),
+        ('{"premise": "p", "label": "e"}', "field 'hypothesis'"),
+        ('{"premise": "p", "hypothesis": "h"}', "field 'label' missing"),
+        ('{"premise": "p", "hypothesis": "h", "label": "maybe"}', "'maybe' is not an NLI label"),
+        ('{"premise": "p", "hypothesis": "h", "label": "e", "probs": [1, 0, 0]}', "field 'probs'"),
+        ('{"premise": "p", "hypothesis": "h", "label": "e", "probs": {"e": 1}}', "field 'probs'"),
+    ],
+)
 def test_precomputed_file_errors_name_file_and_line(tmp_path, line, message):
     f = tmp_path / "bad.jsonl"
     f.write_text('{"premise": "a", "hypothesis": "b", "label": "e"}\n\n' + line + "\n")
@@ -78,10 +88,13 @@ def test_precomputed_file_errors_name_file_and_line(tmp_path, line, message):
 
 
 def test_precomputed_conflicting_duplicate(tmp_path):
-    f = write_jsonl(tmp_path / "labels.jsonl", [
-        {"premise": "p", "hypothesis": "h", "label": "e"},
-        {"premise": "p", "hypothesis": "h", "label": "n"},
-    ])
+    f = write_jsonl(
+        tmp_path / "labels.jsonl",
+        [
+            {"premise": "p", "hypothesis": "h", "label": "e"},
+            {"premise": "p", "hypothesis": "h", "label": "n"},
+        ],
+    )
     with pytest.raises(BackendError, match="line 1"):
         read_labelled_pairs(f)
     with pytest.raises(BackendError, match="no such file"):
@@ -155,8 +168,9 @@ def test_cache_keeps_probabilities_and_texts(tmp_path):
         cache.put_many("x", [("p", "h2")], [Prediction(C, None)])
         got = cache.get_many("x", [("p", "h2"), ("p", "h"), ("q", "h")])
         assert got == {0: Prediction(C, None), 1: Prediction(N, {E: 0.1, N: 0.7, C: 0.2})}
-        row = cache.conn.execute("SELECT premise, hypothesis FROM labels WHERE key = ?",
-                                 (pair_key("p", "h"),)).fetchone()
+        row = cache.conn.execute(
+            "SELECT premise, hypothesis FROM labels WHERE key = ?", (pair_key("p", "h"),)
+        ).fetchone()
         assert row == ("p", "h")
         assert cache.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
@@ -184,8 +198,9 @@ def test_default_cache_dir(monkeypatch, tmp_path):
     assert default_cache_dir() == tmp_path / "xdg" / "transnli"
 
 
-def test_no_stale_hit_after_the_model_changes(tiny_nli_model_factory, tiny_nli_model_builder,
-                                              tmp_path):
+def test_no_stale_hit_after_the_model_changes(
+    tiny_nli_model_factory, tiny_nli_model_builder, tmp_path
+):
     pytest.importorskip("torch")
     folder = tiny_nli_model_factory("changing", force=2)  # ENTAILMENT
     pairs_ = [("a man is happy", "a man is sad"), ("the dog is big", "the dog is small")]
@@ -230,19 +245,45 @@ def test_pairs_export_then_precomputed_import(tmp_path):
     assert all(set(r) == {"premise", "hypothesis"} for r in exported)
     got = {(r["premise"], r["hypothesis"]) for r in exported}
     assert len(got) == len(exported)  # unique
-    assert got == {("P1", "H1"), ("H1", "X1"), ("X1", "H1"), ("P1", "X1"),
-                   ("P1", "H2"), ("H2", "X2"), ("X2", "H2"), ("P1", "X2"),
-                   ("P2", "H1"), ("P2", "X1")}
+    assert got == {
+        ("P1", "H1"),
+        ("H1", "X1"),
+        ("X1", "H1"),
+        ("P1", "X1"),
+        ("P1", "H2"),
+        ("H2", "X2"),
+        ("X2", "H2"),
+        ("P1", "X2"),
+        ("P2", "H1"),
+        ("P2", "X1"),
+    }
 
-    labelled = write_jsonl(tmp_path / "labelled.jsonl",
-                           [{**r, "label": oracle(r["premise"], r["hypothesis"])} for r in exported])
+    labelled = write_jsonl(
+        tmp_path / "labelled.jsonl",
+        [{**r, "label": oracle(r["premise"], r["hypothesis"])} for r in exported],
+    )
     for extra in ([], ["--all-pairs"]):
-        res = runner.invoke(evaluate, [str(triples), "--model", f"precomputed:{labelled}",
-                                       "--out", str(tmp_path / f"ev{len(extra)}"), "--no-cache",
-                                       "--no-progress", "--no-plots", *extra])
+        res = runner.invoke(
+            evaluate,
+            [
+                str(triples),
+                "--model",
+                f"precomputed:{labelled}",
+                "--out",
+                str(tmp_path / f"ev{len(extra)}"),
+                "--no-cache",
+                "--no-progress",
+                "--no-plots",
+                *extra,
+            ],
+        )
         assert res.exit_code == 0, res.output
-        rows = [json.loads(line) for line in
-                (tmp_path / f"ev{len(extra)}" / "predictions.jsonl").read_text().splitlines()]
+        rows = [
+            json.loads(line)
+            for line in (tmp_path / f"ev{len(extra)}" / "predictions.jsonl")
+            .read_text()
+            .splitlines()
+        ]
         assert len(rows) == 3
         for row, t in zip(rows, TRIPLES, strict=True):
             assert row["labels"]["p_h"] == oracle(t["premise"], t["hypothesis"]).lower()
@@ -257,13 +298,18 @@ def test_pairs_two_stage_export(tmp_path):
     assert res.exit_code == 0, res.output
     rows = [json.loads(line) for line in stage1.read_text().splitlines()]
     assert len(rows) == 7  # (P1,H1) (H1,X1) (X1,H1) (P1,H2) (H2,X2) (X2,H2) (P2,H1)
-    labelled = write_jsonl(tmp_path / "l1.jsonl",
-                           [{**r, "label": oracle(r["premise"], r["hypothesis"])} for r in rows])
+    labelled = write_jsonl(
+        tmp_path / "l1.jsonl", [{**r, "label": oracle(r["premise"], r["hypothesis"])} for r in rows]
+    )
     stage2 = tmp_path / "stage2.jsonl"
     res = runner.invoke(pairs, [str(triples), "--out", str(stage2), "--labels", str(labelled)])
     assert res.exit_code == 0, res.output
     rows2 = [json.loads(line) for line in stage2.read_text().splitlines()]
-    assert {(r["premise"], r["hypothesis"]) for r in rows2} == {("P1", "X1"), ("P1", "X2"), ("P2", "X1")}
+    assert {(r["premise"], r["hypothesis"]) for r in rows2} == {
+        ("P1", "X1"),
+        ("P1", "X2"),
+        ("P2", "X1"),
+    }
     # stage 1 without its labels: clear error
     res = runner.invoke(pairs, [str(triples), "--out", str(stage2), "--labels", str(stage1)])
     assert res.exit_code != 0 and "field 'label' missing" in res.output
@@ -279,7 +325,11 @@ def test_cache_writes_labels_in_large_transactions(tmp_path, monkeypatch):
     with LabelCache(tmp_path) as cache:
         writes = []
         real_put = cache.put_many
-        monkeypatch.setattr(cache, "put_many", lambda identity, p, preds: writes.append(len(p)) or real_put(identity, p, preds))
+        monkeypatch.setattr(
+            cache,
+            "put_many",
+            lambda identity, p, preds: writes.append(len(p)) or real_put(identity, p, preds),
+        )
         backend = CachedBackend(CountingBackend("m"), cache)
         labels = backend.predict(PAIRS)  # 7 pairs in batches of 2
         assert writes == [4, 3]  # after the batch that reaches 3 labels, then the rest at the end

@@ -32,24 +32,37 @@ def synthetic_dataset(seed=0, n=300):
     X = rng.normal(size=(n, len(FEATURE_NAMES)))
     y = (X[:, 0] - 0.5 * X[:, 3] + rng.normal(scale=0.5, size=n) > 0).astype(int)
     return quality_dataset.Dataset(
-        names=FEATURE_NAMES, X=X, y=y, groups=np.arange(n) // 3, default_accepted=np.arange(n) % 2 == 0,
-        keys=[str(i) for i in range(n)], missing=0, data_sha256="0" * 64)
+        names=FEATURE_NAMES,
+        X=X,
+        y=y,
+        groups=np.arange(n) // 3,
+        default_accepted=np.arange(n) % 2 == 0,
+        keys=[str(i) for i in range(n)],
+        missing=0,
+        data_sha256="0" * 64,
+    )
 
 
 def test_training_is_deterministic_byte_for_byte():
     ds = synthetic_dataset()
     a = json.dumps(tqm.model_dict(ds, tqm.fit(ds.X, ds.y), None), indent=1, sort_keys=True)
-    b = json.dumps(tqm.model_dict(ds, tqm.fit(ds.X.copy(), ds.y.copy()), None), indent=1, sort_keys=True)
+    b = json.dumps(
+        tqm.model_dict(ds, tqm.fit(ds.X.copy(), ds.y.copy()), None), indent=1, sort_keys=True
+    )
     assert a == b
     other = synthetic_dataset(seed=1)
-    assert a != json.dumps(tqm.model_dict(other, tqm.fit(other.X, other.y), None), indent=1, sort_keys=True)
+    assert a != json.dumps(
+        tqm.model_dict(other, tqm.fit(other.X, other.y), None), indent=1, sort_keys=True
+    )
 
 
 def test_numpy_scores_equal_sklearn_probabilities():
     ds = synthetic_dataset()
     model = tqm.fit(ds.X, ds.y)
     loaded = QualityModel.from_dict(json.loads(json.dumps(tqm.model_dict(ds, model, None))))
-    np.testing.assert_allclose(loaded.scores(ds.X), model.predict_proba(ds.X)[:, 1], rtol=0, atol=1e-7)
+    np.testing.assert_allclose(
+        loaded.scores(ds.X), model.predict_proba(ds.X)[:, 1], rtol=0, atol=1e-7
+    )
     assert loaded.meta["training"]["sklearn_version"] == sklearn.__version__
 
 
@@ -73,7 +86,8 @@ def test_shipped_model_matches_features_and_data():
     assert set(model.feature_names) <= set(FEATURE_NAMES)
     # Retrain (benchmarks/train_quality_model.py) whenever the judged data changes.
     assert model.meta["training"]["data_sha256"] == quality_dataset.sha256_of(
-        quality_dataset.JUDGEMENTS, quality_dataset.SENTENCES)
+        quality_dataset.JUDGEMENTS, quality_dataset.SENTENCES
+    )
     assert model.meta["cv"]["curve"][0]["precision"] == pytest.approx(0.5457, abs=1e-3)
 
 
@@ -82,8 +96,14 @@ def test_bad_model_files_name_file_and_field(tmp_path):
     p.write_text("{not json")
     with pytest.raises(QualityModelError, match=r"m.json: line 1"):
         load_model(str(p))
-    base = {"format": MODEL_FORMAT, "feature_names": ["pos=ADJ"], "mean": [0.0], "scale": [1.0],
-            "coef": [1.0], "intercept": 0.0}
+    base = {
+        "format": MODEL_FORMAT,
+        "feature_names": ["pos=ADJ"],
+        "mean": [0.0],
+        "scale": [1.0],
+        "coef": [1.0],
+        "intercept": 0.0,
+    }
     with pytest.raises(QualityModelError, match="field 'coef'"):
         QualityModel.from_dict({**base, "coef": [1.0, 2.0]}, "x.json")
     with pytest.raises(QualityModelError, match="field 'format'"):
@@ -110,10 +130,15 @@ def _items():
     from transnli.generator.filters import FilterItem
     from transnli.generator.tagging import TaggedSentence, Token
 
-    toks = (Token(0, "a", 0, " ", "DET", "DT", "a", "det", 2), Token(1, "small", 2, " ", "ADJ", "JJ", "small", "amod", 2),
-            Token(2, "house", 8, "", "NOUN", "NN", "house", "ROOT", 2))
+    toks = (
+        Token(0, "a", 0, " ", "DET", "DT", "a", "det", 2),
+        Token(1, "small", 2, " ", "ADJ", "JJ", "small", "amod", 2),
+        Token(2, "house", 8, "", "NOUN", "NN", "house", "ROOT", 2),
+    )
     sent = TaggedSentence("a small house", toks)
-    adj = FilterItem(sent, toks[1], "large", "a", "a large house", ({"antonym": "large", "score": 0.8},))
+    adj = FilterItem(
+        sent, toks[1], "large", "a", "a large house", ({"antonym": "large", "score": 0.8},)
+    )
     noun = FilterItem(sent, toks[2], "home", "n", "a small home")
     return adj, noun
 
@@ -123,17 +148,34 @@ def test_filter_rejects_and_accepts_by_threshold():
     from transnli.generator.vectors import AntonymRanker
 
     # P(good) = sigmoid(2 * [pos=ADJ] - 1): 0.731 for the adjective, 0.269 for the noun.
-    model = QualityModel.from_dict({"format": MODEL_FORMAT, "feature_names": ["pos=ADJ"], "mean": [0.0],
-                                    "scale": [1.0], "coef": [2.0], "intercept": -1.0})
+    model = QualityModel.from_dict(
+        {
+            "format": MODEL_FORMAT,
+            "feature_names": ["pos=ADJ"],
+            "mean": [0.0],
+            "scale": [1.0],
+            "coef": [2.0],
+            "intercept": -1.0,
+        }
+    )
     ranker = AntonymRanker(TinyVectors())
     adj, noun = _items()
     v = QualityModelFilter(ranker, model, threshold=0.5).judge_many([adj, noun])
     assert [x.passed for x in v] == [True, False]
     assert v[0].to_dict()["score"] == pytest.approx(0.7311, abs=1e-4)
-    assert v[1].to_dict() == {"backend": "rules", "passed": False, "reason": "quality score 0.269 below 0.5",
-                              "score": 0.2689, "threshold": 0.5}
-    assert [x.passed for x in QualityModelFilter(ranker, model, threshold=0.2).judge_many([adj, noun])] == [True, True]
-    assert [x.passed for x in QualityModelFilter(ranker, model, threshold=0.8).judge_many([adj, noun])] == [False, False]
+    assert v[1].to_dict() == {
+        "backend": "rules",
+        "passed": False,
+        "reason": "quality score 0.269 below 0.5",
+        "score": 0.2689,
+        "threshold": 0.5,
+    }
+    assert [
+        x.passed for x in QualityModelFilter(ranker, model, threshold=0.2).judge_many([adj, noun])
+    ] == [True, True]
+    assert [
+        x.passed for x in QualityModelFilter(ranker, model, threshold=0.8).judge_many([adj, noun])
+    ] == [False, False]
     # The shipped model scores the same items in (0, 1), the same way twice.
     shipped = QualityModelFilter(ranker, threshold=0.3)
     s1, s2 = shipped.score_many([adj, noun]), shipped.score_many([adj, noun])
@@ -173,12 +215,26 @@ def test_cli_options_reach_the_config():
 
 def test_a_bad_model_file_is_a_configuration_error(tmp_path):
     p = tmp_path / "model.json"
-    p.write_text(json.dumps({"format": MODEL_FORMAT, "feature_names": ["no_such_feature"], "mean": [0.0],
-                             "scale": [1.0], "coef": [1.0], "intercept": 0.0}))
-    with pytest.raises(ConfigError, match=r"quality_model: .*model.json: field 'feature_names'.*no_such_feature"):
+    p.write_text(
+        json.dumps(
+            {
+                "format": MODEL_FORMAT,
+                "feature_names": ["no_such_feature"],
+                "mean": [0.0],
+                "scale": [1.0],
+                "coef": [1.0],
+                "intercept": 0.0,
+            }
+        )
+    )
+    with pytest.raises(
+        ConfigError, match=r"quality_model: .*model.json: field 'feature_names'.*no_such_feature"
+    ):
         resolve_config("default", filters="+quality_model", quality_model=str(p))
     with pytest.raises(ConfigError, match="no such quality model file"):
-        resolve_config("default", filters="+quality_model", quality_model=str(tmp_path / "none.json"))
+        resolve_config(
+            "default", filters="+quality_model", quality_model=str(tmp_path / "none.json")
+        )
     # Without the filter the file is not read.
     assert resolve_config("default", quality_model=str(tmp_path / "none.json")).quality_model
 
@@ -188,11 +244,22 @@ def test_pipeline_records_the_score_and_counts_rejections():
     from transnli.generator.build import build_pipeline
     from transnli.generator.readers import NLIPair
 
-    texts = ["The old man walked slowly to the small house", "She was happy to find the right answer",
-             "He made a strong case for the new law", "The water was cold and deep"]
+    texts = [
+        "The old man walked slowly to the small house",
+        "She was happy to find the right answer",
+        "He made a strong case for the new law",
+        "The water was cold and deep",
+    ]
     pairs = [NLIPair(str(i), "p", t, None, "test", "", i + 1) for i, t in enumerate(texts)]
-    pipe = build_pipeline(resolve_config("default", filters="+quality_model", quality_threshold=0.5,
-                                         grammar="none", acceptability="none"))
+    pipe = build_pipeline(
+        resolve_config(
+            "default",
+            filters="+quality_model",
+            quality_threshold=0.5,
+            grammar="none",
+            acceptability="none",
+        )
+    )
     result = pipe.process(pairs)
     scored = [r for r in result.accepted + result.rejected if "quality_model" in r.checks]
     assert scored, "no candidate reached the quality_model stage"
@@ -202,4 +269,6 @@ def test_pipeline_records_the_score_and_counts_rejections():
         assert q["passed"] == (q["score"] >= 0.5)
         assert (r.rejected_by == "quality_model") == (not q["passed"])
     stats = pipe.stats.to_dict()
-    assert stats["rejected_filters"].get("quality_model", 0) == sum(not r.checks["quality_model"]["passed"] for r in scored)
+    assert stats["rejected_filters"].get("quality_model", 0) == sum(
+        not r.checks["quality_model"]["passed"] for r in scored
+    )

@@ -25,7 +25,11 @@ def block(heading: str, lang: str) -> str:
 def commands(text: str) -> list[list[str]]:
     """The shell commands of a bash block: comments dropped, continuation lines joined."""
     joined = re.sub(r"\\\n\s*", " ", text)
-    return [shlex.split(line) for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [
+        shlex.split(line)
+        for line in joined.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
 
 
 @pytest.fixture
@@ -51,7 +55,9 @@ def test_tutorial_commands_run_as_written(tmp_path, local_models, monkeypatch):
         assert res.exit_code == 0, (args, res.output)
         ran.append(args[0])
     assert ran == ["generate", "evaluate", "show", "export"]
-    assert (runs / "eval" / "samples.jsonl").is_file() and (runs / "sample" / "triples.parquet").is_file()
+    assert (runs / "eval" / "samples.jsonl").is_file() and (
+        runs / "sample" / "triples.parquet"
+    ).is_file()
     assert (runs / "sample" / "hub" / "README.md").read_text().startswith("---\n")
     assert "No-knowledge alarm" in (runs / "eval" / "report.md").read_text()
 

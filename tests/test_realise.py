@@ -27,7 +27,12 @@ def swap(tagger, text, word, antonym, nth=0, antonym_pos=None):
         ("Tall men are walking.", "men", "woman", "Tall women are walking."),
         ("The cats sleep.", "cats", "dog", "The dogs sleep."),
         ("He is walking home.", "walking", "ride", "He is riding home."),
-        ("The boys are better than the girls.", "better", "bad", "The boys are worse than the girls."),
+        (
+            "The boys are better than the girls.",
+            "better",
+            "bad",
+            "The boys are worse than the girls.",
+        ),
         ("She is the happiest girl.", "happiest", "unhappy", "She is the unhappiest girl."),
         ("He added two numbers.", "added", "take away", "He took away two numbers."),
         ("The seat is occupied.", "occupied", "unoccupied", "The seat is unoccupied."),
@@ -52,7 +57,7 @@ def test_capitalisation(tagger):
 
 
 def test_spacing_and_punctuation_are_kept(tagger):
-    text = "Hello,  world!\tThe  old   man ,said: \"fine\" ."
+    text = 'Hello,  world!\tThe  old   man ,said: "fine" .'
     sent, r = swap(tagger, text, "old", "young")
     start = next(t.idx for t in sent.tokens if t.text == "old")
     assert r.text == text[:start] + "young" + text[start + 3 :]
@@ -75,9 +80,21 @@ def test_indefinite_article_agreement(tagger):
 
 @pytest.mark.parametrize(
     "word, article",
-    [("unhappy", "an"), ("unimportant", "an"), ("unusual", "an"), ("unique", "a"), ("useful", "a"),
-     ("hour", "an"), ("honest", "an"), ("European", "a"), ("one", "a"), ("old", "an"),
-     ("young", "a"), ("ugly", "an"), ("house", "a")],
+    [
+        ("unhappy", "an"),
+        ("unimportant", "an"),
+        ("unusual", "an"),
+        ("unique", "a"),
+        ("useful", "a"),
+        ("hour", "an"),
+        ("honest", "an"),
+        ("European", "a"),
+        ("one", "a"),
+        ("old", "an"),
+        ("young", "a"),
+        ("ugly", "an"),
+        ("house", "a"),
+    ],
 )
 def test_indefinite_article_rules(word, article):
     assert indefinite_article(word) == article

@@ -11,9 +11,21 @@ SAMPLE = str(resource_path("samples", "snli_sample.jsonl"))
 
 
 def test_run_generates_then_evaluates(tmp_path, tiny_nli_entailing_model_dir):
-    args = ["run", SAMPLE, "--out", str(tmp_path), "--limit", "12", "-q", "--no-progress",
-            "--model", str(tiny_nli_entailing_model_dir), "--cache-dir", str(tmp_path / "cache"),
-            "--no-plots"]
+    args = [
+        "run",
+        SAMPLE,
+        "--out",
+        str(tmp_path),
+        "--limit",
+        "12",
+        "-q",
+        "--no-progress",
+        "--model",
+        str(tiny_nli_entailing_model_dir),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--no-plots",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     stats = json.loads((tmp_path / "generate" / "stats.json").read_text())
@@ -53,4 +65,9 @@ def test_progress_flags_are_the_same_in_every_command(flag, tmp_path):
     assert params("generate", "in.jsonl", "--out", "o")["quiet"] is True
     assert params("evaluate", str(triples), "--out", "o", "--model", "m")["show_progress"] is False
     assert params("run", "in.jsonl", "--out", "o", "--model", "m")["show_progress"] is False
-    assert main.commands["generate"].make_context("generate", ["in.jsonl", "--out", "o"]).params["quiet"] is False
+    assert (
+        main.commands["generate"]
+        .make_context("generate", ["in.jsonl", "--out", "o"])
+        .params["quiet"]
+        is False
+    )

@@ -116,9 +116,13 @@ def stopped_run(interrupted, tmp_path) -> Path:
 # -- processes killed -----------------------------------------------------------------------------
 def start(*args) -> subprocess.Popen:
     code = "from transnli.evaluator.cli import main; main()"
-    return subprocess.Popen([sys.executable, "-c", code, "generate", *map(str, args), "-q", *FAST],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, "generate", *map(str, args), "-q", *FAST],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def pairs_done(out: Path) -> int | None:
@@ -131,7 +135,9 @@ def pairs_done(out: Path) -> int | None:
 def wait_for(condition, proc: subprocess.Popen, what: str, timeout: float = 90):
     end = time.monotonic() + timeout
     while not condition():
-        assert proc.poll() is None, f"the run ended before {what}: {proc.stderr.read()} (seed {SEED})"
+        assert proc.poll() is None, (
+            f"the run ended before {what}: {proc.stderr.read()} (seed {SEED})"
+        )
         assert time.monotonic() < end, f"timed out waiting for {what} (seed {SEED})"
         time.sleep(0.005)
 
@@ -164,12 +170,18 @@ def cleanup(proc: subprocess.Popen) -> None:
     proc.communicate()
 
 
-def test_killed_before_the_first_checkpoint_resumes_and_a_second_run_is_refused(tmp_path, reference):
+def test_killed_before_the_first_checkpoint_resumes_and_a_second_run_is_refused(
+    tmp_path, reference
+):
     out = tmp_path / "run"
     proc = start(SAMPLE, "--out", out, "--batch-size", "54")
     try:
         # The output files exist, no batch is checkpointed: freeze the run right there.
-        wait_for(lambda: (out / "triples.jsonl").exists() and not pairs_done(out), proc, "the run's start")
+        wait_for(
+            lambda: (out / "triples.jsonl").exists() and not pairs_done(out),
+            proc,
+            "the run's start",
+        )
         os.kill(proc.pid, signal.SIGSTOP)
         assert not pairs_done(out), f"the first checkpoint came too soon to test (seed {SEED})"
         busy = invoke(SAMPLE, "--out", out)
@@ -184,7 +196,9 @@ def test_killed_before_the_first_checkpoint_resumes_and_a_second_run_is_refused(
 
 
 @pytest.mark.slow  # two worker processes each load the pipeline
-def test_killed_parent_with_two_workers_resumes_and_its_workers_leave(tmp_path, big_input, big_reference):
+def test_killed_parent_with_two_workers_resumes_and_its_workers_leave(
+    tmp_path, big_input, big_reference
+):
     out = tmp_path / "run"
     target = random.Random(SEED).randrange(4, 200)
     proc = start(big_input, "--out", out, "--batch-size", "4", "--workers", "2")
@@ -249,7 +263,9 @@ def test_a_worker_that_died_between_batches_is_reported_when_the_next_batch_is_s
 
 
 # -- interrupted, damaged, changed ----------------------------------------------------------------
-def test_ctrl_c_exits_130_with_how_to_go_on_and_resumes(interrupted, tmp_path, reference, sample_copy):
+def test_ctrl_c_exits_130_with_how_to_go_on_and_resumes(
+    interrupted, tmp_path, reference, sample_copy
+):
     _, result = interrupted
     assert result.exit_code == 130, result.output
     assert "interrupted; run the same command again to resume" in result.output
@@ -272,7 +288,9 @@ def test_a_full_disk_is_one_line_and_the_run_resumes(tmp_path, reference, monkey
     monkeypatch.setattr(os, "fsync", disk_full_in_second_batch)
     full = invoke(SAMPLE, "--out", out, "--batch-size", "16")
     monkeypatch.undo()
-    one_line_error(full, "No space left on device", "free some space and run the same command again")
+    one_line_error(
+        full, "No space left on device", "free some space and run the same command again"
+    )
     resumed = invoke(SAMPLE, "--out", out)
     assert resumed.exit_code == 0 and "Resuming" in resumed.output, resumed.output
     assert_same_files(out, reference)
@@ -285,14 +303,20 @@ def test_a_read_only_disk_is_one_line(tmp_path, monkeypatch):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(self))
 
     monkeypatch.setattr(P, "mkdir", read_only)
-    one_line_error(invoke(SAMPLE, "--out", tmp_path / "new"), "Read-only file system", "choose another --out")
+    one_line_error(
+        invoke(SAMPLE, "--out", tmp_path / "new"), "Read-only file system", "choose another --out"
+    )
 
 
 def test_a_corrupt_checkpoint_is_one_line(stopped_run, sample_copy):
     (stopped_run / "progress.json").write_text('{"fingerprint": "abc", "pairs_')
-    one_line_error(invoke(sample_copy, "--out", stopped_run), "progress.json is corrupt", "--overwrite")
+    one_line_error(
+        invoke(sample_copy, "--out", stopped_run), "progress.json is corrupt", "--overwrite"
+    )
     (stopped_run / "progress.json").write_text('{"fingerprint": "abc", "pairs_done": -3}')
-    one_line_error(invoke(sample_copy, "--out", stopped_run), "progress.json is corrupt", "--overwrite")
+    one_line_error(
+        invoke(sample_copy, "--out", stopped_run), "progress.json is corrupt", "--overwrite"
+    )
 
 
 def test_a_cut_triples_file_is_refused_not_padded(stopped_run, sample_copy):
@@ -300,11 +324,18 @@ def test_a_cut_triples_file_is_refused_not_padded(stopped_run, sample_copy):
     expected = json.loads((stopped_run / "progress.json").read_text())["offsets"]["triples.jsonl"]
     with open(triples, "r+b") as fh:
         fh.truncate(expected // 2)
-    one_line_error(invoke(sample_copy, "--out", stopped_run), str(triples), f"({expected // 2} bytes)",
-                   f"({expected} bytes", "--overwrite")
+    one_line_error(
+        invoke(sample_copy, "--out", stopped_run),
+        str(triples),
+        f"({expected // 2} bytes)",
+        f"({expected} bytes",
+        "--overwrite",
+    )
     assert triples.stat().st_size == expected // 2 and b"\0" not in triples.read_bytes()
     triples.unlink()
-    one_line_error(invoke(sample_copy, "--out", stopped_run), f"{triples} is missing", "--overwrite")
+    one_line_error(
+        invoke(sample_copy, "--out", stopped_run), f"{triples} is missing", "--overwrite"
+    )
 
 
 def test_a_changed_limit_is_another_run(tmp_path):
@@ -322,9 +353,15 @@ def test_a_changed_limit_is_another_run(tmp_path):
 def test_an_input_edited_at_the_same_size_is_not_resumed(stopped_run, sample_copy):
     text = sample_copy.read_text(encoding="utf-8")
     try:
-        sample_copy.write_text(text.replace("A woman opens a door.", "A woman shuts a door."), encoding="utf-8")
-        assert sample_copy.stat().st_size == SAMPLE.stat().st_size and sample_copy.read_text() != text
-        one_line_error(invoke(sample_copy, "--out", stopped_run), "different input or configuration")
+        sample_copy.write_text(
+            text.replace("A woman opens a door.", "A woman shuts a door."), encoding="utf-8"
+        )
+        assert (
+            sample_copy.stat().st_size == SAMPLE.stat().st_size and sample_copy.read_text() != text
+        )
+        one_line_error(
+            invoke(sample_copy, "--out", stopped_run), "different input or configuration"
+        )
     finally:
         sample_copy.write_text(text, encoding="utf-8")
 
@@ -356,13 +393,16 @@ def test_input_errors_come_before_the_pipeline_loads(tmp_path, monkeypatch):
     one_line_error(invoke(wrong_keys, "--out", tmp_path / "o2"), "cannot tell the format")
 
 
-@pytest.mark.parametrize(("line", "message"), [
-    ('max_chars = "400"', "max_chars must be an integer, got '400'"),
-    ('include_aux = "yes"', "include_aux must be true or false, got 'yes'"),
-    ("cola_threshold = true", "cola_threshold must be a number, got True"),
-    ('pos = "VERB"', "pos must be a list of strings, got 'VERB'"),
-    ("max_char = 300", "unknown setting 'max_char'; did you mean 'max_chars'?"),
-])
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('max_chars = "400"', "max_chars must be an integer, got '400'"),
+        ('include_aux = "yes"', "include_aux must be true or false, got 'yes'"),
+        ("cola_threshold = true", "cola_threshold must be a number, got True"),
+        ('pos = "VERB"', "pos must be a list of strings, got 'VERB'"),
+        ("max_char = 300", "unknown setting 'max_char'; did you mean 'max_chars'?"),
+    ],
+)
 def test_preset_values_of_the_wrong_type_are_refused(tmp_path, line, message):
     preset = tmp_path / "mine.toml"
     preset.write_text(line + "\n")

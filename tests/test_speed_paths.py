@@ -12,10 +12,47 @@ from transnli.resources import resource_path
 
 # -- WordNet: antonym index and sense counts ------------------------------------------------------
 WORDS = [
-    "good", "happy", "huge", "large", "win", "won", "found", "men", "occupied", "concerned", "quickly",
-    "new", "wear", "morning", "have", "has", "be", "dog", "hot", "high", "young", "old", "fast",
-    "interested", "unhappy", "best", "better", "left", "lay", "rose", "saw", "felt", "ran",
-    "acaulescent", "nonexistentword", "give_up", "at_least", "take_place", "dry", "wet", "open",
+    "good",
+    "happy",
+    "huge",
+    "large",
+    "win",
+    "won",
+    "found",
+    "men",
+    "occupied",
+    "concerned",
+    "quickly",
+    "new",
+    "wear",
+    "morning",
+    "have",
+    "has",
+    "be",
+    "dog",
+    "hot",
+    "high",
+    "young",
+    "old",
+    "fast",
+    "interested",
+    "unhappy",
+    "best",
+    "better",
+    "left",
+    "lay",
+    "rose",
+    "saw",
+    "felt",
+    "ran",
+    "acaulescent",
+    "nonexistentword",
+    "give_up",
+    "at_least",
+    "take_place",
+    "dry",
+    "wet",
+    "open",
 ]
 
 
@@ -31,7 +68,9 @@ def index():
 def test_index_matches_nltk(index, word):
     for pos in ("n", "v", "a", "r", None):
         assert ant._sense_antonyms.__wrapped__(word, pos) == ant._sense_antonyms_nltk(word, pos)
-    assert ant._indirect_adjective_antonyms.__wrapped__(word) == ant._indirect_adjective_antonyms_nltk(word)
+    assert ant._indirect_adjective_antonyms.__wrapped__(
+        word
+    ) == ant._indirect_adjective_antonyms_nltk(word)
     for pos in "nvar":
         assert ant._has_synsets.__wrapped__(word, pos) == bool(ant._wn().synsets(word, pos))
 
@@ -49,8 +88,12 @@ def test_index_round_trip_through_the_cache(index, tmp_path):
 
 def test_sense_counts_match_nltk():
     wn = ant._wn()
-    lemmas = [lemma for w in ("good", "run", "dog", "happy", "fast", "light") for s in wn.synsets(w)
-              for lemma in s.lemmas()]
+    lemmas = [
+        lemma
+        for w in ("good", "run", "dog", "happy", "fast", "light")
+        for s in wn.synsets(w)
+        for lemma in s.lemmas()
+    ]
     assert any(lemma.count() > 0 for lemma in lemmas)
     assert [ant._count(lemma) for lemma in lemmas] == [lemma.count() for lemma in lemmas]
 
@@ -77,7 +120,9 @@ def test_unknown_new_word_fails_with_its_reason(harper_check):
     assert not res.passed
     assert res.details["added"] and res.details["added"][0].startswith("SpellCheck")
     assert "[acaulescent]" in res.reason
-    assert harper_check.check_many(["the plant is caulescent"], ["the plant is acaulescent"])[0].passed
+    assert harper_check.check_many(["the plant is caulescent"], ["the plant is acaulescent"])[
+        0
+    ].passed
 
 
 def test_words_harper_does_not_take_for_english_are_what_spellcheck_flags(harper_check):
@@ -89,7 +134,9 @@ def test_words_harper_does_not_take_for_english_are_what_spellcheck_flags(harper
     unknown = ["blorfy", "acaulescent", "unmaked", "unfinded", "xqzt", "unsleeped", "misbegan"]
     for word in unknown:
         # The shortcut's premise, checked against harper itself: rejected => flagged.
-        assert not speller.is_likely_english(word) and speller.lint(word, language="plaintext"), word
+        assert not speller.is_likely_english(word) and speller.lint(word, language="plaintext"), (
+            word
+        )
         [res] = strict.check_many([f"the plant is {word[:2]}"], [f"the plant is {word}"])
         assert not res.passed and f"`{word}` is not in harper's dictionary" in res.reason, word
     # Words the detector takes for English still go through SpellCheck, whose verdict counts:
@@ -122,12 +169,24 @@ def test_sentence_spelling_mode_keeps_the_old_rule():
 
 
 def test_threads_give_the_same_results():
-    originals = ["He goes home.", "The man is happy.", "I has a apple.", "the plant is caulescent"] * 3
-    candidates = ["He go home.", "The man is unhappy.", "I lacks a apple.", "the plant is acaulescent"] * 3
+    originals = [
+        "He goes home.",
+        "The man is happy.",
+        "I has a apple.",
+        "the plant is caulescent",
+    ] * 3
+    candidates = [
+        "He go home.",
+        "The man is unhappy.",
+        "I lacks a apple.",
+        "the plant is acaulescent",
+    ] * 3
     one = HarperGrammar(threads=1).check_many(originals, candidates)
     two = HarperGrammar(threads=2)
     assert two.threads == 2
-    assert [r.to_dict() for r in two.check_many(originals, candidates)] == [r.to_dict() for r in one]
+    assert [r.to_dict() for r in two.check_many(originals, candidates)] == [
+        r.to_dict() for r in one
+    ]
     two.set_threads(1)
     assert two.threads == 1 and two.check_many(originals[:2], candidates[:2])[1].passed
     two.close()
@@ -163,12 +222,26 @@ def test_workers_write_byte_identical_files(tmp_path):
 
     sample = resource_path("samples", "snli_sample.jsonl")
     small = tmp_path / "small.jsonl"
-    small.write_text("".join(sample.read_text(encoding="utf-8").splitlines(keepends=True)[:40]), encoding="utf-8")
+    small.write_text(
+        "".join(sample.read_text(encoding="utf-8").splitlines(keepends=True)[:40]), encoding="utf-8"
+    )
     outs = []
     for workers in (1, 2):
         out = tmp_path / f"w{workers}"
-        result = CliRunner().invoke(main, ["generate", str(small), "--out", str(out), "-q", "--batch-size", "6",
-                                           "--workers", str(workers)])
+        result = CliRunner().invoke(
+            main,
+            [
+                "generate",
+                str(small),
+                "--out",
+                str(out),
+                "-q",
+                "--batch-size",
+                "6",
+                "--workers",
+                str(workers),
+            ],
+        )
         assert result.exit_code == 0, result.output
         outs.append(out)
     for name in ("triples.jsonl", "rejected.jsonl", "stats.json", "config.json"):
@@ -180,8 +253,22 @@ def test_workers_refused_for_llm_pipelines(tmp_path):
     from transnli.evaluator.cli import main
 
     sample = str(resource_path("samples", "snli_sample.jsonl"))
-    result = CliRunner().invoke(main, ["generate", sample, "--out", str(tmp_path / "o"), "-q", "--workers", "2",
-                                       "--pipeline", "llm", "--llm-model", "m"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "generate",
+            sample,
+            "--out",
+            str(tmp_path / "o"),
+            "-q",
+            "--workers",
+            "2",
+            "--pipeline",
+            "llm",
+            "--llm-model",
+            "m",
+        ],
+    )
     assert result.exit_code != 0 and "--workers" in result.output
 
 
@@ -205,8 +292,9 @@ def test_the_small_spacy_pipeline_loads_without_torch_and_tags_the_same():
     import sys
 
     def run(mode):
-        done = subprocess.run([sys.executable, "-c", _TAG_SCRIPT, mode], capture_output=True, text=True,
-                              check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", _TAG_SCRIPT, mode], capture_output=True, text=True, check=True
+        )
         return json.loads(done.stdout)
 
     hidden, loaded = run("plain"), run("torch-first")
@@ -242,13 +330,20 @@ def test_allocator_thresholds_are_fixed_unless_the_user_set_them():
     import subprocess
     import sys
 
-    if ctypes.util.find_library("c") is None or not hasattr(ctypes.CDLL(ctypes.util.find_library("c")), "mallinfo2"):
+    if ctypes.util.find_library("c") is None or not hasattr(
+        ctypes.CDLL(ctypes.util.find_library("c")), "mallinfo2"
+    ):
         pytest.skip("not glibc 2.33+")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
 
     def probe(extra_env):
-        done = subprocess.run([sys.executable, "-c", _MALLOC_PROBE], env={**env, **extra_env},
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", _MALLOC_PROBE],
+            env={**env, **extra_env},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return done.stdout.split()
 
     assert probe({}) == ["True", "False"]

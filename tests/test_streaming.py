@@ -11,8 +11,16 @@ from click.testing import CliRunner
 from test_evaluate_cli import fixture_files, write_jsonl  # noqa: F401 - a fixture
 from transnli.evaluator.commands import evaluate
 
-OUTPUTS = ("predictions.jsonl", "samples.jsonl", "summary.json", "report.md", "tables/table1_accuracy.csv",
-           "tables/table4_rules.csv", "tables/extras_beyond_paper.csv", "tables/per_dataset.csv")
+OUTPUTS = (
+    "predictions.jsonl",
+    "samples.jsonl",
+    "summary.json",
+    "report.md",
+    "tables/table1_accuracy.csv",
+    "tables/table4_rules.csv",
+    "tables/extras_beyond_paper.csv",
+    "tables/per_dataset.csv",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -56,17 +64,33 @@ def test_windows_write_what_the_whole_run_writes(longer_files, tiny_nli_model_di
         # every distinct pair labelled once, however often it comes back in a later window
         assert res.output.count("pairs labelled") == 2
         assert [line for line in res.output.splitlines() if "pairs labelled" in line][1].startswith(
-            [line for line in whole.output.splitlines() if "pairs labelled" in line][1].split("(")[0])
+            [line for line in whole.output.splitlines() if "pairs labelled" in line][1].split("(")[
+                0
+            ]
+        )
 
 
-def test_a_second_cached_run_in_windows_computes_nothing(longer_files, tiny_nli_model_dir, tmp_path):
+def test_a_second_cached_run_in_windows_computes_nothing(
+    longer_files, tiny_nli_model_dir, tmp_path
+):
     tfile, _ = longer_files
-    args = [tfile, "--model", f"hf:{tiny_nli_model_dir}", "--no-plots", "-q", "--window", "4",
-            "--cache-dir", tmp_path / "cache"]
+    args = [
+        tfile,
+        "--model",
+        f"hf:{tiny_nli_model_dir}",
+        "--no-plots",
+        "-q",
+        "--window",
+        "4",
+        "--cache-dir",
+        tmp_path / "cache",
+    ]
     first = run(*args, "--out", tmp_path / "one")
     second = run(*args, "--out", tmp_path / "two")
     assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
-    pairs = json.loads((tmp_path / "one" / "summary.json").read_text())["provenance"]["models"][0]["pairs_labelled"]
+    pairs = json.loads((tmp_path / "one" / "summary.json").read_text())["provenance"]["models"][0][
+        "pairs_labelled"
+    ]
     assert f"{pairs} pairs labelled (0 from cache, {pairs} computed)" in first.output
     assert f"{pairs} pairs labelled ({pairs} from cache, 0 computed)" in second.output
 
@@ -123,7 +147,9 @@ def test_carried_labels_hold_only_pairs_a_later_window_needs():
     carried = CarriedLabels(plan)
     held = []
     for pairs in windows:
-        carried.next_window({p: Prediction("neutral") for p in pairs}, np.array([digest(p) for p in pairs]))
+        carried.next_window(
+            {p: Prediction("neutral") for p in pairs}, np.array([digest(p) for p in pairs])
+        )
         held.append(sorted(carried))
     assert held == [[("p", "a"), ("p", "b")], [("p", "a"), ("p", "b")], [("p", "b")], []]
 
@@ -150,6 +176,8 @@ def test_a_run_that_fails_while_labelling_leaves_no_new_folder(longer_files, tmp
     tfile, lfile = longer_files
     short = tmp_path / "short.jsonl"
     short.write_text("".join(lfile.read_text().splitlines(keepends=True)[:3]))
-    res = run(tfile, "--model", f"precomputed:{short}", "--out", tmp_path / "new", "--window", "4", "-q")
+    res = run(
+        tfile, "--model", f"precomputed:{short}", "--out", tmp_path / "new", "--window", "4", "-q"
+    )
     assert res.exit_code == 1 and "Traceback" not in res.output, res.output
     assert not (tmp_path / "new").exists()

@@ -8,9 +8,14 @@ from transnli.generator.vectors import AntonymRanker, LoadedVectors, load_vector
 def small_kv():
     # Two clear directions: a "weather" axis and an "emotion" axis.
     words = {
-        "sunny": [1.0, 0.0, 0.0], "rain": [0.9, 0.1, 0.0], "cloudy": [0.95, 0.0, 0.05],
-        "sad": [0.0, 1.0, 0.0], "child": [0.1, 0.9, 0.1], "cried": [0.0, 0.95, 0.1],
-        "fall": [0.5, 0.5, 0.0], "asleep": [0.0, 0.0, 1.0],
+        "sunny": [1.0, 0.0, 0.0],
+        "rain": [0.9, 0.1, 0.0],
+        "cloudy": [0.95, 0.0, 0.05],
+        "sad": [0.0, 1.0, 0.0],
+        "child": [0.1, 0.9, 0.1],
+        "cried": [0.0, 0.95, 0.1],
+        "fall": [0.5, 0.5, 0.0],
+        "asleep": [0.0, 0.0, 1.0],
     }
     kv = KeyedVectors(vector_size=3)
     kv.add_vectors(list(words), np.array(list(words.values()), dtype=np.float32))

@@ -75,8 +75,10 @@ def _pair_rows(pairs: Iterable[Any]) -> list[dict[str, Any]]:
             if len(item) == 3:
                 row["label"] = item[2]
         else:
-            raise TransnliError(f"pair {i}: expected a dict with premise and hypothesis, or a "
-                                f"(premise, hypothesis[, label]) tuple; got {type(item).__name__}")
+            raise TransnliError(
+                f"pair {i}: expected a dict with premise and hypothesis, or a "
+                f"(premise, hypothesis[, label]) tuple; got {type(item).__name__}"
+            )
         rows.append(row)
     return rows
 
@@ -97,14 +99,28 @@ def _in_memory_pairs(rows: list[dict[str, Any]], dataset: str | None, label_orde
             gold = normalize_label(label, int_names=int_names)
         except ValueError as e:
             raise TransnliError(f"pair {i}: field 'label': {e}") from None
-        out.append(NLIPair(str(row.get("id") or f"{name}:{i}"), row["premise"], row["hypothesis"], gold,
-                           str(row.get("dataset") or name), str(row.get("split") or ""), i))
+        out.append(
+            NLIPair(
+                str(row.get("id") or f"{name}:{i}"),
+                row["premise"],
+                row["hypothesis"],
+                gold,
+                str(row.get("dataset") or name),
+                str(row.get("split") or ""),
+                i,
+            )
+        )
     return out
 
 
-def generate(pairs_or_path: str | Path | Iterable[Any], preset: str = "default",
-             out_dir: str | Path | None = None, *, progress: bool = False,
-             **overrides: Any) -> GenerationResult:
+def generate(
+    pairs_or_path: str | Path | Iterable[Any],
+    preset: str = "default",
+    out_dir: str | Path | None = None,
+    *,
+    progress: bool = False,
+    **overrides: Any,
+) -> GenerationResult:
     """Build (premise, hypothesis, modified hypothesis) triples.
 
     `pairs_or_path`: a file (JSONL, CSV, TSV, or SNLI/MultiNLI/ANLI/WANLI native files), a hub
@@ -124,7 +140,9 @@ def generate(pairs_or_path: str | Path | Iterable[Any], preset: str = "default",
     return _generate_in_memory(pairs_or_path, preset, progress, overrides)
 
 
-def _generate_in_memory(source, preset: str, progress: bool, overrides: dict[str, Any]) -> GenerationResult:
+def _generate_in_memory(
+    source, preset: str, progress: bool, overrides: dict[str, Any]
+) -> GenerationResult:
     import itertools
     from collections import Counter
 
@@ -146,14 +164,18 @@ def _generate_in_memory(source, preset: str, progress: bool, overrides: dict[str
     except ConfigError as e:
         raise TransnliError(str(e)) from e
     if workers > 1 and config.pipeline in LLM_PIPELINES:
-        raise TransnliError(f"workers applies to the wordnet and negation pipelines; pipeline {config.pipeline} "
-                            "has llm_concurrency instead")
+        raise TransnliError(
+            f"workers applies to the wordnet and negation pipelines; pipeline {config.pipeline} "
+            "has llm_concurrency instead"
+        )
     bad: Counter = Counter()
     try:
         if isinstance(source, (str, Path)):
             pairs = read_pairs(source, format=fmt, skip_bad=skip_bad, bad_counter=bad, **reading)
         else:
-            pairs = iter(_in_memory_pairs(_pair_rows(source), reading["dataset"], reading["label_order"]))
+            pairs = iter(
+                _in_memory_pairs(_pair_rows(source), reading["dataset"], reading["label_order"])
+            )
     except (InputError, ValueError) as e:
         raise TransnliError(str(e)) from e
     except OSError as e:
@@ -167,7 +189,9 @@ def _generate_in_memory(source, preset: str, progress: bool, overrides: dict[str
     duplicates = DuplicateCounter()
     bar = tqdm(unit="pair", desc="generate", disable=not progress)
     try:
-        for batch in run_batches(pipeline, itertools.islice(duplicates.watch(pairs), config.limit), workers):
+        for batch in run_batches(
+            pipeline, itertools.islice(duplicates.watch(pairs), config.limit), workers
+        ):
             accepted += batch.accepted
             rejected += batch.rejected
             bar.update(batch.n_pairs)
@@ -184,7 +208,9 @@ def _generate_in_memory(source, preset: str, progress: bool, overrides: dict[str
     return GenerationResult(records=accepted, stats=pipeline.stats.to_dict(), rejected=rejected)
 
 
-def _generate_to_folder(source, preset: str, out: Path, progress: bool, overrides: dict[str, Any]) -> GenerationResult:
+def _generate_to_folder(
+    source, preset: str, out: Path, progress: bool, overrides: dict[str, Any]
+) -> GenerationResult:
     import click
 
     from transnli.generator.cli import generate_triples
@@ -206,7 +232,9 @@ def _generate_to_folder(source, preset: str, out: Path, progress: bool, override
             stats = generate_triples(str(source), out, preset=preset, **overrides)
         except click.ClickException as e:
             raise TransnliError(e.format_message()) from e
-    return GenerationResult(records=list(read_triples(out / "triples.jsonl")), stats=stats, out_dir=out)
+    return GenerationResult(
+        records=list(read_triples(out / "triples.jsonl")), stats=stats, out_dir=out
+    )
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -257,8 +285,9 @@ class Evaluation:
     def extras(self) -> pd.DataFrame:
         return self.tables["extras"]
 
-    def violations(self, rule: str | None = None, model: str | None = None,
-                   dataset: str | None = None) -> pd.DataFrame:
+    def violations(
+        self, rule: str | None = None, model: str | None = None, dataset: str | None = None
+    ) -> pd.DataFrame:
         """The outcomes that violate a rule, optionally one rule / model / dataset."""
         df = self.outcomes
         keep = df["violated"].eq(True)  # None (no rule applied) is not a violation
@@ -279,13 +308,26 @@ def _as_triples(items: Iterable[Any]):
     for i, item in enumerate(items, start=1):
         data = item.to_dict() if isinstance(item, TripleRecord) else item
         if not isinstance(data, Mapping):
-            raise TransnliError(f"triples item {i}: expected a TripleRecord or a dict, got {type(data).__name__}")
+            raise TransnliError(
+                f"triples item {i}: expected a TripleRecord or a dict, got {type(data).__name__}"
+            )
         try:
-            rec = parse_triple_line(json.dumps(dict(data), ensure_ascii=False, default=str), "triples", i)
+            rec = parse_triple_line(
+                json.dumps(dict(data), ensure_ascii=False, default=str), "triples", i
+            )
         except RecordError as e:
             raise TransnliError(str(e)) from None
-        out.append(Triple(id=rec.id, dataset=rec.dataset, premise=rec.premise, hypothesis=rec.hypothesis,
-                          modified=rec.modified_hypothesis, gold_label=rec.gold_label, source=MEMORY_SOURCE))
+        out.append(
+            Triple(
+                id=rec.id,
+                dataset=rec.dataset,
+                premise=rec.premise,
+                hypothesis=rec.hypothesis,
+                modified=rec.modified_hypothesis,
+                gold_label=rec.gold_label,
+                source=MEMORY_SOURCE,
+            )
+        )
     if not out:
         raise TransnliError("no triples given")
     return out
@@ -300,15 +342,34 @@ def _outcomes(result) -> pd.DataFrame:
     for name, labels in result.labels:
         for t in result.triples:
             row = prediction_row(t, name, labels)
-            rows.append({
-                "id": row["id"], "dataset": row["dataset"], "model": name,
-                "premise": t.premise, "hypothesis": t.hypothesis, "modified_hypothesis": t.modified,
-                "gold_label": row["gold_label"],
-                **{kind: row["labels"][kind] for kind in LABEL_KINDS},
-                "rule": row["rule"], "violated": row["violated"], "probs": row["probs"],
-            })
-    columns = ["id", "dataset", "model", "premise", "hypothesis", "modified_hypothesis", "gold_label",
-               *LABEL_KINDS, "rule", "violated", "probs"]
+            rows.append(
+                {
+                    "id": row["id"],
+                    "dataset": row["dataset"],
+                    "model": name,
+                    "premise": t.premise,
+                    "hypothesis": t.hypothesis,
+                    "modified_hypothesis": t.modified,
+                    "gold_label": row["gold_label"],
+                    **{kind: row["labels"][kind] for kind in LABEL_KINDS},
+                    "rule": row["rule"],
+                    "violated": row["violated"],
+                    "probs": row["probs"],
+                }
+            )
+    columns = [
+        "id",
+        "dataset",
+        "model",
+        "premise",
+        "hypothesis",
+        "modified_hypothesis",
+        "gold_label",
+        *LABEL_KINDS,
+        "rule",
+        "violated",
+        "probs",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -324,8 +385,14 @@ def _tables(summary: dict[str, Any]) -> dict[str, pd.DataFrame]:
     }
 
 
-def evaluate(triples_or_path: Any, models: Sequence[str], out_dir: str | Path | None = None, *,
-             progress: bool = False, **options: Any) -> Evaluation:
+def evaluate(
+    triples_or_path: Any,
+    models: Sequence[str],
+    out_dir: str | Path | None = None,
+    *,
+    progress: bool = False,
+    **options: Any,
+) -> Evaluation:
     """Label triples with each model and measure transitive self-consistency.
 
     `triples_or_path`: a triples JSONL file, a list of them, a `GenerationResult`, or triples in
@@ -342,13 +409,19 @@ def evaluate(triples_or_path: Any, models: Sequence[str], out_dir: str | Path | 
         models = [models]
     paths: list[Path] = []
     memory = None
-    source = triples_or_path.records if isinstance(triples_or_path, GenerationResult) else triples_or_path
+    source = (
+        triples_or_path.records
+        if isinstance(triples_or_path, GenerationResult)
+        else triples_or_path
+    )
     if isinstance(source, (str, Path)):
         paths = [Path(source)]
     elif hasattr(source, "to_dict") and hasattr(source, "columns"):  # a DataFrame
         # empty cells (NaN, None) read as absent, as a missing key in a JSONL line does
-        memory = _as_triples({k: v for k, v in row.items() if v is not None and v == v}
-                             for row in source.to_dict("records"))
+        memory = _as_triples(
+            {k: v for k, v in row.items() if v is not None and v == v}
+            for row in source.to_dict("records")
+        )
     else:
         items = list(source)
         if items and all(isinstance(x, (str, Path)) for x in items):
@@ -362,5 +435,11 @@ def evaluate(triples_or_path: Any, models: Sequence[str], out_dir: str | Path | 
         raise TransnliError(str(e)) from e
     except OSError as e:
         raise TransnliError(f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")) from e
-    return Evaluation(summary=result.summary, outcomes=_outcomes(result), tables=_tables(result.summary),
-                      run_info=result.run_info, out_dir=result.out_dir, files=list(result.files))
+    return Evaluation(
+        summary=result.summary,
+        outcomes=_outcomes(result),
+        tables=_tables(result.summary),
+        run_info=result.run_info,
+        out_dir=result.out_dir,
+        files=list(result.files),
+    )

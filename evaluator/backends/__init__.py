@@ -14,7 +14,9 @@ from .base import (
 )
 
 register_backend("hf", "transnli.evaluator.backends.hf:HFBackend.from_spec")
-register_backend("precomputed", "transnli.evaluator.backends.precomputed:PrecomputedBackend.from_spec")
+register_backend(
+    "precomputed", "transnli.evaluator.backends.precomputed:PrecomputedBackend.from_spec"
+)
 register_backend("llm", "transnli.evaluator.backends.llm:LLMJudgeBackend.from_spec")
 
 __all__ = [

@@ -38,8 +38,10 @@ class Prediction:
     def to_dict(self, ndigits: int | None = None) -> dict[str, Any]:
         probs = None
         if self.probs is not None:
-            probs = {k: (round(float(self.probs[k]), ndigits) if ndigits else float(self.probs[k]))
-                     for k in LABELS}
+            probs = {
+                k: (round(float(self.probs[k]), ndigits) if ndigits else float(self.probs[k]))
+                for k in LABELS
+            }
         return {"label": self.label, "probs": probs}
 
 
@@ -89,7 +91,9 @@ class NLIBackend(ABC):
     def predict(self, pairs: Sequence[Pair]) -> list[Prediction]:
         """One `Prediction` per pair, in input order."""
 
-    def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[tuple[list[int], list[Prediction]]]:
+    def predict_batches(
+        self, pairs: Sequence[Pair]
+    ) -> Iterator[tuple[list[int], list[Prediction]]]:
         """Label `pairs` batch by batch, yielding (indices into `pairs`, predictions) as each batch
         completes, so that callers can store results and show progress as they go."""
         size = max(1, int(self.batch_size))

@@ -52,7 +52,9 @@ DTYPES = ("auto", "float32", "float16", "bfloat16")
 
 # --------------------------------------------------------------------------- pure helpers
 def resolve_label_order(
-    id2label: Mapping[Any, str] | None, num_labels: int, label_map: str | None = None,
+    id2label: Mapping[Any, str] | None,
+    num_labels: int,
+    label_map: str | None = None,
     model_name: str = "model",
 ) -> tuple[tuple[str, ...], str]:
     """The canonical label of each class index, and where it came from ("config" or "label-map").
@@ -78,7 +80,9 @@ def resolve_label_order(
             if tuple(given.get(i) for i in range(3)) != tuple(normalised):
                 log.warning(
                     "%s names its labels (%s); the label map %r is ignored for it",
-                    model_name, shown, label_map,
+                    model_name,
+                    shown,
+                    label_map,
                 )
         return tuple(normalised), "config"
     if label_map:
@@ -143,9 +147,13 @@ def resolve_devices(name: str | None) -> list:
     if "," in text:
         devices = [resolve_device(part) for part in text.split(",") if part.strip()]
         if not devices:
-            raise BackendError(f"unknown device {name!r} (use auto, cpu, cuda, cuda:N, cuda:0,cuda:1 or mps)")
+            raise BackendError(
+                f"unknown device {name!r} (use auto, cpu, cuda, cuda:N, cuda:0,cuda:1 or mps)"
+            )
         if len({d.type for d in devices}) > 1:
-            raise BackendError(f"devices {name!r} mix kinds; list devices of one kind, e.g. cuda:0,cuda:1")
+            raise BackendError(
+                f"devices {name!r} mix kinds; list devices of one kind, e.g. cuda:0,cuda:1"
+            )
         if len(set(devices)) < len(devices) and devices[0].type == "cuda":
             raise BackendError(f"device list {name!r} names a GPU twice")
         return devices
@@ -177,7 +185,9 @@ def model_files(folder: Path) -> list[Path]:
             break
         if index and (folder / index).is_file():
             try:
-                shards = sorted(set(json.loads((folder / index).read_text("utf-8"))["weight_map"].values()))
+                shards = sorted(
+                    set(json.loads((folder / index).read_text("utf-8"))["weight_map"].values())
+                )
             except (OSError, ValueError, KeyError, TypeError) as e:
                 raise BackendError(f"{folder / index}: unreadable weight index ({e})") from e
             weights = [folder / index] + [folder / s for s in shards]
@@ -208,7 +218,9 @@ def safetensors_problem(path: Path) -> str | None:
             if n > size - 8:
                 return f"its header length says {n} bytes, the file has {size}"
             header = json.loads(fh.read(n))
-        end = max((int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__"), default=0)
+        end = max(
+            (int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__"), default=0
+        )
     except OSError as e:
         return f"cannot be read: {e.strerror or e}"
     except (ValueError, KeyError, TypeError, IndexError, AttributeError):
@@ -225,8 +237,10 @@ def check_weights(folder: Path) -> None:
     """Raise BackendError naming the first corrupt or truncated safetensors weights file."""
     for path in model_files(folder):
         if path.suffix == ".safetensors" and (why := safetensors_problem(path)):
-            raise BackendError(f"model folder {folder}: weights file {path.name} is corrupt or truncated "
-                               f"({why}); download or save the model again")
+            raise BackendError(
+                f"model folder {folder}: weights file {path.name} is corrupt or truncated "
+                f"({why}); download or save the model again"
+            )
 
 
 def _looks_like_path(arg: str) -> bool:
@@ -274,9 +288,22 @@ def hub_unreachable(timeout: float = 2.0) -> str | None:
 class HFBackend(NLIBackend):
     """A transformers AutoModelForSequenceClassification with its AutoTokenizer."""
 
-    def __init__(self, model, tokenizer, labels: Sequence[str], *, name: str, source: str,
-                 device, dtype, max_length: int, batch_size: int | str = 32, label_source: str = "config",
-                 batch_tokens: int | None = None, devices: Sequence | None = None):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        labels: Sequence[str],
+        *,
+        name: str,
+        source: str,
+        device,
+        dtype,
+        max_length: int,
+        batch_size: int | str = 32,
+        label_source: str = "config",
+        batch_tokens: int | None = None,
+        devices: Sequence | None = None,
+    ):
         self.model = model
         self.tokenizer = tokenizer
         self.labels = tuple(labels)
@@ -292,7 +319,9 @@ class HFBackend(NLIBackend):
         self.batch_tokens = int(batch_tokens) if batch_tokens else None
         self.label_source = label_source
         accepted = set(inspect.signature(model.forward).parameters)
-        self._input_names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in accepted]
+        self._input_names = [
+            k for k in ("input_ids", "attention_mask", "token_type_ids") if k in accepted
+        ]
         self.forward_calls = 0  # batches run through the model (tests and benchmarks read it)
         # One replica per device; replicas[0] is the model itself (already on devices[0]).
         self.replicas = [model] + [_replica(model, d) for d in self.devices[1:]]
@@ -324,7 +353,11 @@ class HFBackend(NLIBackend):
         elif local.exists():
             raise BackendError(
                 f"hf model {arg!r} is a file, not a model folder"
-                + (" (labels in a file? use precomputed:PATH)" if local.suffix in (".jsonl", ".json") else "")
+                + (
+                    " (labels in a file? use precomputed:PATH)"
+                    if local.suffix in (".jsonl", ".json")
+                    else ""
+                )
             )
         elif _looks_like_path(arg):
             raise BackendError(f"hf model folder {arg!r} does not exist")
@@ -332,13 +365,17 @@ class HFBackend(NLIBackend):
             src, _, revision = arg.partition("@")
             revision = revision or None
             if options.revision and revision and options.revision != revision:
-                raise BackendError(f"hf model {arg!r}: two revisions given ({revision} after '@', "
-                                   f"{options.revision} as an option); give one")
+                raise BackendError(
+                    f"hf model {arg!r}: two revisions given ({revision} after '@', "
+                    f"{options.revision} as an option); give one"
+                )
             revision = revision or options.revision
             name = src
             load_kw = {"revision": revision} if revision else {}
         if local.is_dir() and options.revision:
-            raise BackendError(f"hf model {arg!r} is a local folder: a revision applies to hub models only")
+            raise BackendError(
+                f"hf model {arg!r} is a local folder: a revision applies to hub models only"
+            )
         if options.trust_remote_code:  # the checkpoint's own modelling code runs: only when asked
             load_kw["trust_remote_code"] = True
 
@@ -355,7 +392,8 @@ class HFBackend(NLIBackend):
                     raise BackendError(
                         f"cannot load hf model {arg!r}: it is neither a folder here nor in the Hugging Face "
                         f"cache, and the hub cannot be reached ({why}); give a model folder, or download "
-                        "the model where there is network") from e
+                        "the model where there is network"
+                    ) from e
                 return fn(src, **load_kw, **kw)
 
         try:
@@ -366,7 +404,9 @@ class HFBackend(NLIBackend):
         except ValueError as e:
             raise BackendError(f"cannot load hf model {arg!r}: {e}") from e
 
-        num_labels = getattr(config, "num_labels", None) or len(getattr(config, "id2label", {}) or {})
+        num_labels = getattr(config, "num_labels", None) or len(
+            getattr(config, "id2label", {}) or {}
+        )
         labels, label_source = resolve_label_order(
             getattr(config, "id2label", None), num_labels, options.label_map, model_name=name
         )
@@ -383,8 +423,10 @@ class HFBackend(NLIBackend):
             tokenizer = load(AutoTokenizer.from_pretrained)
             model = load(AutoModelForSequenceClassification.from_pretrained, dtype=dtype)
         except SafetensorError as e:  # a file the header check passed, or a hub snapshot's
-            raise BackendError(f"hf model {arg!r}: a weights file is corrupt or truncated ({e}); "
-                               "download or save the model again") from e
+            raise BackendError(
+                f"hf model {arg!r}: a weights file is corrupt or truncated ({e}); "
+                "download or save the model again"
+            ) from e
         except (OSError, ValueError) as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise BackendError(f"cannot load hf model {arg!r}: {first}") from e
@@ -392,15 +434,28 @@ class HFBackend(NLIBackend):
         model.eval()
         if tokenizer.pad_token is None:  # batches need padding; any special token will do
             tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
-        if getattr(model.config, "pad_token_id", None) is None and tokenizer.pad_token_id is not None:
+        if (
+            getattr(model.config, "pad_token_id", None) is None
+            and tokenizer.pad_token_id is not None
+        ):
             model.config.pad_token_id = tokenizer.pad_token_id  # decoder-only classifiers need it
 
         max_length = options.max_length or _default_max_length(tokenizer, config)
         source = _model_source(src, local.is_dir(), config, revision, options.hash_file)
-        backend = cls(model, tokenizer, labels, name=name, source=source, device=device, dtype=dtype,
-                      max_length=max_length, label_source=label_source,
-                      batch_size="auto" if options.batch_auto else options.batch_size,
-                      batch_tokens=options.batch_tokens, devices=devices)
+        backend = cls(
+            model,
+            tokenizer,
+            labels,
+            name=name,
+            source=source,
+            device=device,
+            dtype=dtype,
+            max_length=max_length,
+            label_source=label_source,
+            batch_size="auto" if options.batch_auto else options.batch_size,
+            batch_tokens=options.batch_tokens,
+            devices=devices,
+        )
         if options.compile:
             backend.compile()
         return backend
@@ -409,8 +464,10 @@ class HFBackend(NLIBackend):
     @property
     def identity(self) -> str:
         dtype = str(self.dtype).replace("torch.", "")
-        return (f"hf|{self.source}|labels={','.join(self.labels)}|dtype={dtype}"
-                f"|max_length={self.max_length}")
+        return (
+            f"hf|{self.source}|labels={','.join(self.labels)}|dtype={dtype}"
+            f"|max_length={self.max_length}"
+        )
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -427,7 +484,9 @@ class HFBackend(NLIBackend):
     def predict(self, pairs: Sequence[Pair]) -> list[Prediction]:
         return collect_batches(self, pairs)
 
-    def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[tuple[list[int], list[Prediction]]]:
+    def predict_batches(
+        self, pairs: Sequence[Pair]
+    ) -> Iterator[tuple[list[int], list[Prediction]]]:
         """Batches in length order; yields (indices, predictions) per batch, a group of batches at
         a time (those whose results came back from the device together)."""
         from concurrent.futures import ThreadPoolExecutor
@@ -438,11 +497,13 @@ class HFBackend(NLIBackend):
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="transnli-tokenize") as pool:
             ahead = None
             for start in starts:
-                packed = (ahead or pool.submit(self._tokenize, pairs[start:start + SORT_CHUNK])).result()
+                packed = (
+                    ahead or pool.submit(self._tokenize, pairs[start : start + SORT_CHUNK])
+                ).result()
                 ahead = None
                 if start + SORT_CHUNK < len(pairs):
                     nxt = start + SORT_CHUNK
-                    ahead = pool.submit(self._tokenize, pairs[nxt:nxt + SORT_CHUNK])
+                    ahead = pool.submit(self._tokenize, pairs[nxt : nxt + SORT_CHUNK])
                 yield from self._label_chunk(packed, start)
 
     def close(self) -> None:
@@ -473,7 +534,9 @@ class HFBackend(NLIBackend):
             # Python dicts and lists first (about half the host time per pair with a small model).
             # One ordinary call on the first pair sets truncation and special tokens on the Rust
             # tokenizer exactly as a full call would; its ids are checked against it.
-            probe = self.tokenizer([chunk[0][0]], [chunk[0][1]], truncation=True, max_length=self.max_length)
+            probe = self.tokenizer(
+                [chunk[0][0]], [chunk[0][1]], truncation=True, max_length=self.max_length
+            )
             if self._by_sentence:
                 packed = self._tokenize_sentences(chunk, probe)
                 if packed is not None:
@@ -484,9 +547,15 @@ class HFBackend(NLIBackend):
                 if "token_type_ids" in self._input_names and "token_type_ids" in probe:
                     columns["token_type_ids"] = [e.type_ids for e in encodings]
                 return Packed.from_lists(columns)
-        enc = self.tokenizer([p for p, _ in chunk], [h for _, h in chunk],
-                             truncation=True, max_length=self.max_length)
-        return Packed.from_lists({k: enc[k] for k in self._input_names if k in enc and k != "attention_mask"})
+        enc = self.tokenizer(
+            [p for p, _ in chunk],
+            [h for _, h in chunk],
+            truncation=True,
+            max_length=self.max_length,
+        )
+        return Packed.from_lists(
+            {k: enc[k] for k in self._input_names if k in enc and k != "attention_mask"}
+        )
 
     def _tokenize_sentences(self, chunk: Sequence[Pair], probe) -> Packed | None:
         """Each distinct sentence tokenised once, pairs joined from them with the tokenizer's pair
@@ -505,33 +574,48 @@ class HFBackend(NLIBackend):
             return None
         (whole,) = rust.encode_batch([chunk[k]])
         first_a, first_b = rust.encode_batch(list(chunk[k]), add_special_tokens=False)
-        template = PairTemplate.infer(whole.ids, whole.type_ids if with_types else None, first_a.ids, first_b.ids)
+        template = PairTemplate.infer(
+            whole.ids, whole.type_ids if with_types else None, first_a.ids, first_b.ids
+        )
         if template is None:
             self._by_sentence = False
             return None
         index: dict[str, int] = {}
-        a = np.fromiter((index.setdefault(p, len(index)) for p, _ in chunk), dtype=np.int64, count=len(chunk))
-        b = np.fromiter((index.setdefault(h, len(index)) for _, h in chunk), dtype=np.int64, count=len(chunk))
+        a = np.fromiter(
+            (index.setdefault(p, len(index)) for p, _ in chunk), dtype=np.int64, count=len(chunk)
+        )
+        b = np.fromiter(
+            (index.setdefault(h, len(index)) for _, h in chunk), dtype=np.int64, count=len(chunk)
+        )
         encodings = rust.encode_batch(list(index), add_special_tokens=False)
         sentences = Packed.from_lists({"input_ids": [e.ids for e in encodings]})
-        if int((sentences.lengths[a] + sentences.lengths[b]).max()) + template.extra > self.max_length:
+        if (
+            int((sentences.lengths[a] + sentences.lengths[b]).max()) + template.extra
+            > self.max_length
+        ):
             return None  # some pair is truncated: the tokenizer's own rule decides how
         packed = template.join(sentences, a, b, with_types)
-        if packed.flat["input_ids"][:int(packed.lengths[0])].tolist() != probe["input_ids"][0]:
+        if packed.flat["input_ids"][: int(packed.lengths[0])].tolist() != probe["input_ids"][0]:
             # transformers' own call is the reference, as on the pair-by-pair path
             self._by_sentence = False
             return None
         sample = sorted({0, k, len(chunk) - 1, *range(0, len(chunk), max(1, len(chunk) // 16))})
         for i, enc in zip(sample, rust.encode_batch([chunk[i] for i in sample]), strict=True):
             o, n = int(packed.offsets[i]), int(packed.lengths[i])
-            if (packed.flat["input_ids"][o:o + n].tolist() != enc.ids
-                    or (with_types and packed.flat["token_type_ids"][o:o + n].tolist() != enc.type_ids)):
-                log.debug("%s: pairs are not joined sentences for this tokenizer; tokenising pairs", self.name)
+            if packed.flat["input_ids"][o : o + n].tolist() != enc.ids or (
+                with_types and packed.flat["token_type_ids"][o : o + n].tolist() != enc.type_ids
+            ):
+                log.debug(
+                    "%s: pairs are not joined sentences for this tokenizer; tokenising pairs",
+                    self.name,
+                )
                 self._by_sentence = False
                 return None
         return packed
 
-    def _label_chunk(self, packed: Packed, start: int) -> Iterator[tuple[list[int], list[Prediction]]]:
+    def _label_chunk(
+        self, packed: Packed, start: int
+    ) -> Iterator[tuple[list[int], list[Prediction]]]:
         if self.auto_batch and not self._probed:
             self._probed = True
             self.batch_size = self._probe_batch_size(packed)
@@ -540,7 +624,9 @@ class HFBackend(NLIBackend):
         waiting, since = 0, time.perf_counter()
         for k, rows in enumerate(batches):
             d = k % len(self.devices)
-            pending.append((rows, self._forward(d, self._to_device(self._pad_packed(packed, rows), d)), d))
+            pending.append(
+                (rows, self._forward(d, self._to_device(self._pad_packed(packed, rows), d)), d)
+            )
             waiting += len(rows)
             if waiting >= FLUSH_PAIRS or time.perf_counter() - since >= FLUSH_SECONDS:
                 yield from self._fetch(pending, start)
@@ -568,7 +654,10 @@ class HFBackend(NLIBackend):
 
         device = self.devices[d]
         if device.type == "cuda":
-            return {k: torch.from_numpy(v).pin_memory().to(device, non_blocking=True) for k, v in arrays.items()}
+            return {
+                k: torch.from_numpy(v).pin_memory().to(device, non_blocking=True)
+                for k, v in arrays.items()
+            }
         return {k: torch.from_numpy(v).to(device) for k, v in arrays.items()}
 
     def _forward(self, d: int, batch: dict[str, Any]):
@@ -598,14 +687,20 @@ class HFBackend(NLIBackend):
             for d in sorted({d for _, _, d in pending}):
                 logits = torch.cat([x for _, x, dd in pending if dd == d])
                 finite = torch.isfinite(logits).all(dim=-1, keepdim=True)
-                packed = torch.cat([torch.softmax(logits, dim=-1), logits.argmax(dim=-1, keepdim=True).float(),
-                                    finite.float()], dim=1)
+                packed = torch.cat(
+                    [
+                        torch.softmax(logits, dim=-1),
+                        logits.argmax(dim=-1, keepdim=True).float(),
+                        finite.float(),
+                    ],
+                    dim=1,
+                )
                 host[d] = packed.cpu().numpy()
         rows = []
         used = dict.fromkeys(host, 0)
         for r, _, d in pending:  # back to batch order: batch k came from device k mod D
             n = len(r)
-            rows.append(host[d][used[d]:used[d] + n])
+            rows.append(host[d][used[d] : used[d] + n])
             used[d] += n
         table = np.concatenate(rows)
         bad = int((table[:, 4] == 0).sum())
@@ -618,7 +713,7 @@ class HFBackend(NLIBackend):
         preds = self._predictions(table)
         out, at = [], 0
         for r, _, _ in pending:
-            out.append(((r + start).tolist(), preds[at:at + len(r)]))
+            out.append(((r + start).tolist(), preds[at : at + len(r)]))
             at += len(r)
         return out
 
@@ -626,8 +721,10 @@ class HFBackend(NLIBackend):
         names = self.labels
         best = table[:, 3].astype(int).tolist()
         probs = table[:, :3].tolist()
-        return [Prediction(names[k], {names[0]: p[0], names[1]: p[1], names[2]: p[2]})
-                for k, p in zip(best, probs, strict=True)]
+        return [
+            Prediction(names[k], {names[0]: p[0], names[1]: p[1], names[2]: p[2]})
+            for k, p in zip(best, probs, strict=True)
+        ]
 
     def _probe_batch_size(self, packed: Packed) -> int:
         """--batch-size auto: CPU_AUTO_BATCH off CUDA; on CUDA the largest of AUTO_CANDIDATES whose

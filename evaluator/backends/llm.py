@@ -25,9 +25,18 @@ from ..labels import C, E, N, normalize_label
 from .base import BackendOptions, NLIBackend, Pair, Prediction
 
 _WORDS = {
-    "entailment": E, "entailed": E, "entails": E, "entail": E, "entailing": E,
-    "neutral": N, "neutrality": N,
-    "contradiction": C, "contradictory": C, "contradicts": C, "contradict": C, "contradicted": C,
+    "entailment": E,
+    "entailed": E,
+    "entails": E,
+    "entail": E,
+    "entailing": E,
+    "neutral": N,
+    "neutrality": N,
+    "contradiction": C,
+    "contradictory": C,
+    "contradicts": C,
+    "contradict": C,
+    "contradicted": C,
     "contradicting": C,
 }
 _WORD_RE = "|".join(sorted(_WORDS, key=len, reverse=True))
@@ -35,9 +44,13 @@ _MENTION = re.compile(rf"\b({_WORD_RE})\b", re.I)
 _ANSWER = re.compile(
     rf"\b(?:final\s+answer|answer|label|relation(?:ship)?|verdict|prediction|classification|judg(?:e)?ment|"
     rf"output|category)\b\s*(?:is|would\s+be|:|=|-)?\s*[:\-]?\s*[\"'*_`(\[]*\s*({_WORD_RE})\b",
-    re.I)
-_NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|isn't|aren't|doesn't|don't|cannot|can't|without)\s+"
-                       r"(?:\w+\s+){0,2}$", re.I)
+    re.I,
+)
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|neither|nor|isn't|aren't|doesn't|don't|cannot|can't|without)\s+"
+    r"(?:\w+\s+){0,2}$",
+    re.I,
+)
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)
 _FIRST = re.compile(rf"^\W*({_WORD_RE})\b\s*(?:[.,:;!\n)]|$)", re.I)
 
@@ -69,7 +82,7 @@ def parse_judge_reply(reply: str | None) -> str | None:
         return _WORDS[answers[-1].lower()]
     found = set()
     for m in _MENTION.finditer(text):
-        if _NEGATION.search(text[max(0, m.start() - 40):m.start()]):
+        if _NEGATION.search(text[max(0, m.start() - 40) : m.start()]):
             continue
         found.add(_WORDS[m.group(1).lower()])
     return found.pop() if len(found) == 1 else None
@@ -116,12 +129,15 @@ class LLMJudgeBackend(NLIBackend):
         x = dict(options.extra or {})
         try:
             client = make_client(
-                backend, model,
+                backend,
+                model,
                 base_url=x.get("llm_base_url"),
                 api_key_env=x.get("llm_api_key_env") or "OPENAI_API_KEY",
                 concurrency=int(x.get("llm_concurrency") or 8),
                 timeout=float(x.get("llm_timeout") or 60.0),
-                max_retries=int(x["llm_max_retries"]) if x.get("llm_max_retries") is not None else 5,
+                max_retries=int(x["llm_max_retries"])
+                if x.get("llm_max_retries") is not None
+                else 5,
                 temperature=float(x.get("llm_temperature") or 0.0),
                 max_tokens=_max_tokens(x.get("llm_max_tokens")),
                 device=options.device,
@@ -154,8 +170,10 @@ class LLMJudgeBackend(NLIBackend):
             raise BackendError(f"{self.spec or 'llm'}: {fatal.error}")
         failed_all = none_answered(replies, self.answered)
         if failed_all is not None:
-            raise BackendError(f"{self.spec or 'llm'}: all {len(replies)} requests failed and none has been "
-                               f"answered in this run; the first: {failed_all.error}")
+            raise BackendError(
+                f"{self.spec or 'llm'}: all {len(replies)} requests failed and none has been "
+                f"answered in this run; the first: {failed_all.error}"
+            )
         out = []
         for (premise, hypothesis), reply in zip(pairs, replies, strict=True):
             if not reply.ok:
@@ -167,8 +185,13 @@ class LLMJudgeBackend(NLIBackend):
             if label is None:
                 self.unparseable += 1
                 if len(self.examples) < 5:
-                    self.examples.append({"premise": premise, "hypothesis": hypothesis,
-                                          "reply": (reply.text or "")[:300]})
+                    self.examples.append(
+                        {
+                            "premise": premise,
+                            "hypothesis": hypothesis,
+                            "reply": (reply.text or "")[:300],
+                        }
+                    )
             out.append(Prediction(label))  # type: ignore[arg-type]
         return out
 
@@ -179,9 +202,15 @@ class LLMJudgeBackend(NLIBackend):
         return f"LLM: {u.cache_hits} replies from the reply cache, {u.prompts - u.cache_hits} asked"
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "backend": "llm", "llm": self.client.describe(),
-                "prompt": self.template.id, "unparseable": self.unparseable,
-                "request_failures": self.request_failures, "unparseable_examples": self.examples}
+        return {
+            **super().describe(),
+            "backend": "llm",
+            "llm": self.client.describe(),
+            "prompt": self.template.id,
+            "unparseable": self.unparseable,
+            "request_failures": self.request_failures,
+            "unparseable_examples": self.examples,
+        }
 
     def close(self) -> None:
         self.client.close()

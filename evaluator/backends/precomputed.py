@@ -25,8 +25,10 @@ def _read_probs(value: Any, where: str) -> dict[str, float] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise BackendError(f"{where}: field 'probs' must be an object such as "
-                           '{"entailment": 0.9, "neutral": 0.08, "contradiction": 0.02}')
+        raise BackendError(
+            f"{where}: field 'probs' must be an object such as "
+            '{"entailment": 0.9, "neutral": 0.08, "contradiction": 0.02}'
+        )
     probs: dict[str, float] = {}
     for key, p in value.items():
         label = normalize_label(key)
@@ -36,7 +38,9 @@ def _read_probs(value: Any, where: str) -> dict[str, float] | None:
             raise BackendError(f"{where}: field 'probs' value for {key!r} is not a number")
         probs[label] = float(p)
     if set(probs) != set(LABELS):
-        raise BackendError(f"{where}: field 'probs' must give entailment, neutral and contradiction")
+        raise BackendError(
+            f"{where}: field 'probs' must give entailment, neutral and contradiction"
+        )
     return probs
 
 
@@ -114,5 +118,9 @@ class PrecomputedBackend(NLIBackend):
         return [self.labels[p] for p in pairs]
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "backend": "precomputed", "path": str(self.path),
-                "pairs_in_file": len(self.labels)}
+        return {
+            **super().describe(),
+            "backend": "precomputed",
+            "path": str(self.path),
+            "pairs_in_file": len(self.labels),
+        }

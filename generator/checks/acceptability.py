@@ -130,8 +130,9 @@ class ColaAcceptability:
                 raise cached_error from None
         reachable, why = _hub_reachable()
         if not reachable:
-            raise OSError(f"{model_id} is not in the Hugging Face cache and the hub cannot be "
-                          f"reached ({why})")
+            raise OSError(
+                f"{model_id} is not in the Hugging Face cache and the hub cannot be reached ({why})"
+            )
         self._load(model_id, local_files_only=False)
 
     def _acceptable_index(self, acceptable_label: int | None) -> int:
@@ -163,9 +164,12 @@ class ColaAcceptability:
         probs: dict[str, float] = {}
         with torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
-                texts = [unique[i] for i in order[start:start + self.batch_size]]
+                texts = [unique[i] for i in order[start : start + self.batch_size]]
                 enc = self.tokenizer(
-                    texts, truncation=True, max_length=self.max_length, padding=True,
+                    texts,
+                    truncation=True,
+                    max_length=self.max_length,
+                    padding=True,
                     return_tensors="pt",
                 ).to(self.device)
                 logits = self.model(**enc).logits.float()
@@ -177,9 +181,7 @@ class ColaAcceptability:
                     probs[text] = float(value)
         return [probs[s] for s in sentences]
 
-    def check_many(
-        self, originals: Sequence[str], candidates: Sequence[str]
-    ) -> list[CheckResult]:
+    def check_many(self, originals: Sequence[str], candidates: Sequence[str]) -> list[CheckResult]:
         check_lengths(originals, candidates)
         results = []
         for p in self.scores(candidates):
@@ -235,9 +237,7 @@ def _hub_reachable(timeout: float = 5.0) -> tuple[bool, str]:
 def _looks_like_path(name: str) -> bool:
     """A hub id is 'name' or 'owner/name'; anything else is meant as a folder."""
     return (
-        name.startswith(("/", ".", "~"))
-        or name.count("/") > 1
-        or os.sep != "/" and os.sep in name
+        name.startswith(("/", ".", "~")) or name.count("/") > 1 or os.sep != "/" and os.sep in name
     )
 
 
@@ -253,15 +253,21 @@ def _resolve_device(torch: Any, device: str) -> str:
             f"(torch {torch.__version__}); use --device cpu or --device auto"
         )
     if device == "mps" and not mps_ok:
-        raise BackendUnavailable("acceptability backend 'cola': device mps is not available; "
-                                 "use --device cpu or --device auto")
+        raise BackendUnavailable(
+            "acceptability backend 'cola': device mps is not available; "
+            "use --device cpu or --device auto"
+        )
     return device
 
 
 def _fingerprint(folder: Path) -> str:
     """sha256 over config.json and the weight files (name and content), first 12 hex digits."""
     h = hashlib.sha256()
-    files = [folder / "config.json", *sorted(folder.glob("*.safetensors")), *sorted(folder.glob("*.bin"))]
+    files = [
+        folder / "config.json",
+        *sorted(folder.glob("*.safetensors")),
+        *sorted(folder.glob("*.bin")),
+    ]
     for f in files:
         if not f.is_file():
             continue
@@ -420,20 +426,26 @@ class LinkGrammarAcceptability(ThreadedCheck):
             release_free_memory()  # see the class docstring
         return found
 
-    def check_many(
-        self, originals: Sequence[str], candidates: Sequence[str]
-    ) -> list[CheckResult]:
+    def check_many(self, originals: Sequence[str], candidates: Sequence[str]) -> list[CheckResult]:
         check_lengths(originals, candidates)
         full = self._search([(c, 0) for c in candidates])  # step 1
         originals_found: dict[tuple[str, int], NullCount] = {}
         more: dict[tuple[str, int], NullCount] = {}
         if self.relative:
-            unparsed = [(o, c) for o, c in zip(originals, candidates, strict=True) if full[(c, 0)].value != 0]
+            unparsed = [
+                (o, c)
+                for o, c in zip(originals, candidates, strict=True)
+                if full[(c, 0)].value != 0
+            ]
             originals_found = self._search([(o, self._highest) for o, _ in unparsed])  # step 2
-            more = self._search([  # step 3
-                (c, m) for o, c in unparsed
-                if not full[(c, 0)].timed_out and (m := originals_found[(o, self._highest)].value)
-            ])
+            more = self._search(
+                [  # step 3
+                    (c, m)
+                    for o, c in unparsed
+                    if not full[(c, 0)].timed_out
+                    and (m := originals_found[(o, self._highest)].value)
+                ]
+            )
         results = []
         for orig, cand in zip(originals, candidates, strict=True):
             first = full[(cand, 0)]
@@ -447,7 +459,9 @@ class LinkGrammarAcceptability(ThreadedCheck):
                 results.append(self._verdict(cand, first, 0, m))
         return results
 
-    def _verdict(self, candidate: str, found: NullCount, searched_to: int, m: int | None) -> CheckResult:
+    def _verdict(
+        self, candidate: str, found: NullCount, searched_to: int, m: int | None
+    ) -> CheckResult:
         """The result for a candidate that does not parse fully: `found` is its parse with up to
         `searched_to` skipped words; `m` the original's null count (absolute mode: None, and
         nothing passes)."""
@@ -478,7 +492,9 @@ class LinkGrammarAcceptability(ThreadedCheck):
         dict_version = ""
         with contextlib.suppress(Exception):
             dict_version = f", dict {self._parser.dictionary_version()}"
-        return f"link-grammar {self._parser.library_version()} ({self.language}{dict_version}, {mode})"
+        return (
+            f"link-grammar {self._parser.library_version()} ({self.language}{dict_version}, {mode})"
+        )
 
 
 # -------------------------------------------------------------------------------------- none
@@ -488,9 +504,7 @@ class NoAcceptability:
     name = "acceptability"
     backend = "none"
 
-    def check_many(
-        self, originals: Sequence[str], candidates: Sequence[str]
-    ) -> list[CheckResult]:
+    def check_many(self, originals: Sequence[str], candidates: Sequence[str]) -> list[CheckResult]:
         check_lengths(originals, candidates)
         return [CheckResult("none", True) for _ in candidates]
 

@@ -46,9 +46,7 @@ class Check(Protocol):
     name: str  # "grammar" or "acceptability"
     backend: str  # "harper", "languagetool", "cola", "link-grammar", "none"
 
-    def check_many(
-        self, originals: Sequence[str], candidates: Sequence[str]
-    ) -> list[CheckResult]:
+    def check_many(self, originals: Sequence[str], candidates: Sequence[str]) -> list[CheckResult]:
         """Judge candidates[i] (made from originals[i]); one result per candidate, same order."""
         ...
 
@@ -93,8 +91,13 @@ class ThreadPool:
         if self.threads > 1 and not self.fresh_threads:
             self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix=self.name)
 
-    def map(self, fn: Callable[[T], R], items: Iterable[T], *,
-            one_at_a_time: Callable[[T], bool] | None = None) -> list[R]:
+    def map(
+        self,
+        fn: Callable[[T], R],
+        items: Iterable[T],
+        *,
+        one_at_a_time: Callable[[T], bool] | None = None,
+    ) -> list[R]:
         """fn over items, results in input order. one_at_a_time (fresh_threads only): items for
         which it is true never run beside each other: one thread takes them in turn while the
         others take the rest, and then it helps with the rest too. For memory-hungry items (a
@@ -116,8 +119,13 @@ class ThreadPool:
             self._executor = None
 
 
-def _map_with_lane(ex: ThreadPoolExecutor, workers: int, fn: Callable[[T], R], items: list[T],
-                   one_at_a_time: Callable[[T], bool]) -> list[R]:
+def _map_with_lane(
+    ex: ThreadPoolExecutor,
+    workers: int,
+    fn: Callable[[T], R],
+    items: list[T],
+    one_at_a_time: Callable[[T], bool],
+) -> list[R]:
     """ThreadPool.map's one_at_a_time: a lane for the marked items on the first thread, the
     others in a shared queue that every thread drains."""
     lane = [i for i, x in enumerate(items) if one_at_a_time(x)]

@@ -208,9 +208,7 @@ class _ComparingGrammarCheck:
         """Make _errors_of_rules cheap for these (text, rules) pairs."""
         self._prefetch(list(dict.fromkeys(text for text, _ in wanted)))
 
-    def check_many(
-        self, originals: Sequence[str], candidates: Sequence[str]
-    ) -> list[CheckResult]:
+    def check_many(self, originals: Sequence[str], candidates: Sequence[str]) -> list[CheckResult]:
         check_lengths(originals, candidates)
         self._prefetch(list(dict.fromkeys(candidates)))
         self._prefetch_changed_words(originals, candidates)
@@ -294,7 +292,9 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
     ) -> None:
         super().__init__(cache_size)
         if spelling not in SPELLING_MODES:
-            raise ValueError(f"unknown spelling mode {spelling!r}; one of {', '.join(SPELLING_MODES)}")
+            raise ValueError(
+                f"unknown spelling mode {spelling!r}; one of {', '.join(SPELLING_MODES)}"
+            )
         try:
             import harper
         except ImportError as e:
@@ -321,9 +321,11 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
         config = harper.Linter(dialect_enum).get_lint_config()
         self._sentence_config = config
         self._speller_config: dict | None = None
-        if spelling == "changed" and HARPER_SPELL_RULE not in self.ignore_rules and config.get(
-            HARPER_SPELL_RULE, True
-        ) is not False:
+        if (
+            spelling == "changed"
+            and HARPER_SPELL_RULE not in self.ignore_rules
+            and config.get(HARPER_SPELL_RULE, True) is not False
+        ):
             self._sentence_config = {**config, HARPER_SPELL_RULE: False}
             self._speller_config = {rule: rule == HARPER_SPELL_RULE for rule in config}
         self._extra_words = sorted(set(extra_words))
@@ -400,12 +402,18 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
     def _find_errors(self, text: str) -> tuple[GrammarError, ...]:
         if not text.strip():
             return ()
-        return self._collect(self._thread_linter("sentence").organized_lints(text, language="plaintext", dedup=False))
+        return self._collect(
+            self._thread_linter("sentence").organized_lints(text, language="plaintext", dedup=False)
+        )
 
     def _lint_with_rules(self, text: str, rules: frozenset[str]) -> tuple[GrammarError, ...]:
         if not text.strip():
             return ()
-        return self._collect(self._thread_linter("rules", rules).organized_lints(text, language="plaintext", dedup=False))
+        return self._collect(
+            self._thread_linter("rules", rules).organized_lints(
+                text, language="plaintext", dedup=False
+            )
+        )
 
     def _collect(self, organized: dict[str, list]) -> tuple[GrammarError, ...]:
         """The errors in organized_lints' answer (one entry per rule, nearly all empty: the
@@ -413,8 +421,10 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
         ignore_rules, ignore_kinds = self.ignore_rules, self.ignore_kinds
         found = [
             GrammarError(rule, lint.message, lint.problem_text, lint.span.start)
-            for rule, lints in organized.items() if lints and rule not in ignore_rules
-            for lint in lints if lint.lint_kind not in ignore_kinds
+            for rule, lints in organized.items()
+            if lints and rule not in ignore_rules
+            for lint in lints
+            if lint.lint_kind not in ignore_kinds
         ]
         found.sort(key=lambda e: (e.offset, e.rule))
         return tuple(found)
@@ -455,7 +465,9 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
         if self._speller_config is None:
             return
         words = dict.fromkeys(
-            word for o, c in zip(originals, candidates, strict=True) for _, word in changed_words(o, c)
+            word
+            for o, c in zip(originals, candidates, strict=True)
+            for _, word in changed_words(o, c)
         )
         self._pool.map(self._word_errors, words)  # on the threads; cached words come back at once
 
@@ -540,8 +552,12 @@ class LanguageToolGrammar(_ComparingGrammarCheck):
                 f"grammar backend 'languagetool': no LanguageTool server answers at {self.url} "
                 f"({type(e).__name__}: {e}). To fix: {how}"
             ) from e
-        codes = {str(x.get(k, "")).lower() for x in languages if isinstance(x, dict)
-                 for k in ("code", "longCode")}
+        codes = {
+            str(x.get(k, "")).lower()
+            for x in languages
+            if isinstance(x, dict)
+            for k in ("code", "longCode")
+        }
         if self.language.lower() not in codes:
             raise BackendUnavailable(
                 f"grammar backend 'languagetool': the server at {self.url} does not offer "
@@ -634,8 +650,15 @@ class LanguageToolGrammar(_ComparingGrammarCheck):
                 ) from e
             for m in reply["matches"]:
                 rule = (m.get("rule") or {}).get("id", "")
-                found.append(_lt_error(rule, m.get("message", ""), text,
-                                       int(m.get("offset", -1)), int(m.get("length", 0))))
+                found.append(
+                    _lt_error(
+                        rule,
+                        m.get("message", ""),
+                        text,
+                        int(m.get("offset", -1)),
+                        int(m.get("length", 0)),
+                    )
+                )
         found = [e for e in found if e.rule not in self.disabled_rules]
         found.sort(key=lambda e: (e.offset, e.rule))
         return tuple(found)
@@ -662,7 +685,7 @@ class LanguageToolGrammar(_ComparingGrammarCheck):
 
 
 def _lt_error(rule: str, message: str, text: str, offset: int, length: int) -> GrammarError:
-    flagged = text[offset:offset + length] if 0 <= offset <= len(text) else ""
+    flagged = text[offset : offset + length] if 0 <= offset <= len(text) else ""
     return GrammarError(rule or "UNKNOWN", message, flagged, offset)
 
 
@@ -683,9 +706,7 @@ class NoGrammar:
     name = "grammar"
     backend = "none"
 
-    def check_many(
-        self, originals: Sequence[str], candidates: Sequence[str]
-    ) -> list[CheckResult]:
+    def check_many(self, originals: Sequence[str], candidates: Sequence[str]) -> list[CheckResult]:
         check_lengths(originals, candidates)
         return [CheckResult("none", True) for _ in candidates]
 

@@ -32,7 +32,11 @@ class LinkGrammarUnavailable(RuntimeError):
 
 class _ErrInfo(ctypes.Structure):
     # lg_errinfo in link-includes.h
-    _fields_ = [("severity", ctypes.c_int), ("severity_label", ctypes.c_char_p), ("text", ctypes.c_char_p)]
+    _fields_ = [
+        ("severity", ctypes.c_int),
+        ("severity_label", ctypes.c_char_p),
+        ("text", ctypes.c_char_p),
+    ]
 
 
 _HANDLER_TYPE = ctypes.CFUNCTYPE(None, ctypes.POINTER(_ErrInfo), ctypes.c_void_p)
@@ -71,7 +75,9 @@ def load_library() -> ctypes.CDLL:
             except OSError as e:
                 errors.append(str(e))
         if lib is None:
-            raise LinkGrammarUnavailable("the link-grammar C library is not installed (" + "; ".join(errors) + ")")
+            raise LinkGrammarUnavailable(
+                "the link-grammar C library is not installed (" + "; ".join(errors) + ")"
+            )
         p, i, s = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
         for name, restype, argtypes in (
             ("linkgrammar_get_version", s, []),
@@ -180,7 +186,9 @@ class NullCountParser:
         self.language = language
         self._dict = self._lib.dictionary_create_lang(language.encode())
         if not self._dict:
-            raise LinkGrammarUnavailable(f"link-grammar dictionary {language!r} could not be loaded")
+            raise LinkGrammarUnavailable(
+                f"link-grammar dictionary {language!r} could not be loaded"
+            )
         self._routed = threading.local()  # the error handler is per thread
         self._options_lock = threading.Lock()
         self._all_options: list[int] = []

@@ -16,7 +16,9 @@ from transnli.generator.checks.base import CheckResult, check_lengths
 
 PROMPT = "acceptability_judge"
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
-_ANSWER = re.compile(r"^[\s*_#>-]*(natural|meaning[ _]changed)[\s*_]*:[\s*_]*(yes|no)\b", re.I | re.M)
+_ANSWER = re.compile(
+    r"^[\s*_#>-]*(natural|meaning[ _]changed)[\s*_]*:[\s*_]*(yes|no)\b", re.I | re.M
+)
 
 
 def parse_acceptability_reply(text: str) -> tuple[bool, bool] | None:
@@ -56,17 +58,32 @@ class LLMAcceptability:
         out = []
         for reply in replies:
             if not reply.ok:
-                raise LLMError(f"LLM acceptability check: a request failed ({reply.error_kind}: {reply.error})")
+                raise LLMError(
+                    f"LLM acceptability check: a request failed ({reply.error_kind}: {reply.error})"
+                )
             parsed = parse_acceptability_reply(reply.text)
             details = {"reply": reply.text}
             if parsed is None:
-                out.append(CheckResult(self.backend, False, {**details, "outcome": "unparseable"},
-                                       "unparseable reply from the LLM"))
+                out.append(
+                    CheckResult(
+                        self.backend,
+                        False,
+                        {**details, "outcome": "unparseable"},
+                        "unparseable reply from the LLM",
+                    )
+                )
                 continue
             natural, changed = parsed
             details.update(natural=natural, meaning_changed=changed)
-            reason = "" if natural and changed else (
-                "the LLM judged it not natural" if not natural else "the LLM judged the meaning unchanged")
+            reason = (
+                ""
+                if natural and changed
+                else (
+                    "the LLM judged it not natural"
+                    if not natural
+                    else "the LLM judged the meaning unchanged"
+                )
+            )
             out.append(CheckResult(self.backend, natural and changed, details, reason))
         return out
 

@@ -46,7 +46,9 @@ class QualityModel:
     @classmethod
     def from_dict(cls, data: dict, source: str = "<dict>") -> QualityModel:
         if data.get("format") != MODEL_FORMAT:
-            raise QualityModelError(f"{source}: field 'format' must be {MODEL_FORMAT!r}, got {data.get('format')!r}")
+            raise QualityModelError(
+                f"{source}: field 'format' must be {MODEL_FORMAT!r}, got {data.get('format')!r}"
+            )
         names = data.get("feature_names")
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise QualityModelError(f"{source}: field 'feature_names' must be a list of strings")
@@ -54,14 +56,27 @@ class QualityModel:
         for name in ("mean", "scale", "coef"):
             value = data.get(name)
             if not isinstance(value, list) or len(value) != len(names):
-                raise QualityModelError(f"{source}: field '{name}' must be a list of {len(names)} numbers")
+                raise QualityModelError(
+                    f"{source}: field '{name}' must be a list of {len(names)} numbers"
+                )
             arrays[name] = np.asarray(value, dtype=np.float64)
         if not isinstance(data.get("intercept"), (int, float)):
             raise QualityModelError(f"{source}: field 'intercept' must be a number")
         if np.any(arrays["scale"] <= 0):
             raise QualityModelError(f"{source}: field 'scale' must be positive")
-        meta = {k: v for k, v in data.items() if k not in ("feature_names", "mean", "scale", "coef", "intercept")}
-        return cls(tuple(names), arrays["mean"], arrays["scale"], arrays["coef"], float(data["intercept"]), meta)
+        meta = {
+            k: v
+            for k, v in data.items()
+            if k not in ("feature_names", "mean", "scale", "coef", "intercept")
+        }
+        return cls(
+            tuple(names),
+            arrays["mean"],
+            arrays["scale"],
+            arrays["coef"],
+            float(data["intercept"]),
+            meta,
+        )
 
 
 def default_model_path() -> Path:
@@ -94,8 +109,10 @@ def check_model(path: str | None = None) -> QualityModel:
     missing = [n for n in model.feature_names if n not in FEATURE_NAMES]
     if missing:
         where = path or str(default_model_path())
-        raise QualityModelError(f"{where}: field 'feature_names': features this version does not compute: "
-                                f"{', '.join(missing)}")
+        raise QualityModelError(
+            f"{where}: field 'feature_names': features this version does not compute: "
+            f"{', '.join(missing)}"
+        )
     return model
 
 
@@ -104,16 +121,22 @@ class QualityModelFilter:
 
     name = "quality_model"
 
-    def __init__(self, ranker, model: QualityModel | None = None, threshold: float = DEFAULT_THRESHOLD):
+    def __init__(
+        self, ranker, model: QualityModel | None = None, threshold: float = DEFAULT_THRESHOLD
+    ):
         from transnli.generator.quality_features import QualityFeatures
 
         if ranker is None:
-            raise ValueError("the quality_model filter needs the pipeline's word vectors (an AntonymRanker)")
+            raise ValueError(
+                "the quality_model filter needs the pipeline's word vectors (an AntonymRanker)"
+            )
         self.model = model if model is not None else load_model()
         self.features = QualityFeatures(ranker)
         missing = [n for n in self.model.feature_names if n not in self.features.names]
         if missing:
-            raise QualityModelError(f"field 'feature_names': features this version does not compute: {', '.join(missing)}")
+            raise QualityModelError(
+                f"field 'feature_names': features this version does not compute: {', '.join(missing)}"
+            )
         self._columns = [self.features.names.index(n) for n in self.model.feature_names]
         self.threshold = threshold
 
@@ -130,5 +153,9 @@ class QualityModelFilter:
             if score >= self.threshold:
                 out.append(FilterVerdict(True, "", details))
             else:
-                out.append(FilterVerdict(False, f"quality score {score:.3f} below {self.threshold}", details))
+                out.append(
+                    FilterVerdict(
+                        False, f"quality score {score:.3f} below {self.threshold}", details
+                    )
+                )
         return out

@@ -45,9 +45,19 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BASE_URL_ENVS = ("TRANSNLI_LLM_BASE_URL", "OPENAI_BASE_URL")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 # Hosted APIs that answer nothing without a key: a missing key is reported before any request.
-HOSTED_API_HOSTS = frozenset({"api.openai.com", "api.anthropic.com", "api.mistral.ai", "api.groq.com",
-                              "api.together.xyz", "api.deepseek.com", "api.fireworks.ai", "openrouter.ai",
-                              "generativelanguage.googleapis.com"})
+HOSTED_API_HOSTS = frozenset(
+    {
+        "api.openai.com",
+        "api.anthropic.com",
+        "api.mistral.ai",
+        "api.groq.com",
+        "api.together.xyz",
+        "api.deepseek.com",
+        "api.fireworks.ai",
+        "openrouter.ai",
+        "generativelanguage.googleapis.com",
+    }
+)
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 # Error kinds after which going on is pointless: the server is not there, or refuses us.
 FATAL_KINDS = frozenset({"connection", "auth", "not_found"})
@@ -91,9 +101,13 @@ class LLMReply:
         return self.error is None and self.text is not None
 
     def cache_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "seconds": self.seconds,
-                "finish_reason": self.finish_reason}
+        return {
+            "text": self.text,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "seconds": self.seconds,
+            "finish_reason": self.finish_reason,
+        }
 
 
 @dataclass
@@ -148,12 +162,16 @@ def check_api_key(base_url: str, api_key_env: str | None) -> None:
     if not api_key_env or os.environ.get(api_key_env):
         return
     if api_key_env != DEFAULT_KEY_ENV:
-        raise LLMError(f"--llm-api-key-env names ${api_key_env}, which is not set; export it with "
-                       "your API key (a local server needs no key: leave the option out)")
+        raise LLMError(
+            f"--llm-api-key-env names ${api_key_env}, which is not set; export it with "
+            "your API key (a local server needs no key: leave the option out)"
+        )
     host = (urlparse(base_url).hostname or "").lower()
     if host in HOSTED_API_HOSTS or host.endswith(".openai.azure.com"):
-        raise LLMError(f"{base_url} needs an API key and ${api_key_env} is not set; export it, name "
-                       "another variable with --llm-api-key-env, or give --llm-base-url of a local server")
+        raise LLMError(
+            f"{base_url} needs an API key and ${api_key_env} is not set; export it, name "
+            "another variable with --llm-api-key-env, or give --llm-base-url of a local server"
+        )
 
 
 class ConnectBreaker:
@@ -215,7 +233,10 @@ class LLMClient(ABC):
         for i, reply in self.complete_iter(prompts):
             out[i] = reply
         self.usage.add(prompts=len(prompts), seconds=time.perf_counter() - t0)
-        return [r if r is not None else LLMReply(None, error="no reply", error_kind="local") for r in out]
+        return [
+            r if r is not None else LLMReply(None, error="no reply", error_kind="local")
+            for r in out
+        ]
 
     def describe(self) -> dict[str, Any]:
         """Provenance (config.json / summary.json): no secrets, nothing that varies per run."""
@@ -286,8 +307,14 @@ def _refused(e: BaseException) -> bool:
         seen.add(id(x))
         if isinstance(x, (NewConnectionError, ConnectionRefusedError)):
             return True
-        stack.extend([getattr(x, "reason", None), x.__cause__, x.__context__,
-                      *(a for a in getattr(x, "args", ()) if isinstance(a, BaseException))])
+        stack.extend(
+            [
+                getattr(x, "reason", None),
+                x.__cause__,
+                x.__context__,
+                *(a for a in getattr(x, "args", ()) if isinstance(a, BaseException)),
+            ]
+        )
     return False
 
 
@@ -299,9 +326,12 @@ def _truncated_json(body: str) -> bool:
     try:
         json.loads(body)
     except json.JSONDecodeError as e:
-        rest = body[e.pos:]
-        return (e.pos >= len(body) or e.msg.startswith("Unterminated string")
-                or any(word.startswith(rest) for word in ("true", "false", "null")))
+        rest = body[e.pos :]
+        return (
+            e.pos >= len(body)
+            or e.msg.startswith("Unterminated string")
+            or any(word.startswith(rest) for word in ("true", "false", "null"))
+        )
     return False
 
 
@@ -321,11 +351,21 @@ class OpenAIChatClient(LLMClient):
 
     backend = "openai"
 
-    def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 concurrency: int = 8, timeout: float = 60.0, max_retries: int = 5,
-                 temperature: float = 0.0, max_tokens: int | None = 512, backoff: float = 1.0,
-                 max_backoff: float = 60.0, system_prompt: str | None = None,
-                 extra_body: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 8,
+        timeout: float = 60.0,
+        max_retries: int = 5,
+        temperature: float = 0.0,
+        max_tokens: int | None = 512,
+        backoff: float = 1.0,
+        max_backoff: float = 60.0,
+        system_prompt: str | None = None,
+        extra_body: dict[str, Any] | None = None,
+    ):
         super().__init__()
         if not model:
             raise LLMError("the openai backend needs a model name (--llm-model)")
@@ -384,7 +424,11 @@ class OpenAIChatClient(LLMClient):
     def _body(self, prompt: str) -> dict[str, Any]:
         messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         messages.append({"role": "user", "content": prompt})
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+        }
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
         body.update(self.extra_body)
@@ -394,28 +438,49 @@ class OpenAIChatClient(LLMClient):
         import requests
 
         try:
-            resp = self._session().post(self.url, json=self._body(prompt), headers=self._headers(),
-                                        timeout=(min(self.timeout, 10.0), self.timeout))
+            resp = self._session().post(
+                self.url,
+                json=self._body(prompt),
+                headers=self._headers(),
+                timeout=(min(self.timeout, 10.0), self.timeout),
+            )
         except requests.ConnectTimeout as e:
             raise _Retry("connection", f"no connection within {min(self.timeout, 10.0):g} s") from e
         except requests.Timeout as e:
-            raise _Retry("timeout", f"no reply within {self.timeout:g} s ({type(e).__name__})") from e
+            raise _Retry(
+                "timeout", f"no reply within {self.timeout:g} s ({type(e).__name__})"
+            ) from e
         except requests.ConnectionError as e:
             if _refused(e):
                 raise _Retry("connection", _errno_text(e)) from e
-            raise _Retry("dropped", f"the connection to {self.url} broke before the reply ({_first_line(e)})") from e
-        except (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError) as e:
-            raise _Retry("dropped", f"the connection to {self.url} broke during the reply ({_first_line(e)})") from e
+            raise _Retry(
+                "dropped", f"the connection to {self.url} broke before the reply ({_first_line(e)})"
+            ) from e
+        except (
+            requests.exceptions.ChunkedEncodingError,
+            requests.exceptions.ContentDecodingError,
+        ) as e:
+            raise _Retry(
+                "dropped", f"the connection to {self.url} broke during the reply ({_first_line(e)})"
+            ) from e
         except requests.RequestException as e:  # an unusable URL: no request can succeed
-            return LLMReply(None, error=f"cannot send to {self.url}: {_first_line(e)}", error_kind="not_found")
+            return LLMReply(
+                None, error=f"cannot send to {self.url}: {_first_line(e)}", error_kind="not_found"
+            )
         if resp.status_code in RETRY_STATUS:
-            raise _Retry("http", f"HTTP {resp.status_code} from {self.url}: {self._excerpt(resp, 200)}",
-                         parse_retry_after(resp.headers.get("Retry-After")))
+            raise _Retry(
+                "http",
+                f"HTTP {resp.status_code} from {self.url}: {self._excerpt(resp, 200)}",
+                parse_retry_after(resp.headers.get("Retry-After")),
+            )
         if resp.status_code != 200:
             kind = {401: "auth", 403: "auth", 404: "not_found"}.get(resp.status_code, "http")
             hint = f" (is ${self.api_key_env} set?)" if kind == "auth" else ""
-            return LLMReply(None, error=f"HTTP {resp.status_code} from {self.url}{hint}: {self._excerpt(resp, 300)}",
-                            error_kind=kind)
+            return LLMReply(
+                None,
+                error=f"HTTP {resp.status_code} from {self.url}{hint}: {self._excerpt(resp, 300)}",
+                error_kind=kind,
+            )
         try:
             data = resp.json()
         except ValueError as e:
@@ -432,17 +497,28 @@ class OpenAIChatClient(LLMClient):
         except (KeyError, IndexError, TypeError) as e:
             return self._malformed(resp, e)
         usage = data.get("usage") or {}
-        return LLMReply(text, prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                        completion_tokens=int(usage.get("completion_tokens") or 0),
-                        finish_reason=choice.get("finish_reason"))
+        return LLMReply(
+            text,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            finish_reason=choice.get("finish_reason"),
+        )
 
     def _malformed(self, resp, e: Exception) -> LLMReply:
-        return LLMReply(None, error=f"malformed response from {self.url}: {type(e).__name__}: "
-                        f"{str(e)[:100]}; body starts {self._excerpt(resp, 120)!r}", error_kind="malformed")
+        return LLMReply(
+            None,
+            error=f"malformed response from {self.url}: {type(e).__name__}: "
+            f"{str(e)[:100]}; body starts {self._excerpt(resp, 120)!r}",
+            error_kind="malformed",
+        )
 
     def _unreachable(self) -> LLMReply:
-        return LLMReply(None, error=f"cannot reach LLM server at {self.base_url} ({self.breaker.reason}); "
-                        "check that it is running and that --llm-base-url points at it", error_kind="connection")
+        return LLMReply(
+            None,
+            error=f"cannot reach LLM server at {self.base_url} ({self.breaker.reason}); "
+            "check that it is running and that --llm-base-url points at it",
+            error_kind="connection",
+        )
 
     def complete_one(self, prompt: str) -> LLMReply:
         t0 = time.perf_counter()
@@ -457,15 +533,20 @@ class OpenAIChatClient(LLMClient):
                 reply = self._attempt(prompt)
             except _Retry as r:
                 if r.kind == "connection":
-                    if self.breaker.failed(self._redact(r.message), give_up=attempt > self.max_retries):
+                    if self.breaker.failed(
+                        self._redact(r.message), give_up=attempt > self.max_retries
+                    ):
                         reply = self._unreachable()
                         break
                     self.usage.add(retries=1)
                     time.sleep(CONNECT_RETRY_WAIT)
                     continue
                 if attempt > self.max_retries:
-                    reply = LLMReply(None, error=f"{r.message} (gave up after {attempt} attempts)",
-                                     error_kind=r.kind)
+                    reply = LLMReply(
+                        None,
+                        error=f"{r.message} (gave up after {attempt} attempts)",
+                        error_kind=r.kind,
+                    )
                 else:
                     wait = r.wait if r.wait is not None else self.backoff * 2 ** (attempt - 1)
                     self.usage.add(retries=1)
@@ -476,7 +557,9 @@ class OpenAIChatClient(LLMClient):
         reply.attempts = attempt
         reply.seconds = time.perf_counter() - t0
         if reply.ok:
-            self.usage.add(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
+            self.usage.add(
+                prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens
+            )
         else:
             reply.error = self._redact(reply.error or "")
             self.usage.add(errors=1)
@@ -489,8 +572,9 @@ class OpenAIChatClient(LLMClient):
             for i, p in enumerate(prompts):
                 yield i, self.complete_one(p)
             return
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(prompts)),
-                                thread_name_prefix="transnli-llm") as pool:
+        with ThreadPoolExecutor(
+            max_workers=min(self.concurrency, len(prompts)), thread_name_prefix="transnli-llm"
+        ) as pool:
             futures = {pool.submit(self.complete_one, p): i for i, p in enumerate(prompts)}
             try:
                 for fut in as_completed(futures):
@@ -538,11 +622,19 @@ def model_fingerprint(name_or_path: str) -> str:
 class _HFClient(LLMClient):
     auto_model = ""
 
-    def __init__(self, model: str, device: str = "auto", batch_size: int = 8,
-                 max_new_tokens: int = 128, dtype: str = "auto"):
+    def __init__(
+        self,
+        model: str,
+        device: str = "auto",
+        batch_size: int = 8,
+        max_new_tokens: int = 128,
+        dtype: str = "auto",
+    ):
         super().__init__()
         if not model:
-            raise LLMError(f"the {self.backend} backend needs a model: a hub id or a local folder (--llm-model)")
+            raise LLMError(
+                f"the {self.backend} backend needs a model: a hub id or a local folder (--llm-model)"
+            )
         self.model = model
         self.device_name = device
         self.batch_size = max(1, int(batch_size))
@@ -579,11 +671,15 @@ class _HFClient(LLMClient):
             tok = transformers.AutoTokenizer.from_pretrained(self.model)
             model = auto.from_pretrained(self.model, **kwargs)
         except SafetensorError as e:
-            raise LLMError(f"{self.model}: a weights file is corrupt or truncated ({e}); download or save "
-                           "the model again") from e
+            raise LLMError(
+                f"{self.model}: a weights file is corrupt or truncated ({e}); download or save "
+                "the model again"
+            ) from e
         except (OSError, ValueError) as e:
-            raise LLMError(f"cannot load {self.model!r} with {self.auto_model}: {str(e).rstrip('.')}. Give a local folder "
-                           "or a hub id that is in the Hugging Face cache.") from e
+            raise LLMError(
+                f"cannot load {self.model!r} with {self.auto_model}: {str(e).rstrip('.')}. Give a local folder "
+                "or a hub id that is in the Hugging Face cache."
+            ) from e
         self.device = resolve_device(self.device_name)
         self._model = model.to(self.device).eval()
         self._tokenizer = tok
@@ -611,15 +707,23 @@ class _HFClient(LLMClient):
             order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))  # less padding
             eos = {t for t in (tok.eos_token_id, tok.pad_token_id) if t is not None}
             for start in range(0, len(order), self.batch_size):
-                idx = order[start:start + self.batch_size]
+                idx = order[start : start + self.batch_size]
                 t0 = time.perf_counter()
                 try:
-                    enc = tok(self._encode_prompts([prompts[i] for i in idx]), return_tensors="pt",
-                              padding=True, truncation=True).to(self.device)
+                    enc = tok(
+                        self._encode_prompts([prompts[i] for i in idx]),
+                        return_tensors="pt",
+                        padding=True,
+                        truncation=True,
+                    ).to(self.device)
                     with torch.inference_mode():
-                        gen = model.generate(**enc, do_sample=False, num_beams=1,
-                                             max_new_tokens=self.max_new_tokens,
-                                             pad_token_id=tok.pad_token_id)
+                        gen = model.generate(
+                            **enc,
+                            do_sample=False,
+                            num_beams=1,
+                            max_new_tokens=self.max_new_tokens,
+                            pad_token_id=tok.pad_token_id,
+                        )
                     new = self._new_tokens(gen, enc)
                 except (RuntimeError, ValueError) as e:
                     for i in idx:
@@ -635,12 +739,21 @@ class _HFClient(LLMClient):
                             n = k + 1 if t == tok.eos_token_id else k
                             break
                     text = tok.decode(ids[:n], skip_special_tokens=True).strip()
-                    out[i] = LLMReply(text, prompt_tokens=int(enc["attention_mask"][row].sum()),
-                                      completion_tokens=n, seconds=per)
-                self.usage.add(requests=len(idx),
-                               prompt_tokens=sum(out[i].prompt_tokens for i in idx),
-                               completion_tokens=sum(out[i].completion_tokens for i in idx))
-            return [r if r is not None else LLMReply(None, error="no reply", error_kind="local") for r in out]
+                    out[i] = LLMReply(
+                        text,
+                        prompt_tokens=int(enc["attention_mask"][row].sum()),
+                        completion_tokens=n,
+                        seconds=per,
+                    )
+                self.usage.add(
+                    requests=len(idx),
+                    prompt_tokens=sum(out[i].prompt_tokens for i in idx),
+                    completion_tokens=sum(out[i].completion_tokens for i in idx),
+                )
+            return [
+                r if r is not None else LLMReply(None, error="no reply", error_kind="local")
+                for r in out
+            ]
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "device": self.device_name}
@@ -660,7 +773,9 @@ class HFSeq2SeqClient(_HFClient):
         if start is None:
             start = self._model.config.decoder_start_token_id
         # generate() returns the decoder start token first; drop it.
-        return output[:, 1:] if start is not None and bool((output[:, 0] == start).all()) else output
+        return (
+            output[:, 1:] if start is not None and bool((output[:, 0] == start).all()) else output
+        )
 
 
 class HFCausalClient(_HFClient):
@@ -687,11 +802,15 @@ class HFCausalClient(_HFClient):
     def _encode_prompts(self, prompts: list[str]) -> list[str]:
         if not self.chat_template:
             return prompts
-        return [self._tokenizer.apply_chat_template([{"role": "user", "content": p}], tokenize=False,
-                                                    add_generation_prompt=True) for p in prompts]
+        return [
+            self._tokenizer.apply_chat_template(
+                [{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True
+            )
+            for p in prompts
+        ]
 
     def _new_tokens(self, output, enc):
-        return output[:, enc["input_ids"].shape[1]:]
+        return output[:, enc["input_ids"].shape[1] :]
 
 
 # -- the reply cache --------------------------------------------------------------------------------
@@ -728,40 +847,58 @@ class ReplyCache:
                 self.conn.execute(
                     "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, backend TEXT NOT NULL, "
                     "model TEXT NOT NULL, params TEXT NOT NULL, prompt TEXT NOT NULL, "
-                    "reply TEXT NOT NULL, created REAL NOT NULL)")
+                    "reply TEXT NOT NULL, created REAL NOT NULL)"
+                )
         except sqlite3.DatabaseError as e:
             raise self._problem(e) from e
         except (OSError, sqlite3.Error) as e:
-            raise LLMError(f"cannot open the LLM reply cache {self.path}: {e} "
-                           "(set TRANSNLI_CACHE to a writable folder)") from e
+            raise LLMError(
+                f"cannot open the LLM reply cache {self.path}: {e} "
+                "(set TRANSNLI_CACHE to a writable folder)"
+            ) from e
         self.writable = True  # False once the disk is full
 
     def _problem(self, e: sqlite3.Error) -> LLMError:
         """One line naming the file, what is wrong and what to do."""
         msg = str(e)
         if "full" in msg:
-            return LLMError(f"the LLM reply cache {self.path} cannot grow: the disk is full ({msg}); free some space")
+            return LLMError(
+                f"the LLM reply cache {self.path} cannot grow: the disk is full ({msg}); free some space"
+            )
         if "malformed" in msg or "not a database" in msg or type(e) is sqlite3.DatabaseError:
-            return LLMError(f"the LLM reply cache {self.path} is damaged ({msg}); delete it (replies will be "
-                            f"asked again) or point ${CACHE_ENV} at another file")
-        return LLMError(f"the LLM reply cache {self.path} cannot be used ({msg}); delete it or point "
-                        f"${CACHE_ENV} at another file")
+            return LLMError(
+                f"the LLM reply cache {self.path} is damaged ({msg}); delete it (replies will be "
+                f"asked again) or point ${CACHE_ENV} at another file"
+            )
+        return LLMError(
+            f"the LLM reply cache {self.path} cannot be used ({msg}); delete it or point "
+            f"${CACHE_ENV} at another file"
+        )
 
     def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
         uniq = list(dict.fromkeys(keys))
         try:
             for start in range(0, len(uniq), 500):
-                chunk = uniq[start:start + 500]
+                chunk = uniq[start : start + 500]
                 rows = self.conn.execute(
-                    f"SELECT key, reply FROM replies WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+                    f"SELECT key, reply FROM replies WHERE key IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
                 found.update((k, json.loads(v)) for k, v in rows)
         except sqlite3.DatabaseError as e:
             raise self._problem(e) from e
         return found
 
-    def put(self, key: str, backend: str, model: str, params: dict[str, Any], prompt: str,
-            reply: LLMReply) -> None:
+    def put(
+        self,
+        key: str,
+        backend: str,
+        model: str,
+        params: dict[str, Any],
+        prompt: str,
+        reply: LLMReply,
+    ) -> None:
         """Store a reply. On a full disk the reply is kept by the caller and storing stops (with
         one warning): the run goes on, only a rerun will ask again."""
         if not self.writable:
@@ -770,13 +907,23 @@ class ReplyCache:
             with self.conn:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (key, backend, model, json.dumps(params, sort_keys=True), prompt,
-                     json.dumps(reply.cache_dict(), ensure_ascii=False), time.time()))
+                    (
+                        key,
+                        backend,
+                        model,
+                        json.dumps(params, sort_keys=True),
+                        prompt,
+                        json.dumps(reply.cache_dict(), ensure_ascii=False),
+                        time.time(),
+                    ),
+                )
         except sqlite3.OperationalError as e:
             if "full" not in str(e):
                 raise self._problem(e) from e
             self.writable = False
-            logging.getLogger("transnli").warning("%s; replies from here on are not cached", self._problem(e))
+            logging.getLogger("transnli").warning(
+                "%s; replies from here on are not cached", self._problem(e)
+            )
         except sqlite3.DatabaseError as e:
             raise self._problem(e) from e
 
@@ -835,31 +982,55 @@ class CachedClient(LLMClient):
                     out[i] = reply
         n_hits = len(prompts) - sum(len(v) for v in misses.values())
         self.usage.add(prompts=len(prompts), cache_hits=n_hits, seconds=time.perf_counter() - t0)
-        return [r if r is not None else LLMReply(None, error="no reply", error_kind="local") for r in out]
+        return [
+            r if r is not None else LLMReply(None, error="no reply", error_kind="local")
+            for r in out
+        ]
 
     @property
     def run_usage(self) -> dict[str, Any]:
         """This process's figures: prompts and cache hits from the cache, the rest from the client."""
         inner = self.inner.usage.to_dict()
-        return {**inner, "prompts": self.usage.prompts, "cache_hits": self.usage.cache_hits,
-                "seconds": round(self.usage.seconds, 3)}
+        return {
+            **inner,
+            "prompts": self.usage.prompts,
+            "cache_hits": self.usage.cache_hits,
+            "seconds": round(self.usage.seconds, 3),
+        }
 
     def close(self) -> None:
         self.inner.close()
         self.cache.close()
 
 
-def make_client(backend: str, model: str, *, base_url: str | None = None,
-                api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, timeout: float = 60.0,
-                max_retries: int = 5, temperature: float = 0.0, max_tokens: int | None = 512,
-                device: str = "auto", cache: bool | str | Path = True) -> LLMClient:
+def make_client(
+    backend: str,
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str = "OPENAI_API_KEY",
+    concurrency: int = 8,
+    timeout: float = 60.0,
+    max_retries: int = 5,
+    temperature: float = 0.0,
+    max_tokens: int | None = 512,
+    device: str = "auto",
+    cache: bool | str | Path = True,
+) -> LLMClient:
     """Build a client by backend name; `cache` True uses the default cache file, a path another
     file, False none. For the local backends `concurrency` is the generation batch size and
     `max_tokens` the number of new tokens (temperature is ignored: decoding is greedy)."""
     if backend == "openai":
         client: LLMClient = OpenAIChatClient(
-            model, base_url=base_url, api_key_env=api_key_env, concurrency=concurrency,
-            timeout=timeout, max_retries=max_retries, temperature=temperature, max_tokens=max_tokens)
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_retries=max_retries,
+            temperature=temperature,
+            max_tokens=max_tokens,
+        )
     elif backend in ("hf-seq2seq", "hf-causal"):
         cls = HFSeq2SeqClient if backend == "hf-seq2seq" else HFCausalClient
         client = cls(model, device=device, batch_size=concurrency, max_new_tokens=max_tokens or 128)

@@ -70,15 +70,21 @@ class LLMGenerationStats(GenerationStats):
         answers = prompted - failed
         ok = c["llm_verdict_ok"]
         compared = c["llm_wordnet_same"] + c["llm_wordnet_different"]
-        no_wordnet = {k[len("llm_nowordnet_"):]: v for k, v in sorted(c.items())
-                      if k.startswith("llm_nowordnet_") and v}
+        no_wordnet = {
+            k[len("llm_nowordnet_") :]: v
+            for k, v in sorted(c.items())
+            if k.startswith("llm_nowordnet_") and v
+        }
         llm_built = c["llm_candidates_built"]
         d["llm"] = {
             "mode": self.mode,
             **self.describe,
             "words_prompted": prompted,
-            **({"fallback_words": {s: c[f"llm_fallback_{s}"] for s in FALLBACK_STATUSES}}
-               if self.mode == "wordnet+llm" else {}),
+            **(
+                {"fallback_words": {s: c[f"llm_fallback_{s}"] for s in FALLBACK_STATUSES}}
+                if self.mode == "wordnet+llm"
+                else {}
+            ),
             "request_failures": failed,
             "answers": answers,
             # Table 7: answers that meet the prompt's requirements (one word changed, at the quoted
@@ -100,8 +106,11 @@ class LLMGenerationStats(GenerationStats):
             "rejected_acceptability": c["llm_rejected_acceptability"],
             "triples_accepted": c["llm_triples_accepted"],
             "acceptance_rate": _rate(c["llm_triples_accepted"], llm_built),
-            "tokens": {"prompt": c["llm_prompt_tokens"], "completion": c["llm_completion_tokens"],
-                       "total": c["llm_prompt_tokens"] + c["llm_completion_tokens"]},
+            "tokens": {
+                "prompt": c["llm_prompt_tokens"],
+                "completion": c["llm_completion_tokens"],
+                "total": c["llm_prompt_tokens"] + c["llm_completion_tokens"],
+            },
             # summed request latency of the replies used, as measured when each was generated
             # (a reply served from the cache keeps its original figure)
             "request_seconds": round(c["llm_request_ms"] / 1000, 3),
@@ -117,7 +126,9 @@ class LLMGenerationStats(GenerationStats):
     def from_dict(cls, d: dict) -> LLMGenerationStats:
         base = GenerationStats.from_dict({k: v for k, v in d.items() if k != "llm"})
         llm = d.get("llm", {})
-        s = cls(llm.get("mode", "llm"), {k: llm[k] for k in ("backend", "model", "prompt") if k in llm})
+        s = cls(
+            llm.get("mode", "llm"), {k: llm[k] for k in ("backend", "model", "prompt") if k in llm}
+        )
         s.counts, s.skipped_sentences = base.counts, base.skipped_sentences
         s.counts.update(d.get("_llm_counts", {}))
         return s
@@ -158,8 +169,18 @@ class LLMPipeline(WordNetPipeline):
     WordNet has no antonym). `antonyms`, `ranker` and `realiser` may be None in "llm" mode: the
     answers are then not compared with WordNet."""
 
-    def __init__(self, config: GeneratorConfig, tagger, antonyms, ranker, realiser, checks,
-                 client: LLMClient, template: PromptTemplate, mode: str | None = None):
+    def __init__(
+        self,
+        config: GeneratorConfig,
+        tagger,
+        antonyms,
+        ranker,
+        realiser,
+        checks,
+        client: LLMClient,
+        template: PromptTemplate,
+        mode: str | None = None,
+    ):
         super().__init__(config, tagger, antonyms, ranker, realiser, checks)
         self.mode = mode or config.pipeline
         if self.mode not in ("llm", "wordnet+llm"):
@@ -173,8 +194,11 @@ class LLMPipeline(WordNetPipeline):
         self._word_order: dict[int, int] = {}
 
     def describe_llm(self) -> dict[str, Any]:
-        return {"backend": self.client.backend, "model": self.client.model_identity,
-                "prompt": self.template.id}
+        return {
+            "backend": self.client.backend,
+            "model": self.client.model_identity,
+            "prompt": self.template.id,
+        }
 
     # -- building -------------------------------------------------------------------------------
     def _choices(self, pairs: Sequence[NLIPair]) -> list[WordChoice]:
@@ -183,8 +207,11 @@ class LLMPipeline(WordNetPipeline):
         if self.compare:
             return self.choose_words(pairs, tagged)
         cfg = self.config
-        return [WordChoice(pair, sent, tok, "unavailable")
-                for pair, sent in zip(pairs, tagged, strict=True) for tok in select_words(sent, cfg.pos, cfg.include_aux)]
+        return [
+            WordChoice(pair, sent, tok, "unavailable")
+            for pair, sent in zip(pairs, tagged, strict=True)
+            for tok in select_words(sent, cfg.pos, cfg.include_aux)
+        ]
 
     def _build(self, pairs: Sequence[NLIPair]) -> tuple[list[TripleRecord], list[TripleRecord]]:
         """(candidates for the checks, records rejected by the answer check), both in word order."""
@@ -205,8 +232,12 @@ class LLMPipeline(WordNetPipeline):
                 counts[f"llm_fallback_{raw_status}"] += 1
             jobs.append((len(slots), choice))
             slots.append(None)
-        prompts = [replacement_prompt(self.template, c.pair.hypothesis, c.token.idx,
-                                      c.token.idx + len(c.token.text)) for _, c in jobs]
+        prompts = [
+            replacement_prompt(
+                self.template, c.pair.hypothesis, c.token.idx, c.token.idx + len(c.token.text)
+            )
+            for _, c in jobs
+        ]
         with self.timer.stage("llm"):
             replies = self.client.complete_many(prompts) if prompts else []
         fatal = all_unreachable(replies)
@@ -215,8 +246,10 @@ class LLMPipeline(WordNetPipeline):
         answered = self.stats.counts["llm_prompted"] - self.stats.counts[f"llm_{REQUEST_FAILED}"]
         failed_all = none_answered(replies, answered)
         if failed_all is not None:
-            raise LLMError(f"all {len(replies)} LLM requests failed and none has been answered in this run; "
-                           f"the first: {failed_all.error}")
+            raise LLMError(
+                f"all {len(replies)} LLM requests failed and none has been answered in this run; "
+                f"the first: {failed_all.error}"
+            )
         failed: set[int] = set()
         for (slot, choice), prompt, reply in zip(jobs, prompts, replies, strict=True):
             rec = self._llm_record(choice, prompt, reply)
@@ -243,7 +276,9 @@ class LLMPipeline(WordNetPipeline):
             counts["llm_request_ms"] += round(reply.seconds * 1000)
         else:
             verdict, reason = Verdict("unparseable"), REQUEST_FAILED
-        counts[f"llm_verdict_{reason}" if reason != REQUEST_FAILED else f"llm_{REQUEST_FAILED}"] += 1
+        counts[
+            f"llm_verdict_{reason}" if reason != REQUEST_FAILED else f"llm_{REQUEST_FAILED}"
+        ] += 1
 
         wordnet: dict[str, Any] = {"status": wordnet_status(choice)}
         if choice.record is not None:
@@ -274,9 +309,14 @@ class LLMPipeline(WordNetPipeline):
         if reason == REQUEST_FAILED:
             check["verdict"] = REQUEST_FAILED
         rec = word_record(
-            pair, tok, modified, "llm", verdict.new_word or "",
+            pair,
+            tok,
+            modified,
+            "llm",
+            verdict.new_word or "",
             [{"antonym": verdict.new_word, "score": None}] if verdict.new_word else [],
-            checks={CHECK_NAME: check}, llm=info,
+            checks={CHECK_NAME: check},
+            llm=info,
         )
         if verdict.passed:
             counts["candidates_built"] += 1

@@ -42,7 +42,9 @@ class PromptTemplate:
         missing = self.fields - set(values)
         if missing:
             raise KeyError(f"prompt {self.name}: no value for {', '.join(sorted(missing))}")
-        return _FIELD.sub(lambda m: values[m.group(1)] if m.group(1) in values else m.group(0), self.text)
+        return _FIELD.sub(
+            lambda m: values[m.group(1)] if m.group(1) in values else m.group(0), self.text
+        )
 
 
 def load_template(name_or_path: str) -> PromptTemplate:
@@ -58,12 +60,17 @@ def load_template(name_or_path: str) -> PromptTemplate:
 
 def quote_word(sentence: str, char_start: int, char_end: int, quote: str = QUOTE) -> str:
     """The sentence with the word at [char_start, char_end) in quotation marks."""
-    return f"{sentence[:char_start]}{quote}{sentence[char_start:char_end]}{quote}{sentence[char_end:]}"
+    return (
+        f"{sentence[:char_start]}{quote}{sentence[char_start:char_end]}{quote}{sentence[char_end:]}"
+    )
 
 
-def replacement_prompt(template: PromptTemplate, sentence: str, char_start: int, char_end: int) -> str:
-    return template.render(sentence=quote_word(sentence, char_start, char_end),
-                           word=sentence[char_start:char_end])
+def replacement_prompt(
+    template: PromptTemplate, sentence: str, char_start: int, char_end: int
+) -> str:
+    return template.render(
+        sentence=quote_word(sentence, char_start, char_end), word=sentence[char_start:char_end]
+    )
 
 
 def judge_prompt(template: PromptTemplate, premise: str, hypothesis: str) -> str:

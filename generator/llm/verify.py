@@ -31,11 +31,34 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-REASONS = ("ok", "unparseable", "no_change", "negation_added", "multiple_words_changed", "wrong_position")
-NEGATIONS = frozenset({
-    "not", "no", "never", "n't", "without", "none", "nobody", "nothing", "neither", "nor", "cannot",
-    "nowhere", "noone", "nay", "nope", "nevermore",
-})
+REASONS = (
+    "ok",
+    "unparseable",
+    "no_change",
+    "negation_added",
+    "multiple_words_changed",
+    "wrong_position",
+)
+NEGATIONS = frozenset(
+    {
+        "not",
+        "no",
+        "never",
+        "n't",
+        "without",
+        "none",
+        "nobody",
+        "nothing",
+        "neither",
+        "nor",
+        "cannot",
+        "nowhere",
+        "noone",
+        "nay",
+        "nope",
+        "nevermore",
+    }
+)
 ARTICLES = frozenset({"a", "an"})
 MIN_SIMILARITY = 0.5
 
@@ -53,7 +76,9 @@ _LABEL = re.compile(
 )
 _BULLET = re.compile(r"^\s*(?:[-*•>]+|\d+[.)])\s+")
 _ARROW = re.compile(r"\s*(?:->|→|=>|⟶)\s*")
-_CUT = re.compile(r"\s+[-–—]\s+|\s+\(|\s*\[|\s+(?:because|since|as this|which|this changes|explanation)\b", re.I)
+_CUT = re.compile(
+    r"\s+[-–—]\s+|\s+\(|\s*\[|\s+(?:because|since|as this|which|this changes|explanation)\b", re.I
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[\"'“‘(]*[A-Z0-9])")
 _QUOTED = re.compile(r"[\"“«]([^\"”»\n]{3,})[\"”»]")
 _WRAP = "\"'“”‘’`*_ "
@@ -112,7 +137,7 @@ def candidates(reply: str, n_sentences: int = 1) -> list[str]:
         if m:
             if "original" in m.group("label").lower():
                 continue
-            line = line[m.end():]
+            line = line[m.end() :]
         else:
             line = _BULLET.sub("", line)
         pieces = [line, *(p for p in _ARROW.split(line) if p)] if _ARROW.search(line) else [line]
@@ -120,10 +145,13 @@ def candidates(reply: str, n_sentences: int = 1) -> list[str]:
             found = [piece]
             cut = _CUT.search(piece)
             if cut and cut.start() > 0:
-                found.append(piece[:cut.start()])
+                found.append(piece[: cut.start()])
             sents = _sentences(piece)
             if len(sents) > n_sentences:
-                found += [" ".join(sents[i:i + n_sentences]) for i in range(len(sents) - n_sentences + 1)]
+                found += [
+                    " ".join(sents[i : i + n_sentences])
+                    for i in range(len(sents) - n_sentences + 1)
+                ]
             found += [q.group(1) for q in _QUOTED.finditer(piece) if " " in q.group(1).strip()]
             out += [_strip_wrapping(f) for f in found]
     return [c for c in dict.fromkeys(out) if c]
@@ -142,7 +170,11 @@ def parse_answer(reply: str | None, original: str) -> tuple[str | None, float]:
         if not toks:
             continue
         sim = similarity(orig, toks)
-        key = (toks != orig, sim, -rank)  # a changed sentence first, then the closest, then the first
+        key = (
+            toks != orig,
+            sim,
+            -rank,
+        )  # a changed sentence first, then the closest, then the first
         if best is None or key > best:
             best, answer = key, cand
     if best is None or best[1] < MIN_SIMILARITY:
@@ -200,8 +232,9 @@ def target_index(tokens: list[Tok], char_start: int, char_end: int) -> int:
     return -1
 
 
-def check_answer(answer: str | None, original: str, char_start: int, char_end: int,
-                 similarity_: float = 0.0) -> Verdict:
+def check_answer(
+    answer: str | None, original: str, char_start: int, char_end: int, similarity_: float = 0.0
+) -> Verdict:
     if answer is None:
         return Verdict("unparseable", similarity=similarity_)
     a_toks, b_toks = tokenize(original), tokenize(answer)
@@ -215,14 +248,29 @@ def check_answer(answer: str | None, original: str, char_start: int, char_end: i
         if op == "equal":
             continue
         if op == "replace" and i2 - i1 == j2 - j1:
-            pairs = [(i, j) for i, j in zip(range(i1, i2), range(j1, j2), strict=True) if a[i] != b[j]]
+            pairs = [
+                (i, j) for i, j in zip(range(i1, i2), range(j1, j2), strict=True) if a[i] != b[j]
+            ]
             subs += pairs
-            v.changes += [{"op": "replace", "position": i, "original": a_toks[i].text,
-                           "answer": b_toks[j].text} for i, j in pairs]
+            v.changes += [
+                {
+                    "op": "replace",
+                    "position": i,
+                    "original": a_toks[i].text,
+                    "answer": b_toks[j].text,
+                }
+                for i, j in pairs
+            ]
         else:
             other = True
-            v.changes.append({"op": op, "position": i1, "original": " ".join(t.text for t in a_toks[i1:i2]),
-                              "answer": " ".join(t.text for t in b_toks[j1:j2])})
+            v.changes.append(
+                {
+                    "op": op,
+                    "position": i1,
+                    "original": " ".join(t.text for t in a_toks[i1:i2]),
+                    "answer": " ".join(t.text for t in b_toks[j1:j2]),
+                }
+            )
     if not v.changes:
         v.reason = "no_change"
         return v
@@ -239,17 +287,17 @@ def check_answer(answer: str | None, original: str, char_start: int, char_end: i
     if other or len(subs) != 1:
         v.reason = "multiple_words_changed"
         return v
-    (i, j), = subs
+    ((i, j),) = subs
     if i != target:
         v.reason = "wrong_position"
         return v
     old, new = a_toks[i], b_toks[j]
     v.old_word, v.new_word = old.text, _match_case(new.text, old.text)
-    text = original[:old.start] + v.new_word + original[old.end:]
+    text = original[: old.start] + v.new_word + original[old.end :]
     if article is not None:
         ao, an = a_toks[article[0]], b_toks[article[1]]
         new_article = _match_case(an.text, ao.text)
-        text = text[:ao.start] + new_article + text[ao.end:]
+        text = text[: ao.start] + new_article + text[ao.end :]
         v.article = (ao.text, new_article)
     v.modified = text
     return v
