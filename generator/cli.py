@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import itertools
-import sys
-from collections import Counter
 from pathlib import Path
 
 import click
 from transnli.generator.config import (
     ANTONYM_MODES,
     LLM_BACKENDS,
-    LLM_PIPELINES,
     PIPELINES,
     POS_CHOICES,
     ConfigError,
@@ -61,17 +58,6 @@ def _label_order(ctx, param, value: str | None):
     except ValueError as e:
         raise click.BadParameter(str(e)) from e
     return order
-
-
-def _count_lines(path: Path, limit: int | None) -> int | None:
-    """Total for the progress bar; None for hub datasets or unreadable sources."""
-    if not path.is_file():
-        return None
-    with open(path, "rb") as fh:
-        n = sum(1 for line in fh if line.strip())
-    if path.suffix in (".csv", ".tsv", ".txt"):
-        n -= 1  # header row
-    return min(n, limit) if limit is not None else n
 
 
 # Options shared by `generate` and `run`. LLM transport settings are separate because `run`
@@ -340,225 +326,69 @@ def generate_triples(
     *,
     preset="default",
     fmt=None,
-    skip_bad=False,
-    exports=(),
-    overwrite=False,
-    quiet=False,
-    seed=None,
-    antonyms=None,
-    pos=None,
-    include_aux=None,
-    grammar=None,
-    languagetool_url=None,
-    acceptability=None,
-    cola_model=None,
-    cola_threshold=None,
-    vectors=None,
-    spacy_model=None,
-    max_chars=None,
-    device=None,
-    batch_size=None,
-    limit=None,
-    reuse_finished=False,
-    workers=1,
     dataset=None,
     columns=None,
     label_order=None,
-    **llm_options,
+    skip_bad=False,
+    workers=1,
+    exports=(),
+    overwrite=False,
+    reuse_finished=False,
+    quiet=False,
+    **settings,
 ) -> dict:
-    """The work of `transnli generate`; returns the run's stats. Errors a user can fix are raised
-    as click exceptions. With `reuse_finished`, a finished run of the same settings in `out_dir`
-    is returned as it is instead of refused (`transnli run` uses this to rerun only what is new)."""
-    from transnli.generator.build import build_pipeline, dist_version
-    from transnli.generator.checks.base import BackendUnavailable
+    """The work of `transnli generate`: the settings built, the run made by `generate_run`, its
+    errors translated into click's; returns the run's stats."""
     from transnli.generator.config import resolve_config
-    from transnli.generator.inputs import input_identity
-    from transnli.generator.output import OutputError, RunWriter, fingerprint
-    from transnli.generator.readers import InputError, read_pairs
+    from transnli.generator.run import RunOptions, generate_run
+
+    options = RunOptions(
+        fmt=fmt,
+        dataset=dataset,
+        columns=columns,
+        label_order=label_order,
+        skip_bad=skip_bad,
+        workers=workers,
+        exports=exports,
+        overwrite=overwrite,
+        reuse_finished=reuse_finished,
+        quiet=quiet,
+    )
+    with click_errors():
+        config = resolve_config(preset, **settings)
+        run = generate_run(input_source, config, out_dir, options, echo=_to_stderr)
+    return run.stats
+
+
+def _to_stderr(line: str) -> None:
+    click.echo(line, err=True)
+
+
+def _as_flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+@contextlib.contextmanager
+def click_errors():
+    """The generator's errors as click's: settings that do not fit are usage errors (exit status
+    2), the rest one-line errors (status 1)."""
+    from transnli.generator.errors import (
+        GeneratorError,
+        InputSourceError,
+        MissingInputError,
+        WorkersError,
+    )
 
     try:
-        config = resolve_config(
-            preset,
-            seed=seed,
-            antonyms=antonyms,
-            pos=pos,
-            include_aux=include_aux,
-            grammar=grammar,
-            languagetool_url=languagetool_url,
-            acceptability=acceptability,
-            cola_model=cola_model,
-            cola_threshold=cola_threshold,
-            vectors=vectors,
-            spacy_model=spacy_model,
-            max_chars=max_chars,
-            device=device,
-            batch_size=batch_size,
-            limit=limit,
-            **llm_options,
-        )
+        yield
+    except WorkersError as e:
+        raise click.UsageError(e.worded(_as_flag)) from e
     except ConfigError as e:
         raise click.UsageError(str(e)) from e
-    if workers > 1 and config.pipeline in LLM_PIPELINES:
-        raise click.UsageError(
-            f"--workers applies to the wordnet and negation pipelines; pipeline {config.pipeline} "
-            "has --llm-concurrency instead"
-        )
-    if not input_source.startswith("hf:") and not Path(input_source).exists():
-        raise click.BadParameter(f"no such file: {input_source}", param_hint="INPUT")
-    # The input is opened (format detected) and hashed before the pipeline's slow start, so that
-    # an unreadable input fails at once.
-    bad = Counter()
-    reading = {"dataset": dataset, "columns": columns, "label_order": label_order}
-    try:
-        pairs = read_pairs(input_source, format=fmt, skip_bad=skip_bad, bad_counter=bad, **reading)
-        input_desc = input_identity(input_source, fmt)
-    except InputError as e:
-        raise click.ClickException(str(e)) from e
-    except OSError as e:
-        raise click.ClickException(f"cannot read {input_source}: {e.strerror or e}") from e
-    input_desc.update(
-        {key: value for key, value in reading.items() if value}
-    )  # as before when unset
-    # The tool's version too: another version may judge or word records differently, and a run
-    # must not mix the two (resuming across an upgrade is refused; --overwrite starts again).
-    run_fp = fingerprint(
-        {
-            "input": input_desc,
-            "config": config.fingerprint_dict(),
-            "transnli": dist_version("transnli"),
-        }
-    )
-
-    writer = RunWriter(out_dir, run_fp, overwrite=overwrite)
-    try:
-        writer.lock()  # before the slow start too: a second run into OUT refuses at once
-        if reuse_finished:
-            finished = writer.finished_stats()
-            if finished is not None:
-                click.echo(f"{out_dir} already holds this generation run; reusing it.", err=True)
-                return finished
-        try:
-            pipeline = build_pipeline(config)
-        except (BackendUnavailable, RuntimeError, FileNotFoundError) as e:
-            raise click.ClickException(str(e)) from e
-        return _write_run(
-            writer,
-            pipeline,
-            config,
-            pairs,
-            bad,
-            input_desc,
-            input_source,
-            out_dir,
-            exports=exports,
-            quiet=quiet,
-            workers=workers,
-        )
-    except OutputError as e:
-        raise click.ClickException(str(e)) from e
-    finally:
-        writer.close()
-
-
-def _write_run(
-    writer,
-    pipeline,
-    config,
-    pairs,
-    bad: Counter,
-    input_desc: dict,
-    input_source,
-    out_dir,
-    *,
-    exports,
-    quiet: bool,
-    workers: int,
-) -> dict:
-    """Open the run folder (resuming a stopped run), write every batch, finish; returns the stats."""
-    from tqdm import tqdm
-    from transnli.generator.build import provenance
-    from transnli.generator.inputs import DuplicateCounter
-    from transnli.generator.llm.clients import LLMError
-    from transnli.generator.parallel import WorkerDied, run_batches
-    from transnli.generator.readers import InputError
-
-    limit = config.limit
-    done = writer.open()
-    if writer.resumed_stats:
-        pipeline.stats = type(pipeline.stats).from_dict(writer.resumed_stats)
-    if done:
-        click.echo(f"Resuming {out_dir}: {done} pairs already done.", err=True)
-    elif writer.resumed:
-        click.echo(
-            f"Restarting {out_dir}: the last run stopped before its first checkpoint.", err=True
-        )
-    writer.write_config(provenance(config, pipeline, input_desc))
-
-    duplicates = DuplicateCounter()
-    source_path = Path(input_source)
-    total = _count_lines(source_path, limit) if source_path.is_file() else None
-    bar = tqdm(
-        total=total, initial=done, unit="pair", desc="generate", disable=quiet, file=sys.stderr
-    )
-
-    def recounted() -> None:
-        # The reader and the duplicate counter see the input from its start (also on resume), so
-        # their counts are assigned, not added.
-        if bad:
-            pipeline.stats.skipped_sentences["malformed"] = bad["malformed"]
-        pipeline.stats.counts["duplicate_pairs"] = duplicates.count
-
-    try:
-        pairs = itertools.islice(
-            duplicates.watch(pairs), done, limit
-        )  # skip what a stopped run wrote
-        for batch in run_batches(pipeline, pairs, workers):
-            recounted()
-            writer.write_batch(
-                batch.accepted, batch.rejected, batch.n_pairs, pipeline.stats.checkpoint_dict()
-            )
-            bar.update(batch.n_pairs)
-    except InputError as e:
+    except MissingInputError as e:
+        raise click.BadParameter(str(e), param_hint="INPUT") from e
+    except InputSourceError as e:
         hint = " (use --skip-bad to skip malformed lines)" if e.line else ""
         raise click.ClickException(f"{e}{hint}") from e
-    except LLMError as e:
-        raise click.ClickException(
-            f"{e}. Run the same command again to resume; replies received so far are cached."
-        ) from e
-    except WorkerDied as e:
-        raise click.ClickException(
-            f"{e}. Run the same command again to resume (with fewer --workers if memory is short)."
-        ) from e
-    finally:
-        bar.close()
-    recounted()  # malformed lines after the last full batch
-    stats = pipeline.stats.to_dict()
-    for path in writer.finish(stats, list(exports)):
-        click.echo(f"exported {path}", err=True)
-    if duplicates.count:
-        first = duplicates.first
-        where = f"{input_source}:{first.line}" if first.line else first.source_id
-        click.echo(
-            f"warning: {duplicates.count} input pairs repeat the premise and hypothesis of an earlier pair "
-            f"(the first at {where}); their triples appear again. stats.json counts them as "
-            "duplicate_pairs.",
-            err=True,
-        )
-    click.echo(
-        f"{stats['sentences_read']} sentences, {stats['candidates_built']} candidates, "
-        f"{stats['triples_accepted']} triples -> {Path(out_dir) / 'triples.jsonl'}",
-        err=True,
-    )
-    client = getattr(pipeline, "client", None)
-    if client is not None:
-        u = getattr(client, "run_usage", None) or client.usage.to_dict()
-        llm = stats["llm"]
-        click.echo(
-            f"LLM {llm['backend']}:{llm['model']}: {llm['answers_meeting_requirements']}/{llm['answers']} answers "
-            f"met the prompt's requirements; this run: {u['prompts']} prompts, {u.get('cache_hits', 0)} from the "
-            f"cache, {u['requests']} requests, {u['retries']} retries, {u['errors']} failed, "
-            f"{u['prompt_tokens'] + u['completion_tokens']} tokens, {u['seconds']:.1f} s",
-            err=True,
-        )
-        client.close()
-    return stats
+    except GeneratorError as e:
+        raise click.ClickException(str(e)) from e
