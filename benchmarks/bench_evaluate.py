@@ -93,6 +93,7 @@ def time_transnli(triples: Path, model: Path, out: Path, args) -> dict:
     import transnli.evaluator.evaluate as ev
     from transnli.evaluator.gcpolicy import freeze_after_loading
     from transnli.evaluator.plot_worker import use_plot_worker
+    from transnli.evaluator.settings import EvaluationSettings
 
     freeze_after_loading()  # what the `transnli` command sets for its process (evaluator/cli.py)
     use_plot_worker()
@@ -113,13 +114,15 @@ def time_transnli(triples: Path, model: Path, out: Path, args) -> dict:
             [triples],
             [f"hf:{model}"],
             out,
-            batch_size=args.batch_size,
-            device=args.device,
-            dtype=args.dtype,
-            no_cache=True,
-            threads=args.threads,
-            show_progress=False,
-            plots=args.plots,
+            EvaluationSettings(
+                batch_size=args.batch_size,
+                device=args.device,
+                dtype=args.dtype,
+                no_cache=True,
+                threads=args.threads,
+                show_progress=False,
+                plots=args.plots,
+            ),
         )
         total = time.perf_counter() - t0
     finally:
@@ -513,6 +516,7 @@ def stage_breakdown(triples: Path, model: Path, out: Path, n_triples: int, optio
     real_module_call = torch.nn.Module.__call__
 
     import transnli.evaluator.evaluate as ev
+    from transnli.evaluator.settings import EvaluationSettings
 
     shutil.rmtree(out, ignore_errors=True)
     model_forward = {}
@@ -534,11 +538,9 @@ def stage_breakdown(triples: Path, model: Path, out: Path, n_triples: int, optio
             [triples],
             [f"hf:{model}"],
             out,
-            device="cpu",
-            no_cache=True,
-            show_progress=False,
-            plots=True,
-            **options,
+            EvaluationSettings(
+                device="cpu", no_cache=True, show_progress=False, plots=True, **options
+            ),
         )
     finally:
         total = time.perf_counter() - t0

@@ -73,6 +73,7 @@ def run(input_source, out_dir, models, **options):
     from transnli.evaluator.commands import _setup_logging, llm_backend_extra
     from transnli.evaluator.errors import EvaluatorError
     from transnli.evaluator.evaluate import evaluate_triples
+    from transnli.evaluator.settings import EvaluationSettings
 
     # Split the options: generation settings go to generate_triples; device and the LLM
     # transport settings go to both stages.
@@ -94,11 +95,9 @@ def run(input_source, out_dir, models, **options):
             [gen_dir / "triples.jsonl"],
             list(models),
             eval_dir,
-            backend_extra=extra,
+            EvaluationSettings(backend_extra=extra, overwrite=True, **options),
             echo=lambda line: click.echo(line, err=True),
-            overwrite=True,
             command_line=["transnli", *sys.argv[1:]],
-            **options,
         )
     except EvaluatorError as e:
         raise click.ClickException(str(e)) from e

@@ -266,6 +266,7 @@ def evaluate(triples, out_dir, models, **options):
     Labels are cached: a second run, or a run that crashed, reuses every label computed.
     """
     from .evaluate import evaluate_triples
+    from .settings import EvaluationSettings
 
     _setup_logging()
     try:
@@ -274,10 +275,9 @@ def evaluate(triples, out_dir, models, **options):
             list(triples),
             list(models),
             out_dir,
-            backend_extra=extra,
+            EvaluationSettings(backend_extra=extra, **options),
             echo=lambda line: click.echo(line, err=True),
             command_line=["transnli", *sys.argv[1:]],
-            **options,
         )
     except EvaluatorError as e:
         raise click.ClickException(str(e)) from e

@@ -323,6 +323,7 @@ def evaluate(
     """
     from transnli.evaluator.errors import EvaluatorError
     from transnli.evaluator.evaluate import evaluate_triples
+    from transnli.evaluator.settings import EvaluationSettings
 
     if isinstance(models, str):
         models = [models]
@@ -348,8 +349,9 @@ def evaluate(
         else:
             memory = _as_triples(items)
     options.setdefault("show_progress", progress)
+    settings = EvaluationSettings(**options)  # an unknown option is a TypeError, as for a function
     try:
-        result = evaluate_triples(paths, list(models), out_dir, triples=memory, **options)
+        result = evaluate_triples(paths, list(models), out_dir, settings, triples=memory)
     except EvaluatorError as e:
         raise TransnliError(str(e)) from e
     except OSError as e:
