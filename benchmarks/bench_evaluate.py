@@ -95,7 +95,7 @@ def time_transnli(triples: Path, model: Path, out: Path, args) -> dict:
     from transnli.evaluator.plot_worker import use_plot_worker
     from transnli.evaluator.settings import EvaluationSettings
 
-    freeze_after_loading()  # what the `transnli` command sets for its process (evaluator/cli.py)
+    freeze_after_loading()  # what the `transnli` command sets for its process (transnli/cli)
     use_plot_worker()
     loading = []
     real_create = ev.create_backend
@@ -345,7 +345,7 @@ def head_file(src: Path, n: int, dst: Path) -> int:
 
 def transnli_command() -> list[str]:
     exe = Path(sys.executable).with_name("transnli")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "transnli.evaluator.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "transnli.cli"]
 
 
 def run_cli(triples: Path, model: Path, out: Path, extra: list[str]) -> tuple[float, float]:
@@ -583,7 +583,7 @@ def tiny_main(args) -> None:
             stage_breakdown(big, model, tmp / "stages", n_big, options) if args.stages else None
         )
         imports = {
-            "transnli.evaluator.cli": import_seconds("import transnli.evaluator.cli", args.repeat),
+            "transnli.cli": import_seconds("import transnli.cli", args.repeat),
             "torch+transformers": import_seconds(
                 "import torch, transformers; from transformers import AutoModelForSequenceClassification",
                 args.repeat,

@@ -10,10 +10,11 @@ from fractions import Fraction
 import pytest
 from click.testing import CliRunner
 from transnli.evaluator import alarms as A
-from transnli.evaluator.alarm_cli import alarm
-from transnli.evaluator.cli import main
 from transnli.evaluator.evaluate import evaluate_triples
 from transnli.evaluator.settings import EvaluationSettings
+
+from transnli.cli import main
+from transnli.cli.alarm import alarm
 
 LABELS = ("entailment", "neutral", "contradiction")
 

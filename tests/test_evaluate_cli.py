@@ -7,9 +7,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from transnli.evaluator.commands import evaluate
 from transnli.evaluator.evaluate import evaluate_triples
 from transnli.evaluator.settings import EvaluationSettings
+
+from transnli.cli.evaluate import evaluate
 
 # Triples: (id, dataset or None (-> file name "alpha"), P, H, H', gold) and the labels a model
 # gives to (P,H), (H,H'), (H',H), (P,H') ("-": not needed, so not in the label file).

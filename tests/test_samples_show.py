@@ -9,11 +9,13 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from transnli.evaluator.commands import evaluate
 from transnli.evaluator.evaluate import OUTPUT_NAMES, evaluate_triples
 from transnli.evaluator.rules import evaluate_triple
 from transnli.evaluator.settings import EvaluationSettings
-from transnli.evaluator.show import ShowError, resolve_query, show
+from transnli.evaluator.show import ShowError, resolve_query
+
+from transnli.cli.evaluate import evaluate
+from transnli.cli.show import show
 
 # id, dataset, P, H, H', labels of model "first" for (P,H), (H,H'), (H',H), (P,H') ("-": not needed)
 FIXTURE = [
