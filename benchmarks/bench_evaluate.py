@@ -93,8 +93,9 @@ def time_transnli(triples: Path, model: Path, out: Path, args) -> dict:
     import transnli.evaluator.evaluate as ev
     from transnli.evaluator.gcpolicy import freeze_after_loading
     from transnli.evaluator.plot_worker import use_plot_worker
+    from transnli.evaluator.settings import EvaluationSettings
 
-    freeze_after_loading()  # what the `transnli` command sets for its process (evaluator/cli.py)
+    freeze_after_loading()  # what the `transnli` command sets for its process (transnli/cli)
     use_plot_worker()
     loading = []
     real_create = ev.create_backend
@@ -113,13 +114,15 @@ def time_transnli(triples: Path, model: Path, out: Path, args) -> dict:
             [triples],
             [f"hf:{model}"],
             out,
-            batch_size=args.batch_size,
-            device=args.device,
-            dtype=args.dtype,
-            no_cache=True,
-            threads=args.threads,
-            show_progress=False,
-            plots=args.plots,
+            EvaluationSettings(
+                batch_size=args.batch_size,
+                device=args.device,
+                dtype=args.dtype,
+                no_cache=True,
+                threads=args.threads,
+                show_progress=False,
+                plots=args.plots,
+            ),
         )
         total = time.perf_counter() - t0
     finally:
@@ -342,7 +345,7 @@ def head_file(src: Path, n: int, dst: Path) -> int:
 
 def transnli_command() -> list[str]:
     exe = Path(sys.executable).with_name("transnli")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "transnli.evaluator.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "transnli.cli"]
 
 
 def run_cli(triples: Path, model: Path, out: Path, extra: list[str]) -> tuple[float, float]:
@@ -513,6 +516,7 @@ def stage_breakdown(triples: Path, model: Path, out: Path, n_triples: int, optio
     real_module_call = torch.nn.Module.__call__
 
     import transnli.evaluator.evaluate as ev
+    from transnli.evaluator.settings import EvaluationSettings
 
     shutil.rmtree(out, ignore_errors=True)
     model_forward = {}
@@ -534,11 +538,9 @@ def stage_breakdown(triples: Path, model: Path, out: Path, n_triples: int, optio
             [triples],
             [f"hf:{model}"],
             out,
-            device="cpu",
-            no_cache=True,
-            show_progress=False,
-            plots=True,
-            **options,
+            EvaluationSettings(
+                device="cpu", no_cache=True, show_progress=False, plots=True, **options
+            ),
         )
     finally:
         total = time.perf_counter() - t0
@@ -581,7 +583,7 @@ def tiny_main(args) -> None:
             stage_breakdown(big, model, tmp / "stages", n_big, options) if args.stages else None
         )
         imports = {
-            "transnli.evaluator.cli": import_seconds("import transnli.evaluator.cli", args.repeat),
+            "transnli.cli": import_seconds("import transnli.cli", args.repeat),
             "torch+transformers": import_seconds(
                 "import torch, transformers; from transformers import AutoModelForSequenceClassification",
                 args.repeat,

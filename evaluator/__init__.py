@@ -1,14 +1,15 @@
 """transnli evaluator: labels triples with NLI models and measures transitive consistency.
 
-Entry point for other code: ``evaluate_triples(triple_paths, model_specs, out_dir, **options)``
-(see transnli.evaluator.evaluate); imported lazily so that ``import transnli.evaluator`` stays cheap.
+Entry point for other code: ``evaluate_triples(triple_paths, model_specs, out_dir, settings)``
+with an ``EvaluationSettings`` (see transnli.evaluator.evaluate and transnli.evaluator.settings);
+imported lazily so that ``import transnli.evaluator`` stays cheap.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["evaluate_triples"]
+__all__ = ["EvaluationSettings", "evaluate_triples"]
 
 
 def __getattr__(name: str) -> Any:
@@ -16,4 +17,8 @@ def __getattr__(name: str) -> Any:
         from .evaluate import evaluate_triples
 
         return evaluate_triples
+    if name == "EvaluationSettings":
+        from .settings import EvaluationSettings
+
+        return EvaluationSettings
     raise AttributeError(f"module 'evaluator' has no attribute {name!r}")

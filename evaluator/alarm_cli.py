@@ -24,18 +24,16 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import click
 from transnli.generator.jsonl import jsonl_objects
 
 from . import alarms as A
+from .errors import EvaluatorError
 from .labels import LABELS, normalize_label
-from .schedule import KINDS
 
 
-class AlarmInputProblem(click.ClickException):
-    """Bad input: exit status 2, so that 1 always means "the alarm fires"."""
-
-    exit_code = 2
+class AlarmInputProblem(EvaluatorError):
+    """Bad input to `transnli alarm` (its exit status is 2, so that 1 always means "the alarm
+    fires")."""
 
 
 # --------------------------------------------------------------------------- readers
@@ -268,21 +266,22 @@ def load_groups(paths: Sequence[Path], kind: str, dataset: str | None) -> list[d
     return [_from_items(f"dataset {d}, pairs {kind}", models) for d, models in data.items()]
 
 
-# --------------------------------------------------------------------------- the command
+# --------------------------------------------------------------------------- results
 def _pct(x: Fraction) -> str:
     return f"{100 * float(x):.2f}%"
 
 
 def parse_threshold(value: str | None) -> Fraction | None:
+    """--threshold: an accuracy as 0.8, 4/5 or 80%; ValueError when it is none."""
     if value is None:
         return None
     text = value.strip()
     try:
         t = Fraction(text[:-1]) / 100 if text.endswith("%") else Fraction(text)
     except (ValueError, ZeroDivisionError):
-        raise click.BadParameter(f"{value!r} is not a number such as 0.8 or 80%") from None
+        raise ValueError(f"{value!r} is not a number such as 0.8 or 80%") from None
     if not 0 <= t <= 1:
-        raise click.BadParameter(f"{value!r} is not an accuracy between 0 and 1 (0% and 100%)")
+        raise ValueError(f"{value!r} is not an accuracy between 0 and 1 (0% and 100%)")
     return t
 
 
@@ -365,62 +364,3 @@ def to_json(result: dict) -> dict:
             "method": result["pair"][3],
         },
     }
-
-
-@click.command("alarm")
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--threshold",
-    "threshold_text",
-    metavar="T",
-    help="Accuracy every judge should have on every label (0.8 or 80%). The command exits "
-    "with status 1 when it is provably violated (T > theta*).",
-)
-@click.option(
-    "--pairs",
-    "kind",
-    type=click.Choice(KINDS),
-    default="p_h",
-    show_default=True,
-    help="With predictions.jsonl: which kind of pair the judges labelled.",
-)
-@click.option("--dataset", default=None, help="With predictions.jsonl: only this dataset.")
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-@click.option(
-    "--m1-only",
-    is_flag=True,
-    help="Use only each judge's label counts (the paper's M = 1), not the pairs' joint "
-    "counts that predictions and labelled-pairs files also give.",
-)
-def alarm(inputs, threshold_text, kind, dataset, as_json, m1_only):
-    """No-knowledge alarm: from how several judges' labels are distributed on the same items, prove
-    (no gold labels) that at least one judge is below an accuracy threshold on some label.
-
-    INPUTS: a counts file (CSV: judge,<label>,<label>,...; or JSON {"judge": {"label": n}}), or
-    predictions.jsonl files of `transnli evaluate`, or one labelled-pairs JSONL file per judge.
-    Exit status: 0 no alarm, 1 the alarm fires, 2 bad input.
-    """
-    try:
-        threshold = parse_threshold(threshold_text)
-    except click.BadParameter as e:
-        raise AlarmInputProblem(f"--threshold: {e.message}") from None
-    results = [
-        evaluate_group(g, threshold, m2=not m1_only)
-        for g in load_groups(list(inputs), kind, dataset)
-    ]
-    if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "threshold": None if threshold is None else float(threshold),
-                    "results": [to_json(r) for r in results],
-                },
-                indent=2,
-                sort_keys=True,
-            )
-        )
-    else:
-        for r in results:
-            click.echo("\n".join(describe(r, threshold)))
-    if any(r["fires"] for r in results):
-        raise SystemExit(1)

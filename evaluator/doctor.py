@@ -15,9 +15,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import click
 from transnli.generator.build import dist_version
-from transnli.generator.doctor import ResourceStatus, run_checks
+from transnli.generator.doctor import ResourceStatus
 
 TORCH_FIX = "pip install torch (CPU), or a CUDA build from pytorch.org"
 # What the child process reports about torch: version, CUDA, MPS.
@@ -262,51 +261,3 @@ def evaluation_checks(
     probe = probe or TorchProbe()
     rows = [_transformers(), *(check_model(m) for m in models)]
     return [probe.status(), *rows]
-
-
-@click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option(
-    "--model",
-    "-m",
-    "models",
-    multiple=True,
-    metavar="SPEC",
-    help="Also check this model spec (repeatable), without loading its weights; exit "
-    "status 1 when one cannot be used.",
-)
-@click.option("--deep", is_flag=True, help="Load every resource for real (slower: 10-20 s).")
-def doctor(as_json, models, deep):
-    """List every resource and backend, whether it is usable, and how to get it when not."""
-    probe = TorchProbe(deep)  # first: it runs while the other checks do
-    rows = run_checks(deep=deep) + evaluation_checks(models, probe)
-    failed = [r for r in rows if r.name.startswith("model: ") and not r.usable]
-    if as_json:
-        click.echo(json.dumps([r.__dict__ for r in rows], indent=2))
-    else:
-        from tabulate import tabulate
-
-        click.echo(
-            tabulate(
-                [
-                    (
-                        r.name,
-                        "ok" if r.usable else "MISSING",
-                        r.version or "",
-                        r.detail if r.usable else r.fix,
-                    )
-                    for r in rows
-                    if not r.name.startswith("model: ")
-                ],
-                headers=["resource", "status", "version", "detail / how to get it"],
-            )
-        )
-        for r in rows:
-            if r.name.startswith("model: "):
-                verdict = "usable" if r.usable else "NOT usable"
-                click.echo(
-                    f"\n{r.name[7:]}: {verdict}: {r.detail}"
-                    + (f"\n  fix: {r.fix}" if not r.usable else "")
-                )
-    if failed:
-        raise click.exceptions.Exit(1)

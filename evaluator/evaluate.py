@@ -31,7 +31,6 @@ from .distinct import DistinctCount, digest
 from .errors import EvaluatorError
 from .family_eval import FamilyLabelling
 from .label_table import LabelTable
-from .labels import parse_label_map
 from .metrics import EXTRAS_NOTE, MetricCounts, TripleLabels, rule_outcome
 from .modelspec import parse_model_specs
 from .plot_worker import PlotWorker, plot_worker_enabled
@@ -51,6 +50,7 @@ from .schedule import (
     pairs_of,
     second_stage,
 )
+from .settings import EvaluationSettings
 from .triples import Triple, TripleSource
 
 log = logging.getLogger("transnli")
@@ -406,177 +406,178 @@ def evaluate_triples(
     triple_paths: Sequence[str | Path],
     model_specs: Sequence[str],
     out_dir: str | Path | None,
+    settings: EvaluationSettings | None = None,
     *,
-    batch_size: int | str = 32,
-    device: str = "auto",
-    dtype: str = "auto",
-    max_length: int | None = None,
-    label_map: str | None = None,
-    all_pairs: bool = False,
-    cache_dir: str | Path | None = None,
-    no_cache: bool = False,
-    threads: int | None = None,
-    show_progress: bool = True,
-    plots: bool = True,
-    backend_extra: dict[str, Any] | None = None,
-    echo: Callable[[str], None] | None = None,
-    overwrite: bool = False,
-    families: bool = False,
-    limit: int | None = None,
     triples: Sequence[Triple] | None = None,
+    echo: Callable[[str], None] | None = None,
     command_line: Sequence[str] | None = None,
-    batch_tokens: int | None = None,
-    compile: bool = False,
-    window: int | None = None,
 ) -> EvaluationResult:
-    """Label the triples in `triple_paths` with every model in `model_specs` and write
-    predictions.jsonl, samples.jsonl, summary.json, report.md, tables/*.csv and plots/ into `out_dir`.
-
-    Options mirror `transnli evaluate`'s flags. Raises EvaluatorError (or a subclass) for anything
-    the user can fix. `echo` receives one line per model with what the cache served.
-    `out_dir` must be empty, new, or hold this same evaluation; `overwrite` lets it replace another
-    evaluation's outputs (OUTPUT_NAMES; other files are left alone). Earlier outputs are replaced
-    only once every model has run, so a run that fails leaves the folder as it was.
-
-    `out_dir` None computes without writing anything (the label cache aside); `triples` gives
-    triples held in memory instead of files (`triple_paths` then empty); `limit` keeps the first N
-    triples; `command_line` is recorded in run_info.json. Model specs may carry a name and
-    per-model options (evaluator/modelspec.py).
-
-    `window`: label, count and write this many triples at a time, so that memory does not grow
-    with the run (docs/speed.md, "Streaming"); None (or 0) holds the whole run, and the result then
-    carries the triples and every model's labels (the Python API's per-triple outcomes). With
-    --families the run is always held whole.
-    """
+    """Label the triples in `triple_paths` (or `triples` held in memory) with every model in
+    `model_specs` and write predictions.jsonl, samples.jsonl, summary.json, report.md, tables/*.csv
+    and plots/ into `out_dir` (None: write nothing; the label cache aside). Raises EvaluatorError
+    for anything the user can fix; `echo` receives one line per model with what the cache served;
+    `command_line` is recorded in run_info.json. `out_dir` must be empty, new, or hold this same
+    evaluation (`settings.overwrite`: replace another's outputs, once every model has run). A run
+    held whole returns the triples and every model's labels; a windowed one keeps memory flat
+    (docs/speed.md, "Streaming")."""
+    settings = settings or EvaluationSettings()
     triple_paths = [Path(p) for p in triple_paths]
-    model_list = parse_model_specs(model_specs)
-    specs = [f"{m.name}={m.canonical}" for m in model_list]
-    if not triple_paths and triples is None:
-        raise EvaluatorError("no triples file given")
-    if not specs:
-        raise EvaluatorError("no model given (use --model SPEC, e.g. hf:PATH or precomputed:FILE)")
-    if limit is not None and limit < 1:
-        raise EvaluatorError("limit must be at least 1 triple")
-    if batch_size != "auto" and (not isinstance(batch_size, int) or batch_size < 1):
-        raise EvaluatorError("batch size must be at least 1, or auto")
-    if batch_tokens is not None and batch_tokens < 1:
-        raise EvaluatorError("batch tokens must be at least 1")
-    if max_length is not None and max_length < 8:
-        raise EvaluatorError("max length must be at least 8 tokens")
-    if window is not None and window < 0:
-        raise EvaluatorError("window must be at least 1 triple (0: the whole run at once)")
-    if label_map:
-        parse_label_map(label_map)  # fail before loading anything
-    if families or not window:
-        window = None  # held whole; families are built over the whole run
-
-    cache = None if no_cache else LabelCache(cache_dir or default_cache_dir())
+    model_list, specs = _models(model_specs, bool(triple_paths) or triples is not None)
+    settings.validate()
+    window = None if settings.held_whole else settings.window
+    cache = None if settings.no_cache else LabelCache(settings.cache_dir or default_cache_dir())
     hash_file = cache.hash_file if cache else sha256_file
     out = Path(out_dir) if out_dir is not None else None
     try:
-        if triples is None:
-            check_triples_files(triple_paths, hash_file)
-            source = TripleSource(triple_paths, limit=limit)
-            files_info = [
-                {"path": str(path), "sha256": hash_file(path), "n_triples": None}
-                for path in triple_paths
-            ]
-        else:
-            source, triple_paths = TripleSource([], triples, limit), []
-            files_info = [memory_source(source.all())]
-        config = {
-            "all_pairs": all_pairs,
-            "batch_size": batch_size,
-            "device": device,
-            "dtype": dtype,
-            "max_length": max_length,
-            "label_map": label_map,
-            "limit": limit,
-        }
-        if families:  # only when set: earlier evaluations keep their identity
-            config["families"] = True
+        source, triple_paths, files_info = _open_triples(
+            triple_paths, triples, settings.limit, hash_file
+        )
         if out is not None and out.is_dir():
             RowsWriter.remove_stale(out)
+        identity = _run_identity(files_info, specs, settings.identity())
         replaces_other = (
-            claim_out_dir(out, _run_identity(files_info, specs, config), overwrite)
-            if out is not None
-            else False
+            claim_out_dir(out, identity, settings.overwrite) if out is not None else False
         )
     except BaseException:
         if cache is not None:
             cache.close()
         raise
     # the command line renders the figures' PDFs on a second process (evaluator/plot_worker.py)
-    worker = PlotWorker().start() if plots and out is not None and plot_worker_enabled() else None
+    plots = settings.plots and out is not None
+    worker = PlotWorker().start() if plots and plot_worker_enabled() else None
     rows = None
     try:
-        preload_in_background(
-            plots and out is not None
-        )  # output libraries load while the models run
+        preload_in_background(plots)  # output libraries load while the models run
         started = run_clock()
-        options = BackendOptions(
-            batch_size=32 if batch_size == "auto" else batch_size,
-            batch_auto=batch_size == "auto",
-            batch_tokens=batch_tokens,
-            compile=compile,
-            device=device,
-            dtype=dtype,
-            max_length=max_length,
-            label_map=label_map,
-            threads=threads,
-            hash_file=hash_file,
-            extra=dict(backend_extra or {}),
-        )
-        fam = FamilyLabelling(source.all()) if families else None
+        fam = FamilyLabelling(source.all()) if settings.families else None
         rows = RowsWriter(out) if out is not None else None
         try:
             run = _label_models(
                 model_list,
                 source,
                 window,
-                options,
+                _backend_options(settings, hash_file),
                 cache,
                 fam,
-                all_pairs,
-                show_progress,
+                settings.all_pairs,
+                settings.show_progress,
                 echo,
                 rows,
             )
         finally:
             if cache is not None:
                 cache.close()
-        for info in files_info:
-            if info["n_triples"] is None:
-                info["n_triples"] = run.facts.per_source[info["path"]]
-        summary = _summary(run, files_info, config, fam)
-        info = run_info(command_line, run.used, run_clock() - started)
-        held = window is None
-        done = EvaluationResult(
-            summary=summary,
-            out_dir=out,
-            files=[],
-            stats=run.stats,
-            triples=source.all() if held else [],
-            labels=run.results if held else [],
-            run_info=info,
-        )
+        done = _result(run, source, files_info, settings, fam, out, command_line, started)
         if out is None:
             return done
-        gen_rows = find_generation_stats(triple_paths, run.facts.source_datasets)
-        removed = clear_outputs(out) if out.is_dir() else []
-        if replaces_other and removed and echo:
-            echo(f"replaced an earlier evaluation's outputs in {out} ({', '.join(removed)})")
-        done.files = write_outputs(out, summary, rows, gen_rows, plots=plots, plot_worker=worker)
+        tell = echo if replaces_other else None
+        done.files = _write_files(out, done, run, triple_paths, rows, fam, worker, tell, plots)
         rows = None
-        if fam is not None:
-            done.files.append(fam.write_rows(out / "families.jsonl", write_jsonl))
-        done.files.append(write_run_info(out, info))
         return done
     finally:
         if rows is not None:
             rows.discard()
         if worker is not None:
             worker.close()
+
+
+def _models(model_specs: Sequence[str], has_triples: bool):
+    """The models to run and their specs as the outputs name them."""
+    model_list = parse_model_specs(model_specs)
+    specs = [f"{m.name}={m.canonical}" for m in model_list]
+    if not has_triples:
+        raise EvaluatorError("no triples file given")
+    if not specs:
+        raise EvaluatorError("no model given (use --model SPEC, e.g. hf:PATH or precomputed:FILE)")
+    return model_list, specs
+
+
+def _write_files(
+    out: Path,
+    done: EvaluationResult,
+    run: _Labelled,
+    triple_paths: list[Path],
+    rows: RowsWriter,
+    fam: FamilyLabelling | None,
+    worker: PlotWorker | None,
+    tell_replaced: Callable[[str], None] | None,
+    plots: bool,
+) -> list[Path]:
+    """Replace the folder's earlier outputs with this run's; returns the files written."""
+    gen_rows = find_generation_stats(triple_paths, run.facts.source_datasets)
+    removed = clear_outputs(out) if out.is_dir() else []
+    if tell_replaced and removed:
+        tell_replaced(f"replaced an earlier evaluation's outputs in {out} ({', '.join(removed)})")
+    files = write_outputs(out, done.summary, rows, gen_rows, plots=plots, plot_worker=worker)
+    if fam is not None:
+        files.append(fam.write_rows(out / "families.jsonl", write_jsonl))
+    files.append(write_run_info(out, done.run_info))
+    return files
+
+
+def _open_triples(
+    triple_paths: list[Path],
+    triples: Sequence[Triple] | None,
+    limit: int | None,
+    hash_file: Callable[[Path], str],
+) -> tuple[TripleSource, list[Path], list[dict[str, Any]]]:
+    """The run's triples (files checked, or triples in memory), the files read, and what
+    summary.json records of each source (its count is filled in once the triples are read)."""
+    if triples is not None:
+        source = TripleSource([], triples, limit)
+        return source, [], [memory_source(source.all())]
+    check_triples_files(triple_paths, hash_file)
+    files_info = [
+        {"path": str(path), "sha256": hash_file(path), "n_triples": None} for path in triple_paths
+    ]
+    return TripleSource(triple_paths, limit=limit), triple_paths, files_info
+
+
+def _backend_options(
+    settings: EvaluationSettings, hash_file: Callable[[Path], str]
+) -> BackendOptions:
+    batch_size = settings.batch_size
+    return BackendOptions(
+        batch_size=32 if batch_size == "auto" else batch_size,
+        batch_auto=batch_size == "auto",
+        batch_tokens=settings.batch_tokens,
+        compile=settings.compile,
+        device=settings.device,
+        dtype=settings.dtype,
+        max_length=settings.max_length,
+        label_map=settings.label_map,
+        threads=settings.threads,
+        hash_file=hash_file,
+        extra=dict(settings.backend_extra or {}),
+    )
+
+
+def _result(
+    run: _Labelled,
+    source: TripleSource,
+    files_info: list[dict[str, Any]],
+    settings: EvaluationSettings,
+    fam: FamilyLabelling | None,
+    out: Path | None,
+    command_line: Sequence[str] | None,
+    started: float,
+) -> EvaluationResult:
+    """The labelled run as an EvaluationResult (its files not yet written)."""
+    for info in files_info:
+        if info["n_triples"] is None:
+            info["n_triples"] = run.facts.per_source[info["path"]]
+    summary = _summary(run, files_info, settings.identity(), fam)
+    info = run_info(command_line, run.used, run_clock() - started)
+    held = settings.held_whole
+    return EvaluationResult(
+        summary=summary,
+        out_dir=out,
+        files=[],
+        stats=run.stats,
+        triples=source.all() if held else [],
+        labels=run.results if held else [],
+        run_info=info,
+    )
 
 
 # read-ahead when the triples are read again only to find something (their ids)

@@ -8,16 +8,15 @@ never held in memory) and prints the matching rows as readable text or as JSONL.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
 from transnli.generator.jsonl import jsonl_objects
 
+from .errors import EvaluatorError
 from .labels import SHORT
 from .plots import short_name
 from .rules import RULES_BY_KEY
@@ -30,7 +29,7 @@ EXTRA_DEFINITIONS = {
 }
 
 
-class ShowError(click.ClickException):
+class ShowError(EvaluatorError):
     """A problem with the folder or a filter; one line, no traceback."""
 
 
@@ -173,55 +172,3 @@ def show_samples(eval_dir: Path, query: Query, limit: int, fmt: str, out=None) -
             out.write(("\n" if shown else "") + format_text(row, query.rule, query.held) + "\n")
         shown += 1
     return shown, total
-
-
-@click.command("show")
-@click.argument("eval_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--rule",
-    default=None,
-    metavar="RULE",
-    help="rule1..rule4 (or a name such as E&C->C), substitution or contradiction_symmetry "
-    "(default: any of the four rules).",
-)
-@click.option(
-    "--model",
-    "-m",
-    default=None,
-    metavar="NAME",
-    help="A model as the evaluation names it, or its short name (default: every model).",
-)
-@click.option("--dataset", default=None, help="Only this dataset.")
-@click.option(
-    "--limit",
-    "-n",
-    type=click.IntRange(min=0),
-    default=20,
-    show_default=True,
-    help="Show at most N triples (0: all).",
-)
-@click.option("--held", is_flag=True, help="Show the cases where the rule held instead.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "jsonl"]),
-    default="text",
-    show_default=True,
-    help="Readable text, or the samples.jsonl rows themselves.",
-)
-def show(eval_dir, rule, model, dataset, limit, held, fmt):
-    """Print the triples of EVAL_DIR (a `transnli evaluate --out` folder) that violate a rule,
-    with their sentences and the model's four labels, from samples.jsonl.
-
-    Example: transnli show EVAL --rule rule2 --model roberta-large-mnli --limit 5
-    """
-    query = resolve_query(read_summary(eval_dir), rule, model, dataset, held)
-    try:
-        shown, total = show_samples(eval_dir, query, limit, fmt)
-        sys.stdout.flush()
-    except BrokenPipeError:  # `transnli show ... | head`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
-    what = "cases where the rule held" if held else "violations"
-    more = f" (--limit {limit}; --limit 0 shows all)" if shown < total else ""
-    click.echo(f"{shown} of {total} {what} shown{more}", err=True)

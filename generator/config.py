@@ -15,6 +15,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from transnli.generator.errors import ConfigError
 from transnli.resources import resource_path
 
 ANTONYM_MODES = ("broad", "direct")
@@ -25,10 +26,6 @@ LLM_PIPELINES = ("llm", "wordnet+llm")
 # Pipelines that run without an LLM and can run on several worker processes.
 LOCAL_PIPELINES = ("wordnet", "negation", "wordnet+negation")
 LLM_BACKENDS = ("openai", "hf-seq2seq", "hf-causal")
-
-
-class ConfigError(ValueError):
-    pass
 
 
 @dataclass

@@ -10,9 +10,11 @@ from fractions import Fraction
 import pytest
 from click.testing import CliRunner
 from transnli.evaluator import alarms as A
-from transnli.evaluator.alarm_cli import alarm
-from transnli.evaluator.cli import main
 from transnli.evaluator.evaluate import evaluate_triples
+from transnli.evaluator.settings import EvaluationSettings
+
+from transnli.cli import main
+from transnli.cli.alarm import alarm
 
 LABELS = ("entailment", "neutral", "contradiction")
 
@@ -192,9 +194,7 @@ def test_evaluate_reports_alarms_that_are_sound(tmp_path):
             [tfile],
             [f"precomputed:{f}" for f in files],
             out,
-            all_pairs=True,
-            no_cache=True,
-            show_progress=False,
+            EvaluationSettings(all_pairs=True, no_cache=True, show_progress=False),
         )
         summary = json.loads((out / "summary.json").read_text())
         section = summary["alarms"]
@@ -242,8 +242,7 @@ def test_evaluate_alarm_outputs_are_deterministic(tmp_path):
             [tfile],
             [f"precomputed:{f}" for f in files[:2]],
             tmp_path / name,
-            no_cache=True,
-            show_progress=False,
+            EvaluationSettings(no_cache=True, show_progress=False),
         )
         outs.append(tmp_path / name)
     for rel in ("summary.json", "report.md", "plots/alarm_curve.png"):
@@ -257,9 +256,7 @@ def test_evaluate_two_stage_skips_p_h2_when_models_were_asked_different_pairs(tm
         [tfile],
         [f"precomputed:{f}" for f in files],
         out,
-        no_cache=True,
-        show_progress=False,
-        plots=False,
+        EvaluationSettings(no_cache=True, show_progress=False, plots=False),
     )
     entries = json.loads((out / "summary.json").read_text())["alarms"]["results"]
     ph2 = [e for e in entries if e["pairs"] == "p_h2"]
@@ -272,7 +269,12 @@ def test_evaluate_two_stage_skips_p_h2_when_models_were_asked_different_pairs(tm
 def test_single_model_has_no_alarms(tmp_path):
     tfile, files = random_run(tmp_path, seed=2)
     out = tmp_path / "out"
-    evaluate_triples([tfile], [f"precomputed:{files[0]}"], out, no_cache=True, show_progress=False)
+    evaluate_triples(
+        [tfile],
+        [f"precomputed:{files[0]}"],
+        out,
+        EvaluationSettings(no_cache=True, show_progress=False),
+    )
     assert "alarms" not in json.loads((out / "summary.json").read_text())
     assert "No-knowledge" not in (out / "report.md").read_text()
     assert not (out / "plots" / "alarm_curve.png").exists()
@@ -287,8 +289,7 @@ def test_evaluate_with_a_tiny_hf_model_and_the_alarm_command_on_its_predictions(
         [tfile],
         [f"precomputed:{files[0]}", str(tiny_nli_entailing_model_dir)],
         out,
-        cache_dir=tmp_path / "cache",
-        show_progress=False,
+        EvaluationSettings(cache_dir=tmp_path / "cache", show_progress=False),
     )
     summary = json.loads((out / "summary.json").read_text())
     ph = next(

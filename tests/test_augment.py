@@ -19,10 +19,11 @@ from transnli.evaluator.augment import (
     logic_rows,
     merge_rows,
 )
-from transnli.evaluator.cli import main
 from transnli.evaluator.families import FLIP, Family, Member, is_consistent
 from transnli.evaluator.labels import LABELS, C, E, N
 from transnli.evaluator.repair import RepairLimitError, consistent_complete, repair
+
+from transnli.cli import main
 
 _ = None
 

@@ -17,8 +17,9 @@ from transnli.evaluator import batching  # noqa: E402
 from transnli.evaluator.backends import BackendOptions, create_backend  # noqa: E402
 from transnli.evaluator.backends import hf as hf_module  # noqa: E402
 from transnli.evaluator.batching import Packed, assign_devices, plan_batches  # noqa: E402
-from transnli.evaluator.cli import main  # noqa: E402
 from transnli.evaluator.errors import BackendError  # noqa: E402
+
+from transnli.cli import main  # noqa: E402
 
 WORDS = (
     "a",

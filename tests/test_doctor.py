@@ -1,7 +1,8 @@
 import json
 
 from click.testing import CliRunner
-from transnli.evaluator.cli import main
+
+from transnli.cli import main
 
 
 def test_doctor_lists_every_resource_with_status_and_fix():
@@ -38,7 +39,7 @@ def test_doctor_is_quick_and_names_commands_that_exist():
 
     code = (
         "import sys, json; from click.testing import CliRunner; "
-        "from transnli.evaluator.cli import main; r = CliRunner().invoke(main, ['doctor', '--json']); "
+        "from transnli.cli import main; r = CliRunner().invoke(main, ['doctor', '--json']); "
         "assert r.exit_code == 0, r.output; rows = json.loads(r.stdout); "
         "print(json.dumps({'heavy': [m for m in ('nltk', 'spacy', 'torch', 'transformers') if m in sys.modules], "
         "'rows': rows}))"

@@ -11,10 +11,11 @@ from click.testing import CliRunner
 from transnli.evaluator import evaluate as evaluate_module
 from transnli.evaluator.backends import BackendOptions, create_backend
 from transnli.evaluator.cache import LabelCache
-from transnli.evaluator.cli import main
 from transnli.evaluator.errors import BackendError, EvaluatorError
 from transnli.evaluator.report import write_jsonl
 from transnli.generator.llm.clients import LLMError, LLMReply, ReplyCache, cache_key
+
+from transnli.cli import main
 
 WORDS = ["a", "man", "woman", "dog", "is", "sleeping", "awake", "happy", "sad", "old", "young"]
 

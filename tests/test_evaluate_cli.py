@@ -7,8 +7,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from transnli.evaluator.commands import evaluate
 from transnli.evaluator.evaluate import evaluate_triples
+from transnli.evaluator.settings import EvaluationSettings
+
+from transnli.cli.evaluate import evaluate
 
 # Triples: (id, dataset or None (-> file name "alpha"), P, H, H', gold) and the labels a model
 # gives to (P,H), (H,H'), (H',H), (P,H') ("-": not needed, so not in the label file).
@@ -402,9 +404,7 @@ def test_evaluate_triples_api(fixture_files, tiny_nli_entailing_model_dir, tmp_p
         [tfile],
         [f"precomputed:{lfile}", str(tiny_nli_entailing_model_dir)],
         tmp_path / "api",
-        cache_dir=tmp_path / "cache",
-        show_progress=False,
-        plots=False,
+        EvaluationSettings(cache_dir=tmp_path / "cache", show_progress=False, plots=False),
     )
     assert [m["model"] for m in result.summary["models"]] == [
         f"precomputed:{lfile}",

@@ -7,11 +7,12 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from transnli.evaluator.cli import main
 from transnli.evaluator.triples import load_triples
 from transnli.generator.output import RunWriter
 from transnli.generator.publish import export_finished
 from transnli.generator.record import TripleRecord
+
+from transnli.cli import main
 
 # (id, dataset, P, H, H', gold) and a model's labels of (P,H), (H,H'), (H',H), (P,H')
 FIXTURE = [

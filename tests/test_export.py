@@ -10,13 +10,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import yaml
 from click.testing import CliRunner
-from transnli.evaluator.cli import main
 from transnli.generator.filters import FILTER_NAMES
 from transnli.generator.output import RunWriter
 from transnli.generator.publish import ExportError, export_finished, parse_kinds, publish
 from transnli.generator.record import TripleRecord, read_triples
 from transnli.generator.schema import CHECK_NAMES, SchemaError, normalise, triple_features
 from transnli.generator.tables import read_any
+
+from transnli.cli import main
 
 FILTERS_OK = {name: {"backend": "rules", "passed": True} for name in ("auxiliary", "light_verb")}
 

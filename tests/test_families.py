@@ -10,7 +10,6 @@ from itertools import combinations
 
 import pytest
 from click.testing import CliRunner
-from transnli.evaluator.commands import evaluate
 from transnli.evaluator.families import (
     Family,
     Member,
@@ -26,6 +25,8 @@ from transnli.evaluator.families import (
 from transnli.evaluator.family_eval import dataset_family_metrics
 from transnli.evaluator.labels import C, E, N
 from transnli.evaluator.triples import Triple
+
+from transnli.cli.evaluate import evaluate
 
 _ = None
 
@@ -435,7 +436,7 @@ def test_evaluate_families_with_a_tiny_model_is_cached_and_deterministic(
 
 
 def test_pairs_families_exports_what_evaluate_families_needs(tmp_path):
-    from transnli.evaluator.commands import pairs
+    from transnli.cli.evaluate import pairs
 
     tfile = write_jsonl(tmp_path / "fam.jsonl", FAMILY_TRIPLES)
     exported = tmp_path / "pairs.jsonl"

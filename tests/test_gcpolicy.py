@@ -48,7 +48,7 @@ def test_the_command_line_freezes_what_loading_built():
 
 def test_transnli_command_asks_for_the_freeze():
     code = (
-        "import sys; from transnli.evaluator import gcpolicy; from transnli.evaluator.cli import main\n"
+        "import sys; from transnli.evaluator import gcpolicy; from transnli.cli import main\n"
         "sys.argv = ['transnli', 'show', '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print(gcpolicy._freeze_after_loading)"

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from transnli.evaluator.cli import main
 from transnli.generator.record import read_triples
 from transnli.resources import resource_path
+
+from transnli.cli import main
 
 SAMPLE = str(resource_path("samples", "snli_sample.jsonl"))
 TRIPLE_FIELDS = {

@@ -7,7 +7,6 @@ import time
 import pytest
 from click.testing import CliRunner
 from llm_fakes import FakeLLM, build_tiny_gpt2, build_tiny_t5
-from transnli.evaluator.cli import main
 from transnli.generator.llm.clients import (
     CachedClient,
     HFCausalClient,
@@ -18,6 +17,8 @@ from transnli.generator.llm.clients import (
     parse_retry_after,
 )
 from transnli.generator.llm.verify import REASONS, verify_reply
+
+from transnli.cli import main
 
 # Keyed by the word in quotation marks (see llm_fakes.replacement).
 SCRIPT = {

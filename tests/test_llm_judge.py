@@ -8,9 +8,10 @@ from click.testing import CliRunner
 from llm_fakes import FakeLLM
 from transnli.evaluator.backends import BackendOptions, create_backend
 from transnli.evaluator.backends.llm import parse_judge_reply
-from transnli.evaluator.cli import main
 from transnli.evaluator.errors import BackendError
 from transnli.evaluator.metrics import TripleLabels, dataset_metrics, rule_outcome
+
+from transnli.cli import main
 
 E, N, C = "entailment", "neutral", "contradiction"
 

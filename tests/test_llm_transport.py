@@ -9,8 +9,9 @@ import threading
 import pytest
 from click.testing import CliRunner
 from llm_fakes import FakeLLM, closed_port_url
-from transnli.evaluator.cli import main
 from transnli.generator.llm.clients import LLMError, OpenAIChatClient, all_unreachable, redact
+
+from transnli.cli import main
 
 KEY = "sk-transnli-test-0123456789abcdef"
 HANG_GUARD = 60  # seconds; the behaviour before the breaker took minutes (a backoff per prompt)

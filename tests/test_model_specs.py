@@ -7,9 +7,10 @@ import json
 import pytest
 from click.testing import CliRunner
 from transnli.evaluator.backends import BackendOptions
-from transnli.evaluator.commands import evaluate
 from transnli.evaluator.errors import BackendError
 from transnli.evaluator.modelspec import parse_model_spec, parse_model_specs
+
+from transnli.cli.evaluate import evaluate
 
 GENERIC = {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}
 

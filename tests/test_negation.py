@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from transnli.evaluator.cli import main
 from transnli.generator.negation import REASONS, Negator
 from transnli.generator.tagging import SpacyTagger
 from transnli.resources import resource_path
+
+from transnli.cli import main
 
 SAMPLE = str(resource_path("samples", "snli_sample.jsonl"))
 

@@ -16,9 +16,10 @@ from transnli.evaluator.backends import (
 )
 from transnli.evaluator.backends.precomputed import read_labelled_pairs
 from transnli.evaluator.cache import CachedBackend, LabelCache, default_cache_dir, pair_key
-from transnli.evaluator.commands import evaluate, pairs
 from transnli.evaluator.errors import BackendError, MissingPairsError
 from transnli.evaluator.labels import C, E, N
+
+from transnli.cli.evaluate import evaluate, pairs
 
 
 @pytest.fixture(autouse=True)

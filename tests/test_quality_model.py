@@ -206,9 +206,10 @@ def test_config_threshold_and_filter_name():
 
 def test_cli_options_reach_the_config():
     from click.testing import CliRunner
-    from transnli.generator.cli import GENERATION_SETTING_NAMES, generate
 
-    assert {"quality_threshold", "quality_model"} <= GENERATION_SETTING_NAMES
+    from transnli.cli.generate import generate
+
+    assert {"quality_threshold", "quality_model"} <= {p.name for p in generate.params}
     result = CliRunner().invoke(generate, ["in.jsonl", "--out", "o", "--quality-threshold", "2"])
     assert result.exit_code == 2 and "--quality-threshold" in result.output
 

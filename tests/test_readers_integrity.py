@@ -203,7 +203,8 @@ def test_columns_and_label_order(tmp_path):
 
 def test_generate_cli_takes_dataset_columns_and_label_order(tmp_path):
     from click.testing import CliRunner
-    from transnli.evaluator.cli import main
+
+    from transnli.cli import main
 
     path = tmp_path / "pairs.csv"
     path.write_text("s1,s2,y\nA man sleeps.,A man is awake.,2\n", encoding="utf-8")

@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from transnli.evaluator.cli import main
+
+from transnli.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

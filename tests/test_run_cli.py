@@ -4,8 +4,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from transnli.evaluator.cli import main
 from transnli.resources import resource_path
+
+from transnli.cli import main
 
 SAMPLE = str(resource_path("samples", "snli_sample.jsonl"))
 

@@ -23,11 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-import click
 import pytest
 from click.testing import CliRunner
-from transnli.evaluator.cli import main
 from transnli.resources import resource_path
+
+from transnli.cli import main
 
 SAMPLE = resource_path("samples", "snli_sample.jsonl")
 FAST = ["--grammar", "none", "--acceptability", "none"]  # the checks' start-up is not under test
@@ -115,7 +115,7 @@ def stopped_run(interrupted, tmp_path) -> Path:
 
 # -- processes killed -----------------------------------------------------------------------------
 def start(*args) -> subprocess.Popen:
-    code = "from transnli.evaluator.cli import main; main()"
+    code = "from transnli.cli import main; main()"
     return subprocess.Popen(
         [sys.executable, "-c", code, "generate", *map(str, args), "-q", *FAST],
         stdout=subprocess.PIPE,
@@ -339,15 +339,20 @@ def test_a_cut_triples_file_is_refused_not_padded(stopped_run, sample_copy):
 
 
 def test_a_changed_limit_is_another_run(tmp_path):
-    from transnli.generator.cli import generate_triples
+    from transnli.generator.config import resolve_config
+    from transnli.generator.errors import RunFolderError
+    from transnli.generator.run import RunOptions, generate_run
 
     out = tmp_path / "generate"
-    opts = {"quiet": True, "grammar": "none", "acceptability": "none", "reuse_finished": True}
-    assert generate_triples(str(SAMPLE), out, limit=10, **opts)["sentences_read"] == 10
-    assert generate_triples(str(SAMPLE), out, limit=10, **opts)["sentences_read"] == 10  # reused
-    with pytest.raises(click.ClickException, match="--overwrite"):  # not the 10-pair run again
-        generate_triples(str(SAMPLE), out, **opts)
-    assert generate_triples(str(SAMPLE), out, overwrite=True, **opts)["sentences_read"] == 108
+    reuse = RunOptions(quiet=True, reuse_finished=True)
+    ten = resolve_config(grammar="none", acceptability="none", limit=10)
+    every = resolve_config(grammar="none", acceptability="none")
+    assert generate_run(str(SAMPLE), ten, out, reuse).stats["sentences_read"] == 10
+    assert generate_run(str(SAMPLE), ten, out, reuse).stats["sentences_read"] == 10  # reused
+    with pytest.raises(RunFolderError, match="--overwrite"):  # not the 10-pair run again
+        generate_run(str(SAMPLE), every, out, reuse)
+    again = RunOptions(quiet=True, reuse_finished=True, overwrite=True)
+    assert generate_run(str(SAMPLE), every, out, again).stats["sentences_read"] == 108
 
 
 def test_an_input_edited_at_the_same_size_is_not_resumed(stopped_run, sample_copy):

@@ -9,10 +9,13 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from transnli.evaluator.commands import evaluate
 from transnli.evaluator.evaluate import OUTPUT_NAMES, evaluate_triples
 from transnli.evaluator.rules import evaluate_triple
-from transnli.evaluator.show import ShowError, resolve_query, show
+from transnli.evaluator.settings import EvaluationSettings
+from transnli.evaluator.show import ShowError, resolve_query
+
+from transnli.cli.evaluate import evaluate
+from transnli.cli.show import show
 
 # id, dataset, P, H, H', labels of model "first" for (P,H), (H,H'), (H',H), (P,H') ("-": not needed)
 FIXTURE = [
@@ -475,9 +478,7 @@ def test_tiny_models_samples_follow_the_rules(
             [tfile],
             [f"hf:{tiny_nli_model_dir}", f"hf:{other}"],
             tmp_path / name,
-            cache_dir=tmp_path / "cache",
-            show_progress=False,
-            plots=False,
+            EvaluationSettings(cache_dir=tmp_path / "cache", show_progress=False, plots=False),
         )
         outs.append(tmp_path / name)
     assert (outs[0] / "samples.jsonl").read_bytes() == (outs[1] / "samples.jsonl").read_bytes()

@@ -218,7 +218,7 @@ def test_link_grammar_null_cap(link_grammar_available):
 # -- --workers ------------------------------------------------------------------------------------
 @pytest.mark.slow  # starts two worker processes that each load every resource (about 20 s)
 def test_workers_write_byte_identical_files(tmp_path):
-    from transnli.evaluator.cli import main
+    from transnli.cli import main
 
     sample = resource_path("samples", "snli_sample.jsonl")
     small = tmp_path / "small.jsonl"
@@ -250,7 +250,7 @@ def test_workers_write_byte_identical_files(tmp_path):
 
 
 def test_workers_refused_for_llm_pipelines(tmp_path):
-    from transnli.evaluator.cli import main
+    from transnli.cli import main
 
     sample = str(resource_path("samples", "snli_sample.jsonl"))
     result = CliRunner().invoke(

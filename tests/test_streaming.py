@@ -9,7 +9,8 @@ import json
 import pytest
 from click.testing import CliRunner
 from test_evaluate_cli import fixture_files, write_jsonl  # noqa: F401 - a fixture
-from transnli.evaluator.commands import evaluate
+
+from transnli.cli.evaluate import evaluate
 
 OUTPUTS = (
     "predictions.jsonl",

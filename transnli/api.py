@@ -9,16 +9,15 @@
     ev.violations(rule="rule2")                   # the violating triples, with their sentences
 
 Both functions write files only when given `out_dir` (then exactly what `transnli generate` /
-`transnli evaluate` write there). They are thin: `generate` runs the generator's own config
-resolution, pipeline builder and batch runner (or, with `out_dir`, the CLI's `generate_triples`);
-`evaluate` runs `evaluate_triples`. Errors a user can fix raise `TransnliError` with the CLI's
+`transnli evaluate` write there). They are thin: `generate` runs the generator's driver
+(`generate_run`), `evaluate` runs `evaluate_triples`, as the command line does. Errors a user can fix raise `TransnliError` with the CLI's
 one-line message.
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +30,6 @@ if TYPE_CHECKING:  # pandas and the generator load on first use, not on `import 
 
 __all__ = ["Evaluation", "GenerationResult", "TransnliError", "evaluate", "generate"]
 
-# generate_triples options that only make sense when a run folder is written
-_FOLDER_ONLY = ("exports", "overwrite", "reuse_finished")
 LABEL_KINDS = ("p_h", "h_h2", "h2_h", "p_h2")
 
 
@@ -87,7 +84,10 @@ def _in_memory_pairs(rows: list[dict[str, Any]], dataset: str | None, label_orde
     """NLIPair objects for pairs held in memory, checked as a file's lines would be."""
     from transnli.generator.readers import NLIPair, label_order_names, normalize_label
 
-    int_names = label_order_names(label_order) if label_order else None
+    try:
+        int_names = label_order_names(label_order) if label_order else None
+    except ValueError as e:
+        raise TransnliError(str(e)) from e
     name = dataset or "pairs"
     out = []
     for i, row in enumerate(rows, start=1):
@@ -130,110 +130,29 @@ def generate(
     columns, label_order, fmt, workers, ...). With `out_dir`, the run folder `transnli generate`
     writes (resumable; `exports=("parquet",)` etc. allowed); without, nothing is written.
     """
-    if out_dir is not None:
-        return _generate_to_folder(pairs_or_path, preset, Path(out_dir), progress, overrides)
-    bad = [k for k in _FOLDER_ONLY if overrides.get(k)]
-    if bad:
-        raise TransnliError(f"{', '.join(bad)} need out_dir (they concern the run folder)")
-    for k in _FOLDER_ONLY:
-        overrides.pop(k, None)
-    return _generate_in_memory(pairs_or_path, preset, progress, overrides)
-
-
-def _generate_in_memory(
-    source, preset: str, progress: bool, overrides: dict[str, Any]
-) -> GenerationResult:
-    import itertools
-    from collections import Counter
-
-    from tqdm import tqdm
-
-    from transnli.generator.build import build_pipeline
-    from transnli.generator.checks.base import BackendUnavailable
-    from transnli.generator.config import LLM_PIPELINES, ConfigError, resolve_config
-    from transnli.generator.inputs import DuplicateCounter
-    from transnli.generator.parallel import run_batches
-    from transnli.generator.readers import InputError, read_pairs
-
-    reading = {k: overrides.pop(k, None) for k in ("dataset", "columns", "label_order")}
-    fmt, skip_bad = overrides.pop("fmt", None), overrides.pop("skip_bad", False)
-    workers = overrides.pop("workers", 1) or 1
-    overrides.pop("quiet", None)
-    try:
-        config = resolve_config(preset, **overrides)
-    except ConfigError as e:
-        raise TransnliError(str(e)) from e
-    if workers > 1 and config.pipeline in LLM_PIPELINES:
-        raise TransnliError(
-            f"workers applies to the wordnet and negation pipelines; pipeline {config.pipeline} "
-            "has llm_concurrency instead"
-        )
-    bad: Counter = Counter()
-    try:
-        if isinstance(source, (str, Path)):
-            pairs = read_pairs(source, format=fmt, skip_bad=skip_bad, bad_counter=bad, **reading)
-        else:
-            pairs = iter(
-                _in_memory_pairs(_pair_rows(source), reading["dataset"], reading["label_order"])
-            )
-    except (InputError, ValueError) as e:
-        raise TransnliError(str(e)) from e
-    except OSError as e:
-        raise TransnliError(f"cannot read {source}: {e.strerror or e}") from e
-    try:
-        pipeline = build_pipeline(config)
-    except (BackendUnavailable, RuntimeError, FileNotFoundError, LookupError) as e:
-        raise TransnliError(str(e)) from e
-
-    accepted, rejected = [], []
-    duplicates = DuplicateCounter()
-    bar = tqdm(unit="pair", desc="generate", disable=not progress)
-    try:
-        for batch in run_batches(
-            pipeline, itertools.islice(duplicates.watch(pairs), config.limit), workers
-        ):
-            accepted += batch.accepted
-            rejected += batch.rejected
-            bar.update(batch.n_pairs)
-    except InputError as e:
-        raise TransnliError(str(e)) from e
-    finally:
-        bar.close()
-        client = getattr(pipeline, "client", None)
-        if client is not None:
-            client.close()
-    if bad:
-        pipeline.stats.skipped_sentences["malformed"] = bad["malformed"]
-    pipeline.stats.counts["duplicate_pairs"] = duplicates.count
-    return GenerationResult(records=accepted, stats=pipeline.stats.to_dict(), rejected=rejected)
-
-
-def _generate_to_folder(
-    source, preset: str, out: Path, progress: bool, overrides: dict[str, Any]
-) -> GenerationResult:
-    import click
-
-    from transnli.generator.cli import generate_triples
+    from transnli.generator.config import resolve_config
+    from transnli.generator.errors import GeneratorError
     from transnli.generator.record import read_triples
+    from transnli.generator.run import RunOptions, generate_run
 
     overrides.setdefault("quiet", not progress)
-    with tempfile.TemporaryDirectory(prefix="transnli-pairs-") as tmp:
-        if not isinstance(source, (str, Path)):
-            # generate_triples reads a source by name: pairs in memory go through a JSONL file
-            # (its path and sha256 are recorded in config.json, as for any input)
-            path = Path(tmp) / f"{overrides.get('dataset') or 'pairs'}.jsonl"
-            with open(path, "w", encoding="utf-8", newline="\n") as fh:
-                for row in _pair_rows(source):
-                    if "gold_label" in row and "label" not in row:
-                        row["label"] = row.pop("gold_label")
-                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            source = path
-        try:
-            stats = generate_triples(str(source), out, preset=preset, **overrides)
-        except click.ClickException as e:
-            raise TransnliError(e.format_message()) from e
+    run_options = RunOptions.take(overrides)  # the rest are GeneratorConfig's settings
+    run_options.workers = run_options.workers or 1
+    source = pairs_or_path
+    if not isinstance(source, (str, Path)):
+        source = _in_memory_pairs(_pair_rows(source), run_options.dataset, run_options.label_order)
+    echo = None if out_dir is None else (lambda line: print(line, file=sys.stderr))
+    try:
+        config = resolve_config(preset, **overrides)
+        run = generate_run(source, config, out_dir, run_options, echo=echo)
+    except GeneratorError as e:
+        raise TransnliError(str(e)) from e
+    if run.out_dir is None:
+        return GenerationResult(records=run.accepted, stats=run.stats, rejected=run.rejected)
     return GenerationResult(
-        records=list(read_triples(out / "triples.jsonl")), stats=stats, out_dir=out
+        records=list(read_triples(run.out_dir / "triples.jsonl")),
+        stats=run.stats,
+        out_dir=run.out_dir,
     )
 
 
@@ -404,6 +323,7 @@ def evaluate(
     """
     from transnli.evaluator.errors import EvaluatorError
     from transnli.evaluator.evaluate import evaluate_triples
+    from transnli.evaluator.settings import EvaluationSettings
 
     if isinstance(models, str):
         models = [models]
@@ -429,8 +349,9 @@ def evaluate(
         else:
             memory = _as_triples(items)
     options.setdefault("show_progress", progress)
+    settings = EvaluationSettings(**options)  # an unknown option is a TypeError, as for a function
     try:
-        result = evaluate_triples(paths, list(models), out_dir, triples=memory, **options)
+        result = evaluate_triples(paths, list(models), out_dir, settings, triples=memory)
     except EvaluatorError as e:
         raise TransnliError(str(e)) from e
     except OSError as e:

@@ -1,5 +1,5 @@
-"""`transnli export` and `transnli publish`: exports of a finished generation run, and its upload to
-the Hugging Face Hub (the work is in transnli.generator.publish)."""
+"""`transnli export` and `transnli publish`: exports of a finished generation run, and its upload
+to the Hugging Face Hub (the work is in transnli.generator.publish)."""
 
 from __future__ import annotations
 

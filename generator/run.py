@@ -1,0 +1,323 @@
+"""The generation driver: one run of the pipeline over NLI pairs, into a run folder or into memory.
+
+`transnli generate`, `transnli run` and the Python API all call `generate_run`: they build a
+`GeneratorConfig` (what a pair yields) and `RunOptions` (how the input is read and the output
+kept), and translate the `GeneratorError` it raises. A run folder is resumable: the input is
+opened and hashed, and the folder locked, before the pipeline's slow start, so that an unreadable
+input or a busy folder fails at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from transnli.generator import build  # by module: tests replace its functions
+from transnli.generator.checks.base import BackendUnavailable
+from transnli.generator.config import LLM_PIPELINES, GeneratorConfig
+from transnli.generator.errors import (
+    ConfigError,
+    InputSourceError,
+    MissingInputError,
+    ResourceError,
+    RunFolderError,
+    RunStoppedError,
+    WorkersError,
+)
+from transnli.generator.inputs import DuplicateCounter, input_identity
+from transnli.generator.llm.clients import LLMError
+from transnli.generator.output import OutputError, RunWriter, fingerprint
+from transnli.generator.parallel import WorkerDied, run_batches
+from transnli.generator.readers import InputError, NLIPair, read_pairs
+from transnli.generator.record import TripleRecord
+
+# What config.json records as the source of pairs handed over in memory.
+MEMORY_SOURCE = "<memory>"
+# Options that concern the run folder, refused when nothing is written.
+FOLDER_ONLY = ("exports", "overwrite", "reuse_finished")
+
+
+@dataclass
+class RunOptions:
+    """How a run reads its input and keeps its output; what a pair yields is GeneratorConfig's.
+
+    `fmt`, `dataset`, `columns`, `label_order` and `skip_bad` read the input (see
+    transnli.generator.readers.read_pairs); `workers` runs the wordnet and negation pipelines on
+    several processes (the output is identical). A run folder takes `exports` (parquet, hf,
+    card), `overwrite` (start again instead of resuming or refusing) and `reuse_finished` (a
+    finished run of the same settings is returned as it is: `transnli run` reruns only what is
+    new). `quiet`: no progress bar."""
+
+    fmt: str | None = None
+    dataset: str | None = None
+    columns: Mapping[str, str] | None = None
+    label_order: Sequence[str] | None = None
+    skip_bad: bool = False
+    workers: int = 1
+    exports: Sequence[str] = ()
+    overwrite: bool = False
+    reuse_finished: bool = False
+    quiet: bool = False
+
+    @classmethod
+    def take(cls, values: dict[str, Any]) -> RunOptions:
+        """The run options among `values` (keyword arguments), removed from it."""
+        return cls(**{f.name: values.pop(f.name) for f in fields(cls) if f.name in values})
+
+    def reading(self) -> dict[str, Any]:
+        """The keyword arguments of read_pairs beyond format and skip_bad."""
+        return {"dataset": self.dataset, "columns": self.columns, "label_order": self.label_order}
+
+    def check(self, config: GeneratorConfig, writes_folder: bool) -> None:
+        if self.workers > 1 and config.pipeline in LLM_PIPELINES:
+            raise WorkersError(config.pipeline)
+        if not writes_folder:
+            bad = [name for name in FOLDER_ONLY if getattr(self, name)]
+            if bad:
+                raise ConfigError(f"{', '.join(bad)} need out_dir (they concern the run folder)")
+
+
+@dataclass
+class RunResult:
+    """The run's statistics (stats.json); in memory, also the accepted triples in input order and
+    the rejected candidates (with a run folder they are in its JSONL files)."""
+
+    stats: dict[str, Any]
+    out_dir: Path | None = None
+    accepted: list[TripleRecord] = field(default_factory=list)
+    rejected: list[TripleRecord] = field(default_factory=list)
+
+
+@dataclass
+class _Input:
+    """An opened input: its pairs (read lazily), the malformed lines skipped so far, what
+    config.json records about it, and its file (for the progress bar's total)."""
+
+    pairs: Iterator[NLIPair]
+    bad: Counter
+    desc: dict[str, Any]
+    path: Path | None = None
+
+
+def generate_run(
+    source: str | Path | Iterable[NLIPair],
+    config: GeneratorConfig,
+    out_dir: str | Path | None = None,
+    options: RunOptions | None = None,
+    *,
+    echo: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Run the pipeline of `config` over `source`: a file (JSONL, CSV, TSV, or the native files of
+    SNLI, MultiNLI, ANLI, WANLI), a hub dataset as "hf:NAME:SPLIT", or NLIPair objects in memory.
+
+    With `out_dir`, the run folder (triples.jsonl, rejected.jsonl, stats.json, config.json; an
+    unfinished run there is resumed); without, nothing is written and the triples come back in
+    memory. `echo` receives the lines a user reads (resuming, exports, the run's summary).
+    Raises GeneratorError (a subclass) for anything the user can fix."""
+    options = options or RunOptions()
+    say = echo or (lambda line: None)
+    options.check(config, writes_folder=out_dir is not None)
+    opened = _open_input(source, options)
+    if out_dir is None:
+        return _run_in_memory(config, opened, options)
+    out = Path(out_dir)
+    # The tool's version too: another version may judge or word records differently, and a run
+    # must not mix the two (resuming across an upgrade is refused; --overwrite starts again).
+    run_fp = fingerprint(
+        {
+            "input": opened.desc,
+            "config": config.fingerprint_dict(),
+            "transnli": build.dist_version("transnli"),
+        }
+    )
+    writer = RunWriter(out_dir, run_fp, overwrite=options.overwrite)
+    try:
+        writer.lock()  # before the slow start too: a second run into OUT refuses at once
+        if options.reuse_finished:
+            finished = writer.finished_stats()
+            if finished is not None:
+                say(f"{out_dir} already holds this generation run; reusing it.")
+                return RunResult(stats=finished, out_dir=out)
+        pipeline = _build(config)
+        stats = _write_run(writer, pipeline, config, opened, out_dir, options, say)
+        return RunResult(stats=stats, out_dir=out)
+    except OutputError as e:
+        raise RunFolderError(str(e)) from e
+    finally:
+        writer.close()
+
+
+def _open_input(source, options: RunOptions) -> _Input:
+    """Open the input (its format detected) and describe it, before the pipeline's slow start."""
+    reading = options.reading()
+    if not isinstance(source, (str, Path)):
+        pairs = list(source)
+        desc = {"source": MEMORY_SOURCE, "format": None, **_memory_identity(pairs)}
+        desc.update({key: value for key, value in reading.items() if value})
+        return _Input(iter(pairs), Counter(), desc)
+    source = str(source)
+    if not source.startswith("hf:") and not Path(source).exists():
+        raise MissingInputError(source)
+    bad: Counter = Counter()
+    try:
+        pairs = read_pairs(
+            source, format=options.fmt, skip_bad=options.skip_bad, bad_counter=bad, **reading
+        )
+        desc = input_identity(source, options.fmt)
+    except InputError as e:
+        raise InputSourceError(str(e), e.line) from e
+    except OSError as e:
+        raise InputSourceError(f"cannot read {source}: {e.strerror or e}") from e
+    desc.update({key: value for key, value in reading.items() if value})  # as before when unset
+    path = Path(source)
+    return _Input(pairs, bad, desc, path if path.is_file() else None)
+
+
+def _memory_identity(pairs: Sequence[NLIPair]) -> dict[str, Any]:
+    """What identifies pairs given in memory: their number and the sha256 of their fields."""
+    digest = hashlib.sha256()
+    for pair in pairs:
+        digest.update(json.dumps(asdict(pair), ensure_ascii=False, sort_keys=True).encode())
+        digest.update(b"\n")
+    return {"pairs": len(pairs), "sha256": digest.hexdigest()}
+
+
+def _build(config: GeneratorConfig):
+    try:
+        return build.build_pipeline(config)
+    except (BackendUnavailable, RuntimeError, FileNotFoundError, LookupError) as e:
+        raise ResourceError(str(e)) from e
+
+
+def _count_lines(path: Path, limit: int | None) -> int | None:
+    """Total for the progress bar."""
+    with open(path, "rb") as fh:
+        n = sum(1 for line in fh if line.strip())
+    if path.suffix in (".csv", ".tsv", ".txt"):
+        n -= 1  # header row
+    return min(n, limit) if limit is not None else n
+
+
+def _progress(opened: _Input, limit: int | None, done: int, quiet: bool):
+    from tqdm import tqdm
+
+    total = _count_lines(opened.path, limit) if opened.path is not None and not quiet else None
+    return tqdm(
+        total=total, initial=done, unit="pair", desc="generate", disable=quiet, file=sys.stderr
+    )
+
+
+def _run_batches(pipeline, opened: _Input, options: RunOptions, sink, *, done: int, folder: bool):
+    """Run the pipeline over the input's pairs after the first `done` (what a stopped run wrote),
+    handing each batch to `sink`; returns the duplicate-pair counter. The reader and the
+    duplicate counter see the input from its start (also on resume), so their counts are
+    assigned to the statistics, not added. `folder`: a run folder is written (and resumable)."""
+    stats, limit = pipeline.stats, pipeline.config.limit
+    duplicates = DuplicateCounter()
+    bar = _progress(opened, limit, done, options.quiet)
+
+    def recounted() -> None:
+        if opened.bad:
+            stats.skipped_sentences["malformed"] = opened.bad["malformed"]
+        stats.counts["duplicate_pairs"] = duplicates.count
+
+    try:
+        pairs = itertools.islice(duplicates.watch(opened.pairs), done, limit)
+        for batch in run_batches(pipeline, pairs, options.workers):
+            recounted()
+            sink(batch)
+            bar.update(batch.n_pairs)
+    except InputError as e:
+        raise InputSourceError(str(e), e.line) from e
+    except LLMError as e:
+        resume = "Run the same command again to resume; replies received so far are cached."
+        raise RunStoppedError(f"{e}. {resume}" if folder else str(e)) from e
+    except WorkerDied as e:
+        resume = "Run the same command again to resume (with fewer --workers if memory is short)."
+        raise RunStoppedError(f"{e}. {resume}" if folder else str(e)) from e
+    finally:
+        bar.close()
+    recounted()  # malformed lines after the last full batch
+    return duplicates
+
+
+def _run_in_memory(config: GeneratorConfig, opened: _Input, options: RunOptions) -> RunResult:
+    pipeline = _build(config)
+    result = RunResult(stats={})
+
+    def keep(batch) -> None:
+        result.accepted += batch.accepted
+        result.rejected += batch.rejected
+
+    try:
+        _run_batches(pipeline, opened, options, keep, done=0, folder=False)
+    finally:
+        _close_client(pipeline)
+    result.stats = pipeline.stats.to_dict()
+    return result
+
+
+def _close_client(pipeline) -> None:
+    client = getattr(pipeline, "client", None)
+    if client is not None:
+        client.close()
+
+
+def _write_run(writer, pipeline, config, opened: _Input, out_dir, options: RunOptions, say):
+    """Open the run folder (resuming a stopped run), write every batch, finish; returns the stats."""
+    done = writer.open()
+    if writer.resumed_stats:
+        pipeline.stats = type(pipeline.stats).from_dict(writer.resumed_stats)
+    if done:
+        say(f"Resuming {out_dir}: {done} pairs already done.")
+    elif writer.resumed:
+        say(f"Restarting {out_dir}: the last run stopped before its first checkpoint.")
+    writer.write_config(build.provenance(config, pipeline, opened.desc))
+
+    def write(batch) -> None:
+        writer.write_batch(
+            batch.accepted, batch.rejected, batch.n_pairs, pipeline.stats.checkpoint_dict()
+        )
+
+    try:
+        duplicates = _run_batches(pipeline, opened, options, write, done=done, folder=True)
+        stats = pipeline.stats.to_dict()
+        for path in writer.finish(stats, list(options.exports)):
+            say(f"exported {path}")
+        _report(say, stats, duplicates, opened, out_dir, pipeline)
+    finally:
+        _close_client(pipeline)
+    return stats
+
+
+def _report(say, stats: dict, duplicates: DuplicateCounter, opened: _Input, out_dir, pipeline):
+    """The lines that close a run: repeated input pairs, the counts, and the LLM's usage."""
+    if duplicates.count:
+        first = duplicates.first
+        where = f"{opened.desc['source']}:{first.line}" if first.line else first.source_id
+        say(
+            f"warning: {duplicates.count} input pairs repeat the premise and hypothesis of an earlier pair "
+            f"(the first at {where}); their triples appear again. stats.json counts them as "
+            "duplicate_pairs."
+        )
+    say(
+        f"{stats['sentences_read']} sentences, {stats['candidates_built']} candidates, "
+        f"{stats['triples_accepted']} triples -> {Path(out_dir) / 'triples.jsonl'}"
+    )
+    client = getattr(pipeline, "client", None)
+    if client is not None:
+        u = getattr(client, "run_usage", None) or client.usage.to_dict()
+        llm = stats["llm"]
+        say(
+            f"LLM {llm['backend']}:{llm['model']}: {llm['answers_meeting_requirements']}/{llm['answers']} answers "
+            f"met the prompt's requirements; this run: {u['prompts']} prompts, {u.get('cache_hits', 0)} from the "
+            f"cache, {u['requests']} requests, {u['retries']} retries, {u['errors']} failed, "
+            f"{u['prompt_tokens'] + u['completion_tokens']} tokens, {u['seconds']:.1f} s"
+        )

@@ -1,0 +1,5 @@
+"""`python -m transnli.cli`: the `transnli` command."""
+
+from transnli.cli import main
+
+main()

@@ -1,0 +1,59 @@
+"""`transnli doctor`: every resource and backend, whether it is usable, and how to get it (the
+checks are in transnli.generator.doctor and transnli.evaluator.doctor)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from transnli.evaluator.doctor import TorchProbe, evaluation_checks
+from transnli.generator.doctor import run_checks
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--model",
+    "-m",
+    "models",
+    multiple=True,
+    metavar="SPEC",
+    help="Also check this model spec (repeatable), without loading its weights; exit "
+    "status 1 when one cannot be used.",
+)
+@click.option("--deep", is_flag=True, help="Load every resource for real (slower: 10-20 s).")
+def doctor(as_json, models, deep):
+    """List every resource and backend, whether it is usable, and how to get it when not."""
+    probe = TorchProbe(deep)  # first: it runs while the other checks do
+    rows = run_checks(deep=deep) + evaluation_checks(models, probe)
+    failed = [r for r in rows if r.name.startswith("model: ") and not r.usable]
+    if as_json:
+        click.echo(json.dumps([r.__dict__ for r in rows], indent=2))
+    else:
+        from tabulate import tabulate
+
+        click.echo(
+            tabulate(
+                [
+                    (
+                        r.name,
+                        "ok" if r.usable else "MISSING",
+                        r.version or "",
+                        r.detail if r.usable else r.fix,
+                    )
+                    for r in rows
+                    if not r.name.startswith("model: ")
+                ],
+                headers=["resource", "status", "version", "detail / how to get it"],
+            )
+        )
+        for r in rows:
+            if r.name.startswith("model: "):
+                verdict = "usable" if r.usable else "NOT usable"
+                click.echo(
+                    f"\n{r.name[7:]}: {verdict}: {r.detail}"
+                    + (f"\n  fix: {r.fix}" if not r.usable else "")
+                )
+    if failed:
+        raise click.exceptions.Exit(1)
