@@ -38,6 +38,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from transnli.generator.tagging import TaggedSentence, Token
+from transnli.generator.wordnet import base_forms, first_noun_lexname, sense_count, wordnet
 
 BACKEND = "rules"
 
@@ -92,12 +93,6 @@ class _PerItem:
         raise NotImplementedError
 
 
-def _wn():
-    from transnli.generator.antonyms import _wn as wordnet
-
-    return wordnet()
-
-
 def _children(sentence: TaggedSentence, i: int) -> list[Token]:
     return [t for t in sentence.tokens if t.head == i and t.i != i]
 
@@ -146,16 +141,10 @@ CLAUSE_DEPS = frozenset({"xcomp", "ccomp", "oprd", "acomp"})
 
 
 @lru_cache(maxsize=4096)
-def _first_lexname(noun: str) -> str | None:
-    synsets = _wn().synsets(noun, "n")
-    return synsets[0].lexname() if synsets else None
-
-
-@lru_cache(maxsize=4096)
 def _deverbal_event(noun: str) -> bool:
     """A noun that is also a verb and names an act or event in one of its first senses (look, walk,
     talk, brush, try)."""
-    wn = _wn()
+    wn = wordnet()
     return bool(wn.synsets(noun, "v")) and any(
         s.lexname() in HAVE_LIGHT_LEXNAMES for s in wn.synsets(noun, "n")[:3]
     )
@@ -195,7 +184,7 @@ class LightVerbFilter(_PerItem):
             ):
                 return FilterVerdict(False, f"light verb '{tok.text}' with 'a {obj.text}'")
             return PASS
-        lex = _first_lexname(obj.lemma.lower()) or _first_lexname(obj.text.lower())
+        lex = first_noun_lexname(obj.lemma.lower()) or first_noun_lexname(obj.text.lower())
         if lex is not None and lex not in CONCRETE_LEXNAMES:
             return FilterVerdict(
                 False, f"light verb '{tok.text}' with the abstract object '{obj.text}' ({lex})"
@@ -291,7 +280,7 @@ def verb_frames(lemma: str) -> frozenset[int]:
     """Every frame id WordNet gives the verb `lemma` in any of its senses."""
     name = lemma.lower().replace(" ", "_")
     out: set[int] = set()
-    for synset in _wn().synsets(name, "v"):
+    for synset in wordnet().synsets(name, "v"):
         for lem in synset.lemmas():
             if lem.name().lower() == name:
                 out.update(lem.frame_ids())
@@ -363,7 +352,7 @@ _REFLEXIVE_SLOTS = frozenset({"oneself", "itself"})
 @lru_cache(maxsize=1)
 def _slot_multiwords() -> tuple[tuple[str, ...], ...]:
     """WordNet's multiword lemmas with a possessive or reflexive slot ("change_one's_mind")."""
-    wn = _wn()
+    wn = wordnet()
     out = set()
     for pos in ("v", "n", "a", "r"):
         for name in wn.all_lemma_names(pos):
@@ -399,7 +388,7 @@ class FixedPhraseFilter(_PerItem):
             from transnli.generator.antonyms import WordNetAntonyms
 
             self._antonyms = WordNetAntonyms("direct")
-        return self._antonyms._in_multiword(sentence, i)
+        return self._antonyms.multiword_expression(sentence, i)
 
     def judge(self, item: FilterItem) -> FilterVerdict:
         tok, sent = item.token, item.sentence
@@ -407,7 +396,10 @@ class FixedPhraseFilter(_PerItem):
         if tok.text.lower() in word_lists()["time_deictics"]:
             nxt = [t for t in toks if t.i > tok.i][:2]
             for t in nxt:
-                if t.pos in ("NOUN", "PROPN") and _first_lexname(t.lemma.lower()) == "noun.time":
+                if (
+                    t.pos in ("NOUN", "PROPN")
+                    and first_noun_lexname(t.lemma.lower()) == "noun.time"
+                ):
                     return FilterVerdict(False, f"time expression '{tok.text} {t.text}'")
         for pattern in _slot_multiwords():
             n = len(pattern)
@@ -436,7 +428,7 @@ PRONOUN_GENDER = {
 @lru_cache(maxsize=4096)
 def noun_gender(noun: str) -> str | None:
     """ "male" or "female" when the noun's first sense is a male or female person in WordNet."""
-    wn = _wn()
+    wn = wordnet()
     synsets = wn.synsets(noun.lower().replace(" ", "_"), "n")
     if not synsets:
         return None
@@ -541,12 +533,10 @@ class SenseInfo:
 
 @lru_cache(maxsize=4096)
 def word_senses(word: str, pos: str, antonym: str) -> tuple[SenseInfo, ...]:
-    from transnli.generator.antonyms import _base_forms, _count
-
-    wn = _wn()
+    wn = wordnet()
     key = word.lower().replace(" ", "_")
     ant = antonym.lower().replace(" ", "_")
-    own_names = _base_forms(key, pos)
+    own_names = base_forms(key, pos)
     out = []
     for synset in wn.synsets(key, pos):
         lemmas = synset.lemmas()
@@ -562,7 +552,7 @@ def word_senses(word: str, pos: str, antonym: str) -> tuple[SenseInfo, ...]:
         words += [n for lem in lemmas for n in lem.name().lower().split("_") if n not in own_names]
         for hyper in synset.hypernyms() + synset.similar_tos():
             words += [n for lem in hyper.lemmas() for n in lem.name().lower().split("_")]
-        count = sum(_count(lem) for lem in lemmas if lem.name().lower() in own_names)
+        count = sum(sense_count(lem) for lem in lemmas if lem.name().lower() in own_names)
         out.append(
             SenseInfo(
                 synset.name(), count, ant in carriers, tuple(w for w in words if w not in _STOP)

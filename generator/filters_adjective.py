@@ -27,11 +27,11 @@ from transnli.generator.filters import (
     FilterItem,
     FilterVerdict,
     _PerItem,
-    _wn,
     item_pos,
     item_senses,
 )
-from transnli.generator.quality_features import _prefix_pair
+from transnli.generator.quality_features import negative_prefix_pair
+from transnli.generator.wordnet import wordnet
 
 # WordNet's glosses for relational senses that the lexicographers did not file under adj.pert
 # ("local.a.02" is adj.pert, but "contemporary.s.02" reads "belonging to the present time").
@@ -42,14 +42,16 @@ _RELATIONAL_GLOSS = re.compile(
 
 def is_relational(synset_name: str) -> bool:
     """A WordNet adjective sense that classifies (relates a noun to a domain) rather than describes."""
-    synset = _wn().synset(synset_name)
+    synset = wordnet().synset(synset_name)
     return synset.lexname() == "adj.pert" or bool(_RELATIONAL_GLOSS.match(synset.definition()))
 
 
 def _negated_form(antonym: str, *words: str) -> bool:
     """The antonym is one of the words with a negative prefix, or the other way round."""
     ant = antonym.lower()
-    return any(_prefix_pair(w.lower(), ant) or _prefix_pair(ant, w.lower()) for w in words)
+    return any(
+        negative_prefix_pair(w.lower(), ant) or negative_prefix_pair(ant, w.lower()) for w in words
+    )
 
 
 class RelationalAdjectiveFilter(_PerItem):

@@ -161,7 +161,7 @@ class AntonymRanker:
         self._kv = vectors.kv
         # Word frequencies are Zipfian: a few thousand words make most look-ups. A small bound
         # keeps memory flat on any input (an entry, a 50-d float64 vector, is about 0.6 kB; a miss
-        # costs microseconds): see transnli.generator.antonyms._CACHE_SIZE.
+        # costs microseconds): see transnli.generator.wordnet.CACHE_SIZE.
         self._phrase_vector = lru_cache(maxsize=2048)(self._phrase_vector_uncached)
 
     def _key(self, word: str) -> str:

@@ -76,7 +76,7 @@ from transnli.generator.checks.base import (
     ThreadPool,
     check_lengths,
 )
-from transnli.generator.wordnet_index import is_wordnet_lemma
+from transnli.generator.wordnet import is_wordnet_lemma
 
 GRAMMAR_BACKENDS = ("harper", "languagetool", "none")
 
