@@ -194,7 +194,7 @@ def _quality_model_provenance(path: str | None) -> dict:
     import hashlib
     from pathlib import Path
 
-    from transnli.generator.checks.quality_model import default_model_path
+    from transnli.generator.filters.quality_model import default_model_path
 
     p = Path(path) if path else default_model_path()
     return {

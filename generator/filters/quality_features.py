@@ -1,4 +1,4 @@
-"""Features of one built candidate for the learned quality scorer (generator/checks/quality_model.py).
+"""Features of one built candidate for the learned quality scorer (quality_model.py beside this module).
 
 Everything here is computed from what the pipeline already has when the filters run: the spaCy
 parse of H, the replaced token, the antonym WordNet gave and the realised H'. The feature set is
@@ -29,7 +29,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from transnli.generator.filters import FilterItem, SenseFitFilter, antonym_sense_prior, word_senses
+from transnli.generator.antonyms import PARTICIPLE_TAGS, WN_POS
+from transnli.generator.filters.base import FilterItem
+from transnli.generator.filters.senses import SenseFitFilter, antonym_sense_prior, word_senses
 from transnli.generator.wordnet import (
     current_index,
     has_synsets,
@@ -245,8 +247,6 @@ class QualityFeatures:
         return out
 
     def features(self, item: FilterItem, ranked: Sequence[dict] | None = None) -> dict[str, float]:
-        from transnli.generator.antonyms import PARTICIPLE_TAGS, WN_POS
-
         tok, sent = item.token, item.sentence
         toks = sent.tokens
         f: dict[str, float] = {}

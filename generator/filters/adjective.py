@@ -22,15 +22,10 @@ from __future__ import annotations
 
 import re
 
-from transnli.generator.filters import (
-    PASS,
-    FilterItem,
-    FilterVerdict,
-    _PerItem,
-    item_pos,
-    item_senses,
-)
-from transnli.generator.quality_features import negative_prefix_pair
+from transnli.generator.filters.base import PASS, FilterItem, FilterVerdict, PerItemFilter
+from transnli.generator.filters.quality_features import negative_prefix_pair
+from transnli.generator.filters.registry import register_filter
+from transnli.generator.filters.senses import item_pos, item_senses
 from transnli.generator.wordnet import wordnet
 
 # WordNet's glosses for relational senses that the lexicographers did not file under adj.pert
@@ -54,7 +49,8 @@ def _negated_form(antonym: str, *words: str) -> bool:
     )
 
 
-class RelationalAdjectiveFilter(_PerItem):
+@register_filter("relational_adj", rank=80)
+class RelationalAdjectiveFilter(PerItemFilter):
     """An attributive adjective whose first relational sense ranks before every sense that carries
     the antonym (WordNet ranks senses by their sense-tagged frequency): the classifying reading is
     the likelier one, and the antonym opposes only a descriptive reading. Predicative uses ("she felt
@@ -64,7 +60,6 @@ class RelationalAdjectiveFilter(_PerItem):
     and so its domain, and on the dev set such swaps were good as often as not, while an antonym of
     another stem switches the domain ("medical" -> "surgical", "academic" -> "applied")."""
 
-    name = "relational_adj"
     DEPS = ("amod",)
 
     def __init__(self, keep_negated: bool = True):
