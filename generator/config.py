@@ -77,11 +77,10 @@ class GeneratorConfig:
 
         one_of("antonyms", ANTONYM_MODES)
         one_of("pipeline", PIPELINES)
-        from transnli.generator.checks.acceptability import ACCEPTABILITY_BACKENDS
-        from transnli.generator.checks.grammar import GRAMMAR_BACKENDS
+        from transnli.generator.checks.registry import check_backends
 
-        one_of("grammar", GRAMMAR_BACKENDS)
-        one_of("acceptability", ACCEPTABILITY_BACKENDS)
+        one_of("grammar", check_backends("grammar"))
+        one_of("acceptability", check_backends("acceptability"))
         from transnli.generator.filters import filter_names
 
         known = filter_names()
