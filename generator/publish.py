@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from transnli.generator.output import (
+from transnli.generator.run_folder import (
     CONFIG,
     FINISHED,
     PROGRESS,
