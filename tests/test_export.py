@@ -16,7 +16,7 @@ from transnli.generator.output import RunWriter
 from transnli.generator.publish import ExportError, export_finished, parse_kinds, publish
 from transnli.generator.record import TripleRecord, read_triples
 from transnli.generator.schema import CHECK_NAMES, SchemaError, normalise, triple_features
-from transnli.generator.tables import read_any
+from transnli.generator.triples_reader import read_any
 
 FILTERS_OK = {name: {"backend": "rules", "passed": True} for name in ("auxiliary", "light_verb")}
 
