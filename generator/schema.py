@@ -29,12 +29,9 @@ NO_LABEL = -1
 CHECK_NAMES = ("llm_answer", *filter_names(), "grammar", "acceptability")
 
 
-def _features():
-    """Built on first use: importing `datasets` costs about a second, which `generate` need not pay."""
-    from datasets import ClassLabel, Features, Value
-
-    string, i64, f64, boolean = Value("string"), Value("int64"), Value("float64"), Value("bool")
-    check = {
+def _check_features(string, i64, f64, boolean) -> dict:
+    """The fields of one `checks.<name>` entry: every backend's evidence, null where it gives none."""
+    return {
         "backend": string,
         "passed": boolean,
         "reason": string,  # filters give one when they reject
@@ -69,6 +66,14 @@ def _features():
         # anything else a backend reported, as a JSON object (null when nothing)
         "extra": string,
     }
+
+
+def _features():
+    """Built on first use: importing `datasets` costs about a second, which `generate` need not pay."""
+    from datasets import ClassLabel, Features, Value
+
+    string, i64, f64, boolean = Value("string"), Value("int64"), Value("float64"), Value("bool")
+    check = _check_features(string, i64, f64, boolean)
     llm = {
         "backend": string,
         "model": string,
