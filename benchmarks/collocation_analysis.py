@@ -4,7 +4,7 @@
 
 Runs a preset over the dev sentences (as bench_quality.py does), and for every accepted triple that
 has a judgement computes, from symspellpy's word and word-pair counts, the drop in association (PMI,
-in nats; generator/filters_collocation.py) between H's and H''s bigrams around the replaced word.
+in nats; generator/filters/collocation.py) between H's and H''s bigrams around the replaced word.
 Each variant restricts which neighbour's bigram counts. Prints one JSON object: per variant the AUC
 (bad = positive; 0.5 = no signal) and, per threshold, how many triples it would reject, how many of
 them were bad and the good ones it would lose. Design and tune on the dev set only.
@@ -67,7 +67,7 @@ def variants(row: dict) -> dict[str, float]:
 
 
 def main(argv=None) -> None:
-    from transnli.generator.filters_collocation import load_ngrams, side_bigrams
+    from transnli.generator.filters.collocation import load_ngrams, side_bigrams
     from transnli.generator.tagging import SpacyTagger
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -41,7 +41,9 @@ class _Probe:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("filters", nargs="+", help="Filter names (generator/filters.FILTER_NAMES).")
+    ap.add_argument(
+        "filters", nargs="+", help="Filter names (transnli.generator.filters.filter_names())."
+    )
     ap.add_argument("--preset", default="default")
     ap.add_argument("--sentences", type=Path, default=bq.SENTENCES)
     ap.add_argument("--judgements", type=Path, default=bq.JUDGEMENTS)

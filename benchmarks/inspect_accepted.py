@@ -1,6 +1,6 @@
 """List the triples a preset accepts on the dev sentences, joined with their judgements and the parse
 facts a filter sees, to look for what separates good from bad ones (how the verb filters of
-generator/filters_verb.py were found).
+generator/filters/verb.py were found).
 
     .venv/bin/python benchmarks/inspect_accepted.py [--preset default] [--set filters=+clause_link] \
         [--pos VERB] [--out FILE.jsonl]
@@ -42,14 +42,15 @@ class _Recorder:
 
 
 def facts(item) -> dict:
-    from transnli.generator.filters import _children, verb_frames
+    from transnli.generator.filters.base import children
+    from transnli.generator.filters.verb import verb_frames
 
     tok = item.token
     out = {
         "tag": tok.tag,
         "dep": tok.dep,
         "antonym_pos": item.antonym_pos,
-        "children": [[k.text, k.dep] for k in _children(item.sentence, tok.i)],
+        "children": [[k.text, k.dep] for k in children(item.sentence, tok.i)],
     }
     if tok.pos == "VERB":
         out["frames_word"] = sorted(verb_frames(tok.lemma))

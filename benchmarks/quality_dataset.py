@@ -4,7 +4,7 @@ scorer (benchmarks/train_quality_model.py).
 Every judged candidate of benchmarks/data/quality_dev.jsonl is rebuilt with the generator's own
 stages (spaCy parse, WordNet antonyms in both modes with auxiliaries included, ranking,
 realising; no filters or checks), matched to its judgement by (H, H'), and turned into a feature
-row by transnli.generator.quality_features, the code the scorer runs at generation time. The
+row by transnli.generator.filters.quality_features, the code the scorer runs at generation time. The
 default preset is run too, to mark which candidates it accepts: the population the scorer is
 evaluated on.
 """
@@ -91,7 +91,7 @@ def rebuilt_items(judged: dict[str, dict]):
 
 
 def build_dataset() -> Dataset:
-    from transnli.generator.quality_features import FEATURE_NAMES, QualityFeatures
+    from transnli.generator.filters.quality_features import FEATURE_NAMES, QualityFeatures
 
     judged = load_judgements()
     ranker, items = rebuilt_items(judged)

@@ -1,4 +1,4 @@
-"""Train the quality scorer (generator/checks/quality_model.py) on the judged dev candidates, and
+"""Train the quality scorer (generator/filters/quality_model.py) on the judged dev candidates, and
 measure it honestly with grouped cross-validation.
 
     .venv/bin/python benchmarks/train_quality_model.py [--out resources/models/quality_model.json]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from transnli.generator.record import RecordError
-from transnli.generator.tables import TableError, read_any
+from transnli.generator.triples_reader import TableError, read_any
 
 from .errors import EvaluatorError
 

@@ -34,9 +34,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from transnli.generator.tagging import TaggedSentence, Token
+from transnli.generator.wordnet import (
+    CACHE_SIZE,
+    has_synsets,
+    indirect_adjective_antonyms,
+    sense_antonyms,
+    wordnet,
+)
 
 MODES = ("broad", "direct")
 
@@ -75,22 +81,8 @@ class AntonymLookup:
         return self.status == STATUS_OK
 
 
-# Bounds for the lookup caches. Word frequencies are Zipfian: the two thousand words that make
-# most of a text's tokens stay cached, a rare word is looked up again in the in-memory index
-# (transnli.generator.wordnet_index), and memory stays flat however long the input. Python's allocator
-# keeps a page for as long as one entry on it lives, so a cache's fill stays in RSS: 1 << 14
-# entries (here and in transnli.generator.vectors) grew a 20k-sentence run by some 29 MB against 1 << 11,
-# at the same speed (280 sentences/s both, 5,000 WordNet examples, median of 3 runs).
-_CACHE_SIZE = 1 << 11
-
 # One antonym as found: (name with spaces, WordNet POS with satellites folded into "a").
 _Found = tuple[str, str]
-
-
-def _wn():
-    from transnli.generator.wordnet_index import load_wordnet
-
-    return load_wordnet()
 
 
 def _key(word: str) -> str:
@@ -99,171 +91,6 @@ def _key(word: str) -> str:
 
 def _display(name: str) -> str:
     return name.replace("_", " ")
-
-
-def _fold(pos: str) -> str:
-    return "a" if pos == "s" else pos
-
-
-@lru_cache(maxsize=_CACHE_SIZE)
-def _base_forms(word: str, pos: str) -> frozenset[str]:
-    """The word and every base form morphy finds for it ("men" -> man, "found" -> found, find)."""
-    wn = _wn()
-    try:
-        forms = wn._morphy(word, pos)  # all candidates; public morphy() returns only the first
-    except Exception:  # pragma: no cover - older/newer nltk without _morphy
-        first = wn.morphy(word, pos)
-        forms = [first] if first else []
-    return frozenset([word, *(f.lower() for f in forms)])
-
-
-def _index():
-    """The antonym index of the current WordNet (transnli.generator.wordnet_index), or None: use nltk."""
-    from transnli.generator.wordnet_index import antonym_index
-
-    return antonym_index(_wn())
-
-
-@lru_cache(maxsize=_CACHE_SIZE)
-def _sense_antonyms(word: str, pos: str | None) -> tuple[tuple[int, bool, bool, str, str], ...]:
-    """Every antonym of every lemma of every synset of `word` (pos None: all POS).
-
-    Rows (sense rank, attested?, own lemma?, antonym name, antonym POS) in WordNet's order:
-    synsets in the order nltk lists them (the word's sense numbers, which WordNet assigns by
-    tagged frequency), lemmas and antonyms in database order. "Own lemma": the lemma *is* the
-    word (or a base form of it), not a synonym. "Attested": the sense is the word's first, or the
-    word was tagged with it in WordNet's sense-tagged corpus at least once (lemma.count() > 0).
-    nltk's wn.synsets(word, "a") includes satellite synsets ("s").
-
-    Read from the antonym index when there is one (same rows, without parsing synsets), else
-    from nltk (`_sense_antonyms_nltk`).
-    """
-    index = _index()
-    if index is None:
-        return _sense_antonyms_nltk(word, pos)
-    counts = _sense_counts()
-    rows = []
-    for rank, key in enumerate(index.offsets(word, pos)):
-        entry = index.entries.get(key)
-        if entry is None:  # no lemma of this synset has an antonym
-            continue
-        own_names = _base_forms(word, _fold(entry.pos))
-        attested = rank == 0 or any(
-            counts.get(sense_key, 0) > 0
-            for name, sense_key, _ in entry.lemmas
-            if name.lower() in own_names
-        )
-        for name, _, antonyms in entry.lemmas:
-            own = name.lower() in own_names
-            for ant_name, ant_pos in antonyms:
-                rows.append((rank, attested, own, ant_name, ant_pos))
-    return tuple(rows)
-
-
-def _sense_antonyms_nltk(
-    word: str, pos: str | None
-) -> tuple[tuple[int, bool, bool, str, str], ...]:
-    """`_sense_antonyms` straight from nltk's synsets (the reference the index must match)."""
-    wn = _wn()
-    rows = []
-    for rank, synset in enumerate(wn.synsets(word, pos)):
-        own_names = _base_forms(word, _fold(synset.pos()))
-        own_lemmas = [lemma for lemma in synset.lemmas() if lemma.name().lower() in own_names]
-        attested = rank == 0 or any(_count(lemma) > 0 for lemma in own_lemmas)
-        for lemma in synset.lemmas():
-            own = lemma.name().lower() in own_names
-            for ant in lemma.antonyms():
-                rows.append((rank, attested, own, ant.name(), _fold(ant.synset().pos())))
-    return tuple(rows)
-
-
-_SENSE_COUNTS: dict[str, int] | None = None
-
-
-def _sense_counts() -> dict[str, int]:
-    """WordNet's sense-tagged frequencies (cntlist.rev: sense key -> count), read once.
-
-    nltk's ``lemma.count()`` binary-searches that file on disk at every call, which was most of
-    the antonym stage's time; a dict gives the same numbers (the file's first field is the sense
-    key, its last the count, as nltk reads them)."""
-    global _SENSE_COUNTS
-    if _SENSE_COUNTS is None:
-        counts: dict[str, int] = {}
-        try:
-            fh = _wn().open("cntlist.rev")
-        except Exception:  # pragma: no cover - a WordNet copy without cntlist.rev: all 0
-            fh = None
-        if fh is not None:
-            try:
-                for line in fh.read().splitlines():
-                    parts = line.split()
-                    if len(parts) >= 2:
-                        counts.setdefault(parts[0], int(parts[-1]))
-            finally:
-                fh.close()
-        _SENSE_COUNTS = counts
-    return _SENSE_COUNTS
-
-
-def _count(lemma) -> int:
-    """``lemma.count()`` from the in-memory table (0 for a sense never tagged)."""
-    if getattr(lemma, "_lang", "eng") != "eng":
-        return 0
-    try:
-        return _sense_counts().get(lemma.key(), 0)
-    except Exception:  # pragma: no cover - an nltk without sense keys
-        return 0
-
-
-@lru_cache(maxsize=_CACHE_SIZE)
-def _indirect_adjective_antonyms(word: str) -> tuple[tuple[int, str], ...]:
-    """WordNet's indirect antonyms of an adjective: for each attested satellite synset of the word
-    (in sense order), the antonyms of the head synset(s) it is similar to (huge -> large -> small)."""
-    index = _index()
-    if index is None:
-        return _indirect_adjective_antonyms_nltk(word)
-    counts = _sense_counts()
-    own_names = _base_forms(word, "a")
-    rows = []
-    for rank, key in enumerate(index.offsets(word, "a")):
-        entry = index.entries.get(key)
-        if entry is None or entry.pos != "s" or not entry.head_antonyms:
-            continue
-        if rank > 0 and not any(
-            counts.get(sense_key, 0) > 0
-            for name, sense_key, _ in entry.lemmas
-            if name.lower() in own_names
-        ):
-            continue
-        rows.extend((rank, name) for name in entry.head_antonyms)
-    return tuple(rows)
-
-
-def _indirect_adjective_antonyms_nltk(word: str) -> tuple[tuple[int, str], ...]:
-    wn = _wn()
-    own_names = _base_forms(word, "a")
-    rows = []
-    for rank, synset in enumerate(wn.synsets(word, "a")):
-        if synset.pos() != "s":
-            continue
-        own_lemmas = [lemma for lemma in synset.lemmas() if lemma.name().lower() in own_names]
-        if rank > 0 and not any(_count(lemma) > 0 for lemma in own_lemmas):
-            continue
-        for head in synset.similar_tos():
-            if head.pos() != "a":
-                continue
-            for lemma in head.lemmas():
-                for ant in lemma.antonyms():
-                    rows.append((rank, ant.name()))
-    return tuple(rows)
-
-
-@lru_cache(maxsize=_CACHE_SIZE)
-def _has_synsets(word: str, pos: str) -> bool:
-    index = _index()
-    if index is None:
-        return bool(_wn().synsets(word, pos))
-    return index.has_synsets(word, pos)
 
 
 def _dedup(
@@ -286,7 +113,7 @@ def _dedup(
 # -- fixed expressions (direct mode) ---------------------------------------------------------------
 # Multiword expressions that WordNet does not list as lemmas but whose words must not be swapped
 # one at a time. WordNet's own adverb and verb multiword lemmas ("at least", "of course", "give up",
-# "take place") are found in WordNet itself (see WordNetAntonyms._in_multiword).
+# "take place") are found in WordNet itself (see WordNetAntonyms.multiword_expression).
 FIXED_EXPRESSIONS = frozenset(
     tuple(e.split())
     for e in (
@@ -343,7 +170,7 @@ class WordNetAntonyms:
     # -- public API ---------------------------------------------------------------------------------
     def version(self) -> str:
         try:
-            return f"wordnet-{_wn().get_version()}"
+            return f"wordnet-{wordnet().get_version()}"
         except LookupError:
             return "wordnet-missing"
 
@@ -360,7 +187,7 @@ class WordNetAntonyms:
         hit = self._cache.get(key)
         if hit is None:
             hit = self._lookup(*key)
-            if len(self._cache) >= _CACHE_SIZE:
+            if len(self._cache) >= CACHE_SIZE:
                 self._cache.clear()
             self._cache[key] = hit
         names, poses, status, reason = hit
@@ -401,7 +228,7 @@ class WordNetAntonyms:
             # WordNet has POS-matching antonyms, but only synonyms' antonyms in senses the word was
             # never tagged with (wear -> refresh via "tire"): declined, not "no antonym".
             return (), (), STATUS_SKIPPED, "only rare-sense synonym antonyms"
-        any_pos = [r for w in dict.fromkeys((text, lemma)) for r in _sense_antonyms(w, None)]
+        any_pos = [r for w in dict.fromkeys((text, lemma)) for r in sense_antonyms(w, None)]
         return (), (), (STATUS_NO_POS_MATCH if any_pos else STATUS_NO_ANTONYM), ""
 
     @staticmethod
@@ -409,7 +236,7 @@ class WordNetAntonyms:
         found: list[_Found] = []
         # Surface form first, then spaCy's lemma; wn.synsets() morphy-normalises each.
         for word in dict.fromkeys((text, lemma)):
-            found += [(name, ap) for *_, name, ap in _sense_antonyms(word, pos) if ap == pos]
+            found += [(name, ap) for *_, name, ap in sense_antonyms(word, pos) if ap == pos]
         if participle:
             # Participles are also looked up as adjectives (the paper), and their *adjective*
             # antonyms are kept although the token is a verb. Decision: the paper's POS filter
@@ -419,7 +246,7 @@ class WordNetAntonyms:
             # antonyms that their verbs lack (occupy, concern, interest have none), and spaCy
             # tags the same "occupied" VBN/VERB or VBN/ADJ from one sentence to the next.
             # The realiser keeps such adjective antonyms uninflected ("unoccupied").
-            found += [(name, "a") for *_, name, ap in _sense_antonyms(text, "a") if ap == "a"]
+            found += [(name, "a") for *_, name, ap in sense_antonyms(text, "a") if ap == "a"]
         return found
 
     @staticmethod
@@ -428,11 +255,11 @@ class WordNetAntonyms:
     ) -> list[_Found]:
         # spaCy's lemma is chosen in context ("found" -> find, not found = establish), so direct
         # mode looks up the lemma alone, and the surface form only when WordNet lacks the lemma.
-        word = lemma if _has_synsets(lemma, pos) else text
-        rows = [row for row in _sense_antonyms(word, pos) if row[-1] == pos]
+        word = lemma if has_synsets(lemma, pos) else text
+        rows = [row for row in sense_antonyms(word, pos) if row[-1] == pos]
         if participle:
             # As in broad mode, a participle's adjective reading counts (see _broad).
-            adj_rows = [row for row in _sense_antonyms(text, "a") if row[-1] == "a"]
+            adj_rows = [row for row in sense_antonyms(text, "a") if row[-1] == "a"]
             # An adjectival participle reads as its adjective first, a verbal one as its verb.
             rows = adj_rows + rows if adjectival else rows + adj_rows
         # Sense order: a stable sort by the word's sense rank (sense numbers already follow the
@@ -462,7 +289,7 @@ class WordNetAntonyms:
         # Tier 3: an adjective whose (attested) senses are satellites has no antonym of its own in
         # WordNet's design; its indirect antonyms are those of the head it is similar to.
         if pos == "a" or adjectival:
-            return [(n, "a") for _, n in _indirect_adjective_antonyms(text if adjectival else word)]
+            return [(n, "a") for _, n in indirect_adjective_antonyms(text if adjectival else word)]
         return []
 
     # -- fixed expressions (direct mode) -----------------------------------------------------------
@@ -473,7 +300,7 @@ class WordNetAntonyms:
         such as "young man" and "old man", whose adjective is exactly the word worth replacing.
         """
         if self._mwe is None:
-            wn = _wn()
+            wn = wordnet()
             self._mwe = frozenset(
                 name for p in ("r", "v") for name in wn.all_lemma_names(p) if "_" in name
             )
@@ -481,7 +308,7 @@ class WordNetAntonyms:
 
     def _noun_multiwords(self) -> frozenset[str]:
         if self._noun_mwe is None:
-            self._noun_mwe = frozenset(n for n in _wn().all_lemma_names("n") if "_" in n)
+            self._noun_mwe = frozenset(n for n in wordnet().all_lemma_names("n") if "_" in n)
         return self._noun_mwe
 
     def _lexicalised_compound(self, token: Token, toks, antonyms: Sequence[str]) -> str | None:
@@ -502,7 +329,8 @@ class WordNetAntonyms:
                 return f"{token.text.lower()} {noun}"
         return None
 
-    def _in_multiword(self, sentence: TaggedSentence, i: int) -> str | None:
+    def multiword_expression(self, sentence: TaggedSentence, i: int) -> str | None:
+        """The fixed expression or WordNet multiword lemma that token `i` is part of, or None."""
         toks = sentence.tokens
         mwe = self._multiword_lemmas()
         for n in range(2, max(4, _MAX_EXPR) + 1):
@@ -567,7 +395,7 @@ class WordNetAntonyms:
             )
         ):
             return "semi-modal"
-        expr = self._in_multiword(sentence, i)
+        expr = self.multiword_expression(sentence, i)
         if expr:
             return f"multiword expression '{expr}'"
         expr = self._lexicalised_compound(toks[i], toks, antonyms)

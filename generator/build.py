@@ -16,16 +16,16 @@ def dist_version(name: str) -> str | None:
 
 
 def build_checks(config: GeneratorConfig) -> list:
-    """Grammar first (cheap, and compares with the original), acceptability second. Each factory
-    raises BackendUnavailable at once when its backend cannot run here."""
-    from transnli.generator.checks.acceptability import make_acceptability_check
-    from transnli.generator.checks.grammar import make_grammar_check
+    """Grammar first (cheap, and compares with the original), acceptability second. Each backend
+    raises BackendUnavailable at once when it cannot run here."""
+    from transnli.generator.checks.registry import build_check
     from transnli.generator.memory import tune_allocator
 
     tune_allocator()  # before the checkers' threads make their arenas
     return [
-        make_grammar_check(config.grammar, languagetool_url=config.languagetool_url),
-        make_acceptability_check(
+        build_check("grammar", config.grammar, languagetool_url=config.languagetool_url),
+        build_check(
+            "acceptability",
             config.acceptability,
             cola_model=config.cola_model,
             cola_threshold=config.cola_threshold,
@@ -194,7 +194,7 @@ def _quality_model_provenance(path: str | None) -> dict:
     import hashlib
     from pathlib import Path
 
-    from transnli.generator.checks.quality_model import default_model_path
+    from transnli.generator.filters.quality_model import default_model_path
 
     p = Path(path) if path else default_model_path()
     return {

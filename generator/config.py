@@ -36,7 +36,7 @@ class GeneratorConfig:
     antonyms: str = "direct"
     pos: list[str] = field(default_factory=lambda: list(POS_CHOICES))
     include_aux: bool = False
-    # Candidate filters (transnli.generator.filters.FILTER_NAMES), run before the checks.
+    # Candidate filters (transnli.generator.filters.filter_names()), run before the checks.
     filters: list[str] = field(default_factory=list)
     # The quality_model filter: minimum learned quality score, and its model file (None: the shipped
     # resources/models/quality_model.json). See docs/quality-model.md.
@@ -74,17 +74,17 @@ class GeneratorConfig:
 
         one_of("antonyms", ANTONYM_MODES)
         one_of("pipeline", PIPELINES)
-        from transnli.generator.checks.acceptability import ACCEPTABILITY_BACKENDS
-        from transnli.generator.checks.grammar import GRAMMAR_BACKENDS
+        from transnli.generator.checks.registry import check_backends
 
-        one_of("grammar", GRAMMAR_BACKENDS)
-        one_of("acceptability", ACCEPTABILITY_BACKENDS)
-        from transnli.generator.filters import FILTER_NAMES
+        one_of("grammar", check_backends("grammar"))
+        one_of("acceptability", check_backends("acceptability"))
+        from transnli.generator.filters import filter_names
 
-        unknown = [f for f in self.filters if f not in FILTER_NAMES]
+        known = filter_names()
+        unknown = [f for f in self.filters if f not in known]
         if unknown:
             raise ConfigError(
-                f"unknown filter(s) {', '.join(unknown)}; choose from {', '.join(FILTER_NAMES)}"
+                f"unknown filter(s) {', '.join(unknown)}; choose from {', '.join(known)}"
             )
         if not 0.0 <= self.quality_threshold <= 1.0:
             raise ConfigError(
@@ -92,7 +92,7 @@ class GeneratorConfig:
             )
         if "quality_model" in self.filters:
             # A bad model file fails here, as a one-line configuration error, before slow loads.
-            from transnli.generator.checks.quality_model import QualityModelError, check_model
+            from transnli.generator.filters.quality_model import QualityModelError, check_model
 
             try:
                 check_model(self.quality_model)

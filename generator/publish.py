@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from transnli.generator.output import (
+from transnli.generator.run_folder import (
     CONFIG,
     FINISHED,
     PROGRESS,
@@ -556,6 +556,43 @@ def _provenance_rows(config: dict[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
+def _method_text(pipeline: str) -> str:
+    """The card's method paragraph."""
+    return (
+        "Antonym replacement after Wu & Last (2025), *"
+        + PAPER_TITLE
+        + "* (Algorithm 1): for each content "
+        "word of H whose part of speech is selected, collect its WordNet antonyms of the same part of "
+        "speech, rank them by word-vector similarity to the rest of the sentence, put the best one in the "
+        "word's place (inflection and capitalisation matched), and keep the new sentence only if the "
+        "candidate filters and the grammar and acceptability checks pass. Each word gives at most one H'."
+        + (
+            " Pipeline `"
+            + pipeline
+            + "`: an LLM proposes the antonym, and its answer is verified (one "
+            "word changed, no negation added) before the same checks."
+            if pipeline != "wordnet"
+            else ""
+        )
+        + "\n"
+    )
+
+
+def _closing_sections(names: list[str], license: str | None, config: dict) -> list[str]:
+    """The card's limitations, license and citation sections."""
+    return [
+        "## Limitations\n",
+        "H' is made automatically and carries no gold label: its relation to P is what a model's own "
+        "labels are tested against, not a human judgement. The checks lower, but do not remove, "
+        "ungrammatical or odd sentences. `gold_label` is the source dataset's label of (P, H).\n",
+        "## License\n",
+        f"`{card_license(names, license)}`. The sentences come from {', '.join(names) or 'the source data'}; "
+        "their licence applies to this derived data. transnli itself is MIT-licensed.\n",
+        "## Citation\n",
+        "```bibtex\n" + tool_bibtex(config) + "\n\n" + PAPER_BIBTEX + "\n```\n",
+    ]
+
+
 def render_card(
     run: FinishedRun,
     files: dict[str, dict[str, str]],
@@ -606,22 +643,7 @@ def render_card(
         "```python\nimport datasets\n"
         f'ds = datasets.load_dataset("{repo_id or "USER/NAME"}", "{names[0] if names else "default"}", split="test")\n```\n',
         "## Method\n",
-        "Antonym replacement after Wu & Last (2025), *"
-        + PAPER_TITLE
-        + "* (Algorithm 1): for each content "
-        "word of H whose part of speech is selected, collect its WordNet antonyms of the same part of "
-        "speech, rank them by word-vector similarity to the rest of the sentence, put the best one in the "
-        "word's place (inflection and capitalisation matched), and keep the new sentence only if the "
-        "candidate filters and the grammar and acceptability checks pass. Each word gives at most one H'."
-        + (
-            " Pipeline `"
-            + pipeline
-            + "`: an LLM proposes the antonym, and its answer is verified (one "
-            "word changed, no negation added) before the same checks."
-            if pipeline != "wordnet"
-            else ""
-        )
-        + "\n",
+        _method_text(pipeline),
         "## Preset and settings\n",
         _table(_settings_rows(cfg), ("setting", "value")) + "\n",
         "## Filters\n",
@@ -644,15 +666,7 @@ def render_card(
         + "); an entry is null when that stage did not run on the candidate, and each has the same fields "
         "(`backend`, `passed`, `reason` and the evidence of each backend, null where a backend gives none; "
         "other evidence as a JSON object in `extra`). A missing gold label is -1.\n",
-        "## Limitations\n",
-        "H' is made automatically and carries no gold label: its relation to P is what a model's own "
-        "labels are tested against, not a human judgement. The checks lower, but do not remove, "
-        "ungrammatical or odd sentences. `gold_label` is the source dataset's label of (P, H).\n",
-        "## License\n",
-        f"`{card_license(names, license)}`. The sentences come from {', '.join(names) or 'the source data'}; "
-        "their licence applies to this derived data. transnli itself is MIT-licensed.\n",
-        "## Citation\n",
-        "```bibtex\n" + tool_bibtex(run.config) + "\n\n" + PAPER_BIBTEX + "\n```\n",
+        *_closing_sections(names, license, run.config),
     ]
     return "\n".join(parts)
 

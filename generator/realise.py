@@ -56,7 +56,8 @@ class Realised:
 
 
 # -- inflection -------------------------------------------------------------------------------------
-def _forms(lemma: str, tag: str, oov: bool) -> tuple[str, ...]:
+def inflections(lemma: str, tag: str, oov: bool) -> tuple[str, ...]:
+    """lemminflect's forms of `lemma` for Penn `tag` (`oov`: also for words it does not know)."""
     from lemminflect import getInflection
 
     return tuple(getInflection(lemma, tag, inflect_oov=oov))
@@ -75,7 +76,7 @@ def _prefixed_forms(verb: str, tag: str) -> tuple[str, ...]:
         stem = verb[len(prefix) :]
         if not verb.startswith(prefix) or len(stem) < 2:
             continue
-        forms = _forms(stem, tag, False)
+        forms = inflections(stem, tag, False)
         if forms and not any(f.startswith(stem.rstrip("e")) for f in forms):
             return tuple(prefix + f for f in forms)
     return ()
@@ -95,13 +96,13 @@ def _is_form(word: str, tag: str) -> bool:
 
     w = word.lower()
     return any(
-        w in (f.lower() for f in _forms(lemma, tag, False))
+        w in (f.lower() for f in inflections(lemma, tag, False))
         for lemmas in getAllLemmas(word).values()
         for lemma in lemmas
     )
 
 
-@lru_cache(maxsize=1 << 11)  # bounded: see transnli.generator.antonyms._CACHE_SIZE
+@lru_cache(maxsize=1 << 11)  # bounded: see transnli.generator.wordnet.CACHE_SIZE
 def inflect(antonym: str, tag: str, antonym_pos: str | None = None) -> str:
     """The antonym (a lemma, possibly several words) in the form that Penn `tag` asks for.
 
@@ -118,17 +119,21 @@ def inflect(antonym: str, tag: str, antonym_pos: str | None = None) -> str:
         ):
             # An adjective in a participle's place ("is occupied" -> "is unoccupied").
             return antonym
-        forms = _prefixed_forms(head, tag) or _forms(head, tag, False) or _forms(head, tag, True)
+        forms = (
+            _prefixed_forms(head, tag)
+            or inflections(head, tag, False)
+            or inflections(head, tag, True)
+        )
         return " ".join([forms[0], *words[1:]]) if forms else antonym
     if tag in NOUN_PLURAL_TAGS:
         last = words[-1]
-        forms = _forms(last, "NNS", False) or _forms(last, "NNS", True)
+        forms = inflections(last, "NNS", False) or inflections(last, "NNS", True)
         return " ".join([*words[:-1], forms[0]]) if forms else antonym
     if tag in DEGREE_TAGS:
         if len(words) == 1:
             if _is_form(words[0], tag):
                 return antonym  # already a comparative/superlative: "least" -> "most"
-            forms = _forms(words[0], tag, False)
+            forms = inflections(words[0], tag, False)
             if forms:
                 return forms[0]
         return f"{DEGREE_TAGS[tag]} {antonym}"

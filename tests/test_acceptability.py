@@ -6,13 +6,12 @@ import math
 
 import pytest
 from transnli.generator.checks.acceptability import (
-    ACCEPTABILITY_BACKENDS,
     ColaAcceptability,
     LinkGrammarAcceptability,
     NoAcceptability,
-    make_acceptability_check,
 )
 from transnli.generator.checks.base import BackendUnavailable
+from transnli.generator.checks.registry import build_check, check_backends
 
 # ------------------------------------------------------------------------------------- cola
 
@@ -35,8 +34,8 @@ def test_cola_unacceptable_model_and_threshold(tiny_cola_model_factory):
 
     # P(acceptable) = softmax([0, ln 3])[1] = 0.75 for every input.
     folder = tiny_cola_model_factory("three_quarters", bias=(0.0, math.log(3.0)))
-    lenient = make_acceptability_check("cola", cola_model=str(folder), cola_threshold=0.7)
-    strict = make_acceptability_check("cola", cola_model=str(folder), cola_threshold=0.8)
+    lenient = build_check("acceptability", "cola", cola_model=str(folder), cola_threshold=0.7)
+    strict = build_check("acceptability", "cola", cola_model=str(folder), cola_threshold=0.8)
     assert lenient.check_many(["x"], ["The dog is big."])[0].passed
     res = strict.check_many(["x"], ["The dog is big."])[0]
     assert not res.passed and res.details == {
@@ -96,7 +95,7 @@ def test_cola_hub_id_that_cannot_be_loaded(monkeypatch, tmp_path):
     except ImportError:  # pragma: no cover
         pass
     with pytest.raises(BackendUnavailable) as info:
-        make_acceptability_check("cola", cola_model="transnli-tests/no-such-cola-model")
+        build_check("acceptability", "cola", cola_model="transnli-tests/no-such-cola-model")
     msg = str(info.value)
     assert "could not be loaded" in msg and "huggingface-cli download" in msg
     assert "--cola-model PATH" in msg and "--acceptability link-grammar" in msg
@@ -346,7 +345,7 @@ def test_link_grammar_missing_library(monkeypatch):
     monkeypatch.setattr(linkgrammar_c, "_SONAMES", ("liblink-grammar-missing.so.0",))
     monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
     with pytest.raises(BackendUnavailable) as info:
-        make_acceptability_check("link-grammar")
+        build_check("acceptability", "link-grammar")
     assert "C library is not installed" in str(info.value)
     assert "apt-get install liblink-grammar5 link-grammar-dictionaries-en" in str(info.value)
     assert "scripts/setup.sh" in str(info.value)
@@ -361,13 +360,13 @@ def test_link_grammar_missing_dictionary(link_grammar_available):
 
 
 def test_no_acceptability_and_factory(link_grammar):
-    assert ACCEPTABILITY_BACKENDS == ("cola", "link-grammar", "llm", "none")
-    check = make_acceptability_check("none")
+    assert check_backends("acceptability") == ("cola", "link-grammar", "llm", "none")
+    check = build_check("acceptability", "none")
     assert isinstance(check, NoAcceptability) and check.version() == "none"
     assert [r.passed for r in check.check_many(["a", "b"], ["x", "y"])] == [True, True]
     with pytest.raises(ValueError):
         check.check_many(["a"], [])
-    lg = make_acceptability_check("link-grammar", relative=False, cola_model="ignored")
+    lg = build_check("acceptability", "link-grammar", relative=False, cola_model="ignored")
     assert isinstance(lg, LinkGrammarAcceptability) and not lg.relative
     with pytest.raises(ValueError, match="unknown acceptability backend"):
-        make_acceptability_check("gpt")
+        build_check("acceptability", "gpt")

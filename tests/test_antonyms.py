@@ -1,7 +1,7 @@
 """WordNet antonym source (transnli.generator.antonyms), on the real WordNet 3.0 and spaCy's small model."""
 
 import pytest
-from transnli.generator import antonyms as ant
+from transnli.generator import wordnet
 from transnli.generator.antonyms import AntonymLookup, WordNetAntonyms
 from transnli.generator.tagging import SpacyTagger, Token
 
@@ -131,7 +131,7 @@ def test_determinism():
     ]
     for mode in ("broad", "direct"):
         first = [WordNetAntonyms(mode).candidates(w) for w in words]
-        ant._sense_antonyms.cache_clear()
+        wordnet.sense_antonyms.cache_clear()
         second = WordNetAntonyms(mode).candidates_many(words)
         assert first == second
         assert all(len(x.antonyms) == len(set(x.antonyms)) for x in first)

@@ -3,17 +3,12 @@ judged from the real WordNet 3.0: each filter with sentences it must catch and o
 
 import pytest
 from filter_items import item, verdicts
-from transnli.generator.filters import (
-    ArgumentStructureFilter,
-    AuxiliaryFilter,
-    CoreferenceFilter,
-    FixedPhraseFilter,
-    LicensingFilter,
-    LightVerbFilter,
-    RareSenseFilter,
-    SenseFitFilter,
-    build_filters,
-)
+from transnli.generator.filters import build_filters
+from transnli.generator.filters.coreference import CoreferenceFilter
+from transnli.generator.filters.function_verbs import AuxiliaryFilter, LightVerbFilter
+from transnli.generator.filters.phrases import FixedPhraseFilter, LicensingFilter
+from transnli.generator.filters.senses import RareSenseFilter, SenseFitFilter
+from transnli.generator.filters.verb import ArgumentStructureFilter
 
 pytestmark = pytest.mark.slow
 

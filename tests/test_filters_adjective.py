@@ -1,10 +1,10 @@
-"""Adjective filters (transnli.generator.filters_adjective) on sentences parsed by spaCy's small
+"""Adjective filters (transnli.generator.filters.adjective) on sentences parsed by spaCy's small
 model and judged from the real WordNet 3.0: each with sentences it must catch and ones it must pass."""
 
 import pytest
 from filter_items import item, verdicts
-from transnli.generator.filters import FILTER_NAMES, build_filters
-from transnli.generator.filters_adjective import RelationalAdjectiveFilter, is_relational
+from transnli.generator.filters import build_filters, filter_names
+from transnli.generator.filters.adjective import RelationalAdjectiveFilter, is_relational
 
 pytestmark = pytest.mark.slow
 
@@ -47,7 +47,8 @@ def test_relational_adj_catches_classifying_adjectives_before_a_noun(tagger):
 
 
 def test_relational_adj_is_registered_after_rare_sense():
-    assert FILTER_NAMES.index("relational_adj") == FILTER_NAMES.index("rare_sense") + 1
+    names = filter_names()
+    assert names.index("relational_adj") == names.index("rare_sense") + 1
     built = build_filters(["relational_adj", "rare_sense"])
     assert [f.name for f in built] == ["rare_sense", "relational_adj"]
     assert isinstance(built[1], RelationalAdjectiveFilter)

@@ -1,4 +1,4 @@
-"""The collocation filter (transnli.generator.filters_collocation): the word-pair arithmetic on small
+"""The collocation filter (transnli.generator.filters.collocation): the word-pair arithmetic on small
 hand-made counts, and the filter on sentences parsed by spaCy's small model with symspellpy's real
 web counts: swaps it must catch and swaps it must pass."""
 
@@ -7,7 +7,7 @@ import math
 import pytest
 from filter_items import item
 from transnli.generator.filters import FilterItem, build_filters
-from transnli.generator.filters_collocation import (
+from transnli.generator.filters.collocation import (
     CollocationFilter,
     NgramData,
     _read_counts,

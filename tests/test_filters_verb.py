@@ -1,10 +1,10 @@
-"""Verb filters (transnli.generator.filters_verb) on sentences parsed by spaCy's small model and
+"""Verb filters (transnli.generator.filters.verb) on sentences parsed by spaCy's small model and
 judged from the real WordNet 3.0: each filter with sentences it must catch and ones it must pass."""
 
 import pytest
 from filter_items import item, verdicts
 from transnli.generator.filters import build_filters
-from transnli.generator.filters_verb import (
+from transnli.generator.filters.verb import (
     AttributiveParticipleFilter,
     ClauseLinkFilter,
     VerbComplementFilter,

@@ -9,14 +9,13 @@ import types
 import pytest
 from transnli.generator.checks.base import BackendUnavailable, CheckResult
 from transnli.generator.checks.grammar import (
-    GRAMMAR_BACKENDS,
     GrammarError,
     HarperGrammar,
     LanguageToolGrammar,
     NoGrammar,
     added_errors,
-    make_grammar_check,
 )
+from transnli.generator.checks.registry import build_check, check_backends
 
 # ---------------------------------------------------------------------- added-error logic
 
@@ -228,7 +227,7 @@ def test_languagetool_server_added_errors(languagetool_fake_server):
     lt = languagetool_fake_server
     lt.add_rule("He go ", "HE_VERB_AGR", "The pronoun 'He' needs a verb in third person.")
     lt.add_rule("teh", "MORFOLOGIK_RULE_EN_US", "Possible spelling mistake found.")
-    check = make_grammar_check("languagetool", languagetool_url=lt.url)
+    check = build_check("grammar", "languagetool", languagetool_url=lt.url)
     assert check.backend == "languagetool" and check.name == "grammar"
 
     originals = [
@@ -300,7 +299,7 @@ def _free_port():
 def test_languagetool_unreachable_url_fails_at_construction():
     url = f"http://127.0.0.1:{_free_port()}"
     with pytest.raises(BackendUnavailable) as info:
-        make_grammar_check("languagetool", languagetool_url=url)
+        build_check("grammar", "languagetool", languagetool_url=url)
     msg = str(info.value)
     assert url in msg and "--languagetool-url" in msg and "--grammar harper" in msg
 
@@ -321,7 +320,7 @@ def test_languagetool_server_gone_mid_run(languagetool_fake_server):
 def test_languagetool_local_without_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "language_tool_python", None)
     with pytest.raises(BackendUnavailable) as info:
-        make_grammar_check("languagetool")
+        build_check("grammar", "languagetool")
     assert "language_tool_python" in str(info.value) and "--languagetool-url" in str(info.value)
 
 
@@ -376,10 +375,10 @@ def test_languagetool_local_install(monkeypatch):
 
 
 def test_no_grammar_and_factory():
-    assert GRAMMAR_BACKENDS == ("harper", "languagetool", "none")
-    check = make_grammar_check("none", languagetool_url="http://ignored")
+    assert check_backends("grammar") == ("harper", "languagetool", "none")
+    check = build_check("grammar", "none", languagetool_url="http://ignored")
     assert isinstance(check, NoGrammar) and check.backend == "none" and check.version() == "none"
     assert [r.passed for r in check.check_many(["a", "b"], ["He go", "x"])] == [True, True]
-    assert isinstance(make_grammar_check("harper"), HarperGrammar)
+    assert isinstance(build_check("grammar", "harper"), HarperGrammar)
     with pytest.raises(ValueError, match="unknown grammar backend"):
-        make_grammar_check("grammarly")
+        build_check("grammar", "grammarly")

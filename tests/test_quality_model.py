@@ -1,4 +1,4 @@
-"""The learned quality scorer (generator/checks/quality_model.py, generator/quality_features.py,
+"""The learned quality scorer (generator/filters/quality_model.py, generator/filters/quality_features.py,
 benchmarks/train_quality_model.py): deterministic training, numpy scoring equal to scikit-learn's,
 the filter stage's threshold, the shipped model's provenance, config and CLI."""
 
@@ -8,15 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from transnli.generator.checks.quality_model import (
+from transnli.generator.config import ConfigError, resolve_config
+from transnli.generator.filters.quality_features import FEATURE_NAMES
+from transnli.generator.filters.quality_model import (
     MODEL_FORMAT,
     QualityModel,
     QualityModelError,
     QualityModelFilter,
     load_model,
 )
-from transnli.generator.config import ConfigError, resolve_config
-from transnli.generator.quality_features import FEATURE_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -184,7 +184,7 @@ def test_filter_rejects_and_accepts_by_threshold():
 
 @pytest.mark.slow
 def test_features_of_a_candidate():
-    from transnli.generator.quality_features import QualityFeatures
+    from transnli.generator.filters.quality_features import QualityFeatures
     from transnli.generator.vectors import AntonymRanker
 
     adj, _ = _items()

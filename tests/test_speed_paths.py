@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from transnli.generator import antonyms as ant
+from transnli.generator import wordnet
 from transnli.generator.checks.grammar import HarperGrammar, changed_words
 from transnli.resources import resource_path
 
@@ -58,7 +58,7 @@ WORDS = [
 
 @pytest.fixture(scope="module")
 def index():
-    idx = ant._index()
+    idx = wordnet.current_index()
     if idx is None:
         pytest.skip("no antonym index for this WordNet copy")
     return idx
@@ -67,27 +67,31 @@ def index():
 @pytest.mark.parametrize("word", WORDS)
 def test_index_matches_nltk(index, word):
     for pos in ("n", "v", "a", "r", None):
-        assert ant._sense_antonyms.__wrapped__(word, pos) == ant._sense_antonyms_nltk(word, pos)
-    assert ant._indirect_adjective_antonyms.__wrapped__(
+        assert wordnet.sense_antonyms.__wrapped__(word, pos) == wordnet.sense_antonyms_nltk(
+            word, pos
+        )
+    assert wordnet.indirect_adjective_antonyms.__wrapped__(
         word
-    ) == ant._indirect_adjective_antonyms_nltk(word)
+    ) == wordnet.indirect_adjective_antonyms_nltk(word)
     for pos in "nvar":
-        assert ant._has_synsets.__wrapped__(word, pos) == bool(ant._wn().synsets(word, pos))
+        assert wordnet.has_synsets.__wrapped__(word, pos) == bool(
+            wordnet.wordnet().synsets(word, pos)
+        )
 
 
 def test_index_round_trip_through_the_cache(index, tmp_path):
     from transnli.generator.wordnet_index import _load_or_build
 
-    built = _load_or_build(ant._wn(), tmp_path)
+    built = _load_or_build(wordnet.wordnet(), tmp_path)
     [pickle] = tmp_path.glob("antonym-index-*.pickle")
-    loaded = _load_or_build(ant._wn(), tmp_path)
+    loaded = _load_or_build(wordnet.wordnet(), tmp_path)
     assert built.entries == loaded.entries == index.entries
     pickle.write_bytes(b"not a pickle")  # a damaged file is rebuilt, not fatal
-    assert _load_or_build(ant._wn(), tmp_path).entries == index.entries
+    assert _load_or_build(wordnet.wordnet(), tmp_path).entries == index.entries
 
 
 def test_sense_counts_match_nltk():
-    wn = ant._wn()
+    wn = wordnet.wordnet()
     lemmas = [
         lemma
         for w in ("good", "run", "dog", "happy", "fast", "light")
@@ -95,7 +99,7 @@ def test_sense_counts_match_nltk():
         for lemma in s.lemmas()
     ]
     assert any(lemma.count() > 0 for lemma in lemmas)
-    assert [ant._count(lemma) for lemma in lemmas] == [lemma.count() for lemma in lemmas]
+    assert [wordnet.sense_count(lemma) for lemma in lemmas] == [lemma.count() for lemma in lemmas]
 
 
 # -- harper: spelling of the changed words --------------------------------------------------------

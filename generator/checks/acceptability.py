@@ -18,16 +18,15 @@ from typing import Any
 
 from transnli.generator.checks.base import (
     BackendUnavailable,
-    Check,
     CheckResult,
     ThreadedCheck,
     ThreadPool,
     check_lengths,
 )
 from transnli.generator.checks.linkgrammar_c import NullCount
+from transnli.generator.checks.registry import register_check
 from transnli.generator.memory import release_free_memory
 
-ACCEPTABILITY_BACKENDS = ("cola", "link-grammar", "llm", "none")
 DEFAULT_COLA_MODEL = "textattack/bert-base-uncased-CoLA"
 
 _ACCEPTABLE_NAMES = {"acceptable", "grammatical", "correct", "good"}
@@ -35,6 +34,7 @@ _UNACCEPTABLE_NAMES = {"unacceptable", "ungrammatical", "incorrect", "bad", "not
 
 
 # -------------------------------------------------------------------------------------- CoLA
+@register_check("acceptability", "cola")
 class ColaAcceptability:
     """A CoLA classifier: the candidate is acceptable when P(acceptable) >= threshold.
 
@@ -46,8 +46,24 @@ class ColaAcceptability:
     Inference is batched under torch.inference_mode, sentences sorted by token length so that a
     batch pads little; results come back in input order."""
 
-    name = "acceptability"
-    backend = "cola"
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        cola_model: str | None = None,
+        cola_threshold: float = 0.5,
+        device: str = "auto",
+        batch_size: int = 32,
+        **kw: Any,
+    ) -> ColaAcceptability:
+        """The cola_* / device / batch_size options are this backend's; the rest go to __init__."""
+        return cls(
+            cola_model or DEFAULT_COLA_MODEL,
+            threshold=cola_threshold,
+            batch_size=batch_size,
+            device=device,
+            **kw,
+        )
 
     def __init__(
         self,
@@ -295,6 +311,7 @@ def _long_sentence(search: tuple[str, int]) -> bool:
     return len(search[0].split()) >= _LONG_SENTENCE_WORDS
 
 
+@register_check("acceptability", "link-grammar")
 class LinkGrammarAcceptability(ThreadedCheck):
     """CMU Link Grammar: a sentence needs ``null_count`` skipped words to parse (0 = fully parsed).
 
@@ -352,8 +369,18 @@ class LinkGrammarAcceptability(ThreadedCheck):
     one long sentence. That costs the check 7-10% of its time and keeps the peak at one long
     parse. Only memory and time depend on the scheduling, never a result."""
 
-    name = "acceptability"
-    backend = "link-grammar"
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        cola_model: str | None = None,
+        cola_threshold: float = 0.5,
+        device: str = "auto",
+        batch_size: int = 32,
+        **kw: Any,
+    ) -> LinkGrammarAcceptability:
+        """The cola_* / device / batch_size options are not this backend's: ignored."""
+        return cls(**kw)
 
     def __init__(
         self,
@@ -498,11 +525,13 @@ class LinkGrammarAcceptability(ThreadedCheck):
 
 
 # -------------------------------------------------------------------------------------- none
+@register_check("acceptability", "none")
 class NoAcceptability:
     """Acceptability checking switched off: every candidate passes."""
 
-    name = "acceptability"
-    backend = "none"
+    @classmethod
+    def from_options(cls, **_options: Any) -> NoAcceptability:
+        return cls()
 
     def check_many(self, originals: Sequence[str], candidates: Sequence[str]) -> list[CheckResult]:
         check_lengths(originals, candidates)
@@ -510,47 +539,3 @@ class NoAcceptability:
 
     def version(self) -> str:
         return "none"
-
-
-# ----------------------------------------------------------------------------------- factory
-def make_acceptability_check(
-    backend: str,
-    *,
-    cola_model: str | None = None,
-    cola_threshold: float = 0.5,
-    device: str = "auto",
-    batch_size: int = 32,
-    **kw: Any,
-) -> Check:
-    """Build the acceptability check named ``backend`` (one of ACCEPTABILITY_BACKENDS). The cola_*
-    / device / batch_size arguments concern the cola backend; other keyword arguments go to the
-    backend's constructor. Raises BackendUnavailable when the backend cannot run here."""
-    if backend == "cola":
-        return ColaAcceptability(
-            cola_model or DEFAULT_COLA_MODEL,
-            threshold=cola_threshold,
-            batch_size=batch_size,
-            device=device,
-            **kw,
-        )
-    if backend == "link-grammar":
-        return LinkGrammarAcceptability(**kw)
-    if backend == "llm":
-        from transnli.generator.checks.llm_acceptability import LLMAcceptability
-
-        return LLMAcceptability(kw["llm_client"])
-    if backend == "none":
-        return NoAcceptability()
-    raise ValueError(
-        f"unknown acceptability backend {backend!r}; one of {', '.join(ACCEPTABILITY_BACKENDS)}"
-    )
-
-
-__all__ = [
-    "ACCEPTABILITY_BACKENDS",
-    "DEFAULT_COLA_MODEL",
-    "ColaAcceptability",
-    "LinkGrammarAcceptability",
-    "NoAcceptability",
-    "make_acceptability_check",
-]

@@ -70,15 +70,13 @@ from typing import Any
 
 from transnli.generator.checks.base import (
     BackendUnavailable,
-    Check,
     CheckResult,
     ThreadedCheck,
     ThreadPool,
     check_lengths,
 )
-from transnli.generator.wordnet_index import is_wordnet_lemma
-
-GRAMMAR_BACKENDS = ("harper", "languagetool", "none")
+from transnli.generator.checks.registry import register_check
+from transnli.generator.wordnet import is_wordnet_lemma
 
 # Harper lint kinds that judge style, not grammaticality (see the module docstring).
 HARPER_IGNORED_KINDS = frozenset({"Style", "Readability", "Enhancement"})
@@ -257,6 +255,7 @@ class _ThreadLinter:
     uses: int = 0
 
 
+@register_check("grammar", "harper")
 class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
     """harper-py: ``Linter().organized_lints(text, language="plaintext", dedup=False)`` (lints keyed
     by rule). Without harper's dedup, which drops a lint that overlaps another rule's, even an
@@ -276,7 +275,9 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
     GIL while it lints, and it is most of the generator's time); None: the CPUs this process may
     use, at most 4; 1: no threads."""
 
-    backend = "harper"
+    @classmethod
+    def from_options(cls, *, languagetool_url: str | None = None, **kw: Any) -> HarperGrammar:
+        return cls(**kw)
 
     def __init__(
         self,
@@ -486,6 +487,7 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
 
 
 # ------------------------------------------------------------------------------ languagetool
+@register_check("grammar", "languagetool")
 class LanguageToolGrammar(_ComparingGrammarCheck):
     """LanguageTool, the paper's grammar checker.
 
@@ -498,7 +500,9 @@ class LanguageToolGrammar(_ComparingGrammarCheck):
     disabled_rules: rule ids never counted (sent to the server and filtered here as well).
     workers: parallel requests to a server (LanguageTool servers answer concurrently)."""
 
-    backend = "languagetool"
+    @classmethod
+    def from_options(cls, *, languagetool_url: str | None = None, **kw: Any) -> LanguageToolGrammar:
+        return cls(languagetool_url, **kw)
 
     def __init__(
         self,
@@ -700,11 +704,13 @@ def _normalise_lt_url(url: str) -> str:
 
 
 # -------------------------------------------------------------------------------------- none
+@register_check("grammar", "none")
 class NoGrammar:
     """Grammar checking switched off: every candidate passes."""
 
-    name = "grammar"
-    backend = "none"
+    @classmethod
+    def from_options(cls, **_options: Any) -> NoGrammar:
+        return cls()
 
     def check_many(self, originals: Sequence[str], candidates: Sequence[str]) -> list[CheckResult]:
         check_lengths(originals, candidates)
@@ -715,18 +721,6 @@ class NoGrammar:
 
 
 # ----------------------------------------------------------------------------------- factory
-def make_grammar_check(backend: str, *, languagetool_url: str | None = None, **kw: Any) -> Check:
-    """Build the grammar check named ``backend`` (one of GRAMMAR_BACKENDS). Extra keyword
-    arguments go to the backend's constructor. Raises BackendUnavailable when it cannot run."""
-    if backend == "harper":
-        return HarperGrammar(**kw)
-    if backend == "languagetool":
-        return LanguageToolGrammar(languagetool_url, **kw)
-    if backend == "none":
-        return NoGrammar()
-    raise ValueError(f"unknown grammar backend {backend!r}; one of {', '.join(GRAMMAR_BACKENDS)}")
-
-
 def _dist_version(name: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 

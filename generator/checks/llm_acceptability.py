@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from transnli.generator.checks.base import CheckResult, check_lengths
+from transnli.generator.checks.registry import register_check
 
 PROMPT = "acceptability_judge"
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
@@ -32,13 +34,15 @@ def parse_acceptability_reply(text: str) -> tuple[bool, bool] | None:
     return natural[0], changed[0]
 
 
+@register_check("acceptability", "llm")
 class LLMAcceptability:
     """An LLM answers QUALITY.md's two questions for each candidate; it passes when both are yes.
     A request that fails stops the run with an LLMError (the run can be resumed; replies received
     so far are cached), so a flaky server never silently rejects candidates."""
 
-    name = "acceptability"
-    backend = "llm"
+    @classmethod
+    def from_options(cls, *, llm_client, **_options: Any) -> LLMAcceptability:
+        return cls(llm_client)
 
     def __init__(self, client, template=None):
         from transnli.generator.llm.prompting import load_template

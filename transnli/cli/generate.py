@@ -14,6 +14,7 @@ from transnli.cli.options import (
     option,
     resumable_on_interrupt,
 )
+from transnli.generator.checks.registry import check_backends
 from transnli.generator.config import (
     ANTONYM_MODES,
     LLM_BACKENDS,
@@ -28,11 +29,9 @@ from transnli.generator.errors import (
     MissingInputError,
     WorkersError,
 )
+from transnli.generator.filters import filter_names
 from transnli.generator.readers import FORMATS, ROLES, label_order_names
 from transnli.generator.run import RunOptions, generate_run
-
-GRAMMAR_CHOICES = ("harper", "languagetool", "none")
-ACCEPTABILITY_CHOICES = ("cola", "link-grammar", "llm", "none")
 
 
 def _pos_list(ctx, param, value: str | None):
@@ -159,7 +158,8 @@ GENERATION_OPTIONS = [
         "filters",
         "--filters",
         default=None,
-        help="Candidate filters: a comma-separated list (replaces the preset's), 'none', or +name/-name to change the preset's (auxiliary, light_verb, fixed_phrase, licensing, argument_structure, coreference, sense_fit, quality_model).",
+        help="Candidate filters: a comma-separated list (replaces the preset's), 'none', or "
+        f"+name/-name to change the preset's ({', '.join(filter_names())}).",
     ),
     option(
         "config",
@@ -180,7 +180,7 @@ GENERATION_OPTIONS = [
         "config",
         "grammar",
         "--grammar",
-        type=click.Choice(GRAMMAR_CHOICES),
+        type=click.Choice(check_backends("grammar")),
         default=None,
         help="Grammar check backend.",
     ),
@@ -195,7 +195,7 @@ GENERATION_OPTIONS = [
         "config",
         "acceptability",
         "--acceptability",
-        type=click.Choice(ACCEPTABILITY_CHOICES),
+        type=click.Choice(check_backends("acceptability")),
         default=None,
         help="Acceptability backend.",
     ),

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from transnli.generator.filters import FilterItem, FilterVerdict, _PerItem
+from transnli.generator.filters.base import FilterItem, FilterVerdict, PerItemFilter
+from transnli.generator.filters.registry import register_filter
 from transnli.generator.tagging import Token
 
 UNIGRAMS = "frequency_dictionary_en_82_765.txt"
@@ -191,13 +192,12 @@ def governed_preposition(item: FilterItem) -> Token | None:
     return None
 
 
-class CollocationFilter(_PerItem):
+@register_filter("collocation", rank=130)
+class CollocationFilter(PerItemFilter):
     """Rejects a swap when the preposition the word governs ("responsible for") goes much less
     with the antonym: the PMI of (word, preposition) minus that of (antonym, preposition) is at
     least `min_drop` nats (1.5: the antonym takes the preposition under a quarter as often, relative
     to chance). The details list the left and right pairs with their counts either way."""
-
-    name = "collocation"
 
     def __init__(self, min_drop: float = 1.5, data: NgramData | None = None):
         self.min_drop = min_drop

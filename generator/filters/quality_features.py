@@ -1,4 +1,4 @@
-"""Features of one built candidate for the learned quality scorer (generator/checks/quality_model.py).
+"""Features of one built candidate for the learned quality scorer (quality_model.py beside this module).
 
 Everything here is computed from what the pipeline already has when the filters run: the spaCy
 parse of H, the replaced token, the antonym WordNet gave and the realised H'. The feature set is
@@ -29,7 +29,16 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from transnli.generator.filters import FilterItem, SenseFitFilter, antonym_sense_prior, word_senses
+from transnli.generator.antonyms import PARTICIPLE_TAGS, WN_POS
+from transnli.generator.filters.base import FilterItem
+from transnli.generator.filters.senses import SenseFitFilter, antonym_sense_prior, word_senses
+from transnli.generator.wordnet import (
+    current_index,
+    has_synsets,
+    indirect_adjective_antonyms,
+    sense_antonyms,
+    wordnet,
+)
 
 POS_VALUES = ("ADJ", "ADV", "NOUN", "VERB")
 TAG_VALUES = ("JJ", "JJR", "JJS", "NN", "NNS", "RB", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ")
@@ -140,7 +149,7 @@ FEATURE_NAMES: tuple[str, ...] = tuple(
 )
 
 
-def _prefix_pair(a: str, b: str) -> bool:
+def negative_prefix_pair(a: str, b: str) -> bool:
     """b is a with a negative prefix ("able" / "unable", "agree" / "disagree")."""
     return any(b == p + a for p in PREFIXES)
 
@@ -150,24 +159,18 @@ def antonym_facts(
     text: str, lemma: str, wn_pos: str, participle: bool, antonym: str
 ) -> dict[str, float]:
     """WordNet facts about the word and the chosen antonym, from the antonym stage's own tables."""
-    from transnli.generator.antonyms import (
-        _has_synsets,
-        _indirect_adjective_antonyms,
-        _sense_antonyms,
-    )
-
     text, lemma = text.lower(), lemma.lower()
     ant = antonym.lower().replace(" ", "_")
-    word = lemma if _has_synsets(lemma, wn_pos) else text
-    rows = [r for r in _sense_antonyms(word, wn_pos)]
+    word = lemma if has_synsets(lemma, wn_pos) else text
+    rows = [r for r in sense_antonyms(word, wn_pos)]
     if participle:
-        rows += [r for r in _sense_antonyms(text, "a")]
+        rows += [r for r in sense_antonyms(text, "a")]
     match = sorted((r for r in rows if r[3].lower() == ant), key=lambda r: (r[0], not r[2]))
     indirect = False
     if match:
         rank, attested, own = match[0][0], match[0][1], match[0][2]
     else:
-        ind = [r for r in _indirect_adjective_antonyms(word) if r[1].lower() == ant]
+        ind = [r for r in indirect_adjective_antonyms(word) if r[1].lower() == ant]
         indirect = bool(ind)
         rank, attested, own = (ind[0][0], True, False) if ind else (-1, False, False)
     n_senses = len(_senses(word, wn_pos))
@@ -182,8 +185,8 @@ def antonym_facts(
         "antonym_attested": float(attested),
         "antonym_sense_prior": antonym_sense_prior(senses),
         "log_sense_count": math.log1p(sum(s.count for s in senses)),
-        "prefix_antonym": float(_prefix_pair(word, ant) or _prefix_pair(text, ant)),
-        "prefix_word": float(_prefix_pair(ant, word) or _prefix_pair(ant, text)),
+        "prefix_antonym": float(negative_prefix_pair(word, ant) or negative_prefix_pair(text, ant)),
+        "prefix_word": float(negative_prefix_pair(ant, word) or negative_prefix_pair(ant, text)),
         f"lexname={lexname if lexname in LEXNAMES else 'other'}": 1.0,
     }
 
@@ -195,20 +198,16 @@ def _lexname(word: str, pos: str, rank: int) -> str | None:
         return None
     sense = senses[rank if 0 <= rank < len(senses) else 0]
     if isinstance(sense, tuple):  # (POS, offset) from the antonym index
-        from transnli.generator.antonyms import _wn
-
-        sense = _wn().synset_from_pos_and_offset(*sense)
+        sense = wordnet().synset_from_pos_and_offset(*sense)
     return sense.lexname()
 
 
 @lru_cache(maxsize=4096)
 def _senses(word: str, pos: str) -> tuple:
-    from transnli.generator.antonyms import _index, _wn
-
-    index = _index()
+    index = current_index()
     if index is not None:
         return tuple(index.offsets(word, pos))
-    return tuple(_wn().synsets(word, pos))
+    return tuple(wordnet().synsets(word, pos))
 
 
 def _cos(a, b) -> float:
@@ -248,8 +247,6 @@ class QualityFeatures:
         return out
 
     def features(self, item: FilterItem, ranked: Sequence[dict] | None = None) -> dict[str, float]:
-        from transnli.generator.antonyms import PARTICIPLE_TAGS, WN_POS
-
         tok, sent = item.token, item.sentence
         toks = sent.tokens
         f: dict[str, float] = {}

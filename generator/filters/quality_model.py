@@ -1,5 +1,5 @@
 """The learned quality scorer: a logistic regression over per-candidate features
-(transnli.generator.quality_features), trained on the hand-judged dev candidates by
+(transnli.generator.filters.quality_features), trained on the hand-judged dev candidates by
 benchmarks/train_quality_model.py, run as the filter stage ``quality_model``.
 
 The model file (resources/models/quality_model.json) holds everything scoring needs: the feature
@@ -19,7 +19,9 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from transnli.generator.filters import FilterItem, FilterVerdict
+from transnli.generator.filters.base import FilterItem, FilterOptions, FilterVerdict
+from transnli.generator.filters.quality_features import FEATURE_NAMES, QualityFeatures
+from transnli.generator.filters.registry import register_filter
 
 MODEL_FORMAT = "transnli-quality-logreg-1"
 DEFAULT_THRESHOLD = 0.3
@@ -102,9 +104,7 @@ def load_model(path: str | None = None) -> QualityModel:
 
 def check_model(path: str | None = None) -> QualityModel:
     """The model at `path`, refused (QualityModelError) when it needs features this version of
-    transnli.generator.quality_features does not compute."""
-    from transnli.generator.quality_features import FEATURE_NAMES
-
+    transnli.generator.filters.quality_features does not compute."""
     model = load_model(path)
     missing = [n for n in model.feature_names if n not in FEATURE_NAMES]
     if missing:
@@ -116,16 +116,15 @@ def check_model(path: str | None = None) -> QualityModel:
     return model
 
 
+@register_filter("quality_model", rank=140)
 class QualityModelFilter:
     """Rejects a candidate whose learned quality score is below `threshold`."""
 
-    name = "quality_model"
+    name = ""  # set by @register_filter
 
     def __init__(
         self, ranker, model: QualityModel | None = None, threshold: float = DEFAULT_THRESHOLD
     ):
-        from transnli.generator.quality_features import QualityFeatures
-
         if ranker is None:
             raise ValueError(
                 "the quality_model filter needs the pipeline's word vectors (an AntonymRanker)"
@@ -139,6 +138,10 @@ class QualityModelFilter:
             )
         self._columns = [self.features.names.index(n) for n in self.model.feature_names]
         self.threshold = threshold
+
+    @classmethod
+    def from_options(cls, options: FilterOptions) -> QualityModelFilter:
+        return cls(options.ranker, check_model(options.quality_model), options.quality_threshold)
 
     def score_many(self, items: Sequence[FilterItem]) -> np.ndarray:
         if not items:

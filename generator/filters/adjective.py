@@ -22,16 +22,11 @@ from __future__ import annotations
 
 import re
 
-from transnli.generator.filters import (
-    PASS,
-    FilterItem,
-    FilterVerdict,
-    _PerItem,
-    _wn,
-    item_pos,
-    item_senses,
-)
-from transnli.generator.quality_features import _prefix_pair
+from transnli.generator.filters.base import PASS, FilterItem, FilterVerdict, PerItemFilter
+from transnli.generator.filters.quality_features import negative_prefix_pair
+from transnli.generator.filters.registry import register_filter
+from transnli.generator.filters.senses import item_pos, item_senses
+from transnli.generator.wordnet import wordnet
 
 # WordNet's glosses for relational senses that the lexicographers did not file under adj.pert
 # ("local.a.02" is adj.pert, but "contemporary.s.02" reads "belonging to the present time").
@@ -42,17 +37,20 @@ _RELATIONAL_GLOSS = re.compile(
 
 def is_relational(synset_name: str) -> bool:
     """A WordNet adjective sense that classifies (relates a noun to a domain) rather than describes."""
-    synset = _wn().synset(synset_name)
+    synset = wordnet().synset(synset_name)
     return synset.lexname() == "adj.pert" or bool(_RELATIONAL_GLOSS.match(synset.definition()))
 
 
 def _negated_form(antonym: str, *words: str) -> bool:
     """The antonym is one of the words with a negative prefix, or the other way round."""
     ant = antonym.lower()
-    return any(_prefix_pair(w.lower(), ant) or _prefix_pair(ant, w.lower()) for w in words)
+    return any(
+        negative_prefix_pair(w.lower(), ant) or negative_prefix_pair(ant, w.lower()) for w in words
+    )
 
 
-class RelationalAdjectiveFilter(_PerItem):
+@register_filter("relational_adj", rank=80)
+class RelationalAdjectiveFilter(PerItemFilter):
     """An attributive adjective whose first relational sense ranks before every sense that carries
     the antonym (WordNet ranks senses by their sense-tagged frequency): the classifying reading is
     the likelier one, and the antonym opposes only a descriptive reading. Predicative uses ("she felt
@@ -62,7 +60,6 @@ class RelationalAdjectiveFilter(_PerItem):
     and so its domain, and on the dev set such swaps were good as often as not, while an antonym of
     another stem switches the domain ("medical" -> "surgical", "academic" -> "applied")."""
 
-    name = "relational_adj"
     DEPS = ("amod",)
 
     def __init__(self, keep_negated: bool = True):

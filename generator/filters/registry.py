@@ -1,0 +1,83 @@
+"""The filter registry: each filter registers itself by name beside its class.
+
+    @register_filter("sense_fit", rank=120)
+    class SenseFitFilter(PerItemFilter): ...
+
+Every module of this package is imported the first time the registry is asked, so adding a filter
+is adding one module. Filters run in the order of their `rank` (cheap look-ups first; the learned
+quality scorer last, on what the rules leave), whatever order a preset names them in, so the
+order in which modules load changes nothing. Preset validation, `doctor`, the `--filters` help and
+the docs' filter table all read `filter_names()`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from transnli.generator.filters.base import FilterOptions
+
+_FILTERS: dict[str, type] = {}
+_RANKS: dict[str, int] = {}
+_LOCK = threading.Lock()
+_LOADED = False
+
+
+def register_filter(name: str, rank: int) -> Callable[[type], type]:
+    """Class decorator: register the filter class under `name`, run at position `rank`."""
+
+    def register(cls: type) -> type:
+        if _FILTERS.get(name, cls) is not cls:
+            raise ValueError(f"filter {name!r} is registered twice")
+        clash = [n for n, r in _RANKS.items() if r == rank and n != name]
+        if clash:
+            raise ValueError(f"filter {name!r} has the rank of {clash[0]!r} ({rank})")
+        cls.name = name
+        _FILTERS[name] = cls
+        _RANKS[name] = rank
+        return cls
+
+    return register
+
+
+def _load_all() -> None:
+    """Import every module of the filters package once, so that each has registered its filters."""
+    global _LOADED
+    if _LOADED:
+        return
+    with _LOCK:
+        if not _LOADED:
+            for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
+                importlib.import_module(f"{__package__}.{module.name}")
+            _LOADED = True
+
+
+def filter_names() -> tuple[str, ...]:
+    """Every registered filter's name, in running order."""
+    _load_all()
+    return tuple(sorted(_FILTERS, key=_RANKS.__getitem__))
+
+
+def filter_class(name: str) -> type:
+    """The class registered as `name` (KeyError when there is none)."""
+    _load_all()
+    return _FILTERS[name]
+
+
+def build_filters(
+    names: Sequence[str],
+    include_aux: bool = False,
+    ranker=None,
+    quality_threshold: float = 0.3,
+    quality_model: str | None = None,
+) -> list:
+    """The filters `names` lists, in running order (see the module docstring)."""
+    known = filter_names()
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown filter(s) {', '.join(unknown)}; choose from {', '.join(known)}")
+    options = FilterOptions(include_aux, ranker, quality_threshold, quality_model)
+    return [filter_class(n).from_options(options) for n in known if n in names]
