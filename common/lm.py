@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from transnli.common.digest import sha256_file
+
 DEFAULT_LM = "gemma3-270m"
 ROUND_DIGITS = 4
 #: written last into a converted model folder: what it was made from, and its weights' digest
@@ -94,23 +96,6 @@ class _Request:
     result: TokenScores | None = field(default=None)
 
 
-def sha256_of(path: Path) -> str:
-    """The sha256 of a file's bytes, or of a folder's weight files (names and contents, by name)."""
-    h = hashlib.sha256()
-    files = (
-        [path]
-        if path.is_file()
-        else sorted(p for p in path.iterdir() if p.suffix in WEIGHT_SUFFIXES)
-    )
-    for p in files:
-        if path.is_dir():
-            h.update(p.name.encode() + b"\0")
-        with open(p, "rb") as fh:
-            while block := fh.read(1 << 22):
-                h.update(block)
-    return h.hexdigest()
-
-
 def default_cache_dir() -> Path:
     from transnli.resources.provision import cache_dir
 
@@ -159,8 +144,8 @@ def convert_gguf(gguf: Path, target: Path, gguf_sha256: str | None = None) -> Pa
     tokenizer.save_pretrained(partial)
     record = {
         "source": str(gguf),
-        "source_sha256": gguf_sha256 or sha256_of(gguf),
-        "weights_sha256": sha256_of(partial),
+        "source_sha256": gguf_sha256 or sha256_file(gguf),
+        "weights_sha256": sha256_file(partial),
     }
     (partial / CONVERSION_RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     if target.exists():
@@ -192,7 +177,7 @@ def resolve_model_folder(settings: LMSettings) -> tuple[str | Path, dict[str, An
     if spec.endswith(".gguf"):
         if not path.is_file():
             raise LMError(f"language model file {path}: no such file")
-        digest = sha256_of(path)
+        digest = sha256_file(path)
         folder = convert_gguf(path, cache / "lm" / f"{path.stem}-{digest[:12]}", digest)
         record = json.loads((folder / CONVERSION_RECORD).read_text(encoding="utf-8"))
         return folder, {
@@ -203,7 +188,7 @@ def resolve_model_folder(settings: LMSettings) -> tuple[str | Path, dict[str, An
     if path.is_dir():
         if not any(p.suffix in WEIGHT_SUFFIXES for p in path.iterdir()):
             raise LMError(f"language model folder {path} holds no weights (*.safetensors or *.bin)")
-        return path, {"spec": spec, "weights_sha256": sha256_of(path)}
+        return path, {"spec": spec, "weights_sha256": sha256_file(path)}
     if path.suffix or spec.startswith((".", "/", "~")):
         raise LMError(f"language model {spec}: no such file or folder")
     return spec, {"spec": spec, "weights_sha256": None}  # a hub id: transformers resolves it

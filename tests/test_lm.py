@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from transnli.common.lm import CausalLMScorer, LMError, LMSettings, sha256_of
+from transnli.common.digest import sha256_file
+from transnli.common.lm import CausalLMScorer, LMError, LMSettings
 
 WORDS = [
     "the",
@@ -147,7 +148,7 @@ def test_a_rerun_is_served_by_the_score_cache(tiny_lm_dir, tmp_path):
 
 def test_the_identity_names_the_weights(tiny_lm_dir, tmp_path):
     lm = scorer(tiny_lm_dir, tmp_path)
-    assert lm.identity["weights_sha256"] == sha256_of(tiny_lm_dir)
+    assert lm.identity["weights_sha256"] == sha256_file(tiny_lm_dir)
     assert lm.identity["class"] == "Gemma3ForCausalLM"
     assert lm.identity["dtype"] == "float32"
 

@@ -8,12 +8,10 @@ The distribution installs this one import package; the repository's top-level fo
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from transnli.common.versions import dist_version
 
-try:
-    __version__ = version("transnli")
-except PackageNotFoundError:  # pragma: no cover - running from a checkout that is not installed
-    __version__ = "0+unknown"
+# "0+unknown" when running from a checkout that is not installed
+__version__ = dist_version("transnli") or "0+unknown"
 
 # The Python API (transnli/api.py) loads on first use, so that `import transnli` stays cheap.
 _API = ("generate", "evaluate", "GenerationResult", "Evaluation", "TransnliError")

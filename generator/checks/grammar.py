@@ -68,6 +68,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from transnli.common.versions import dist_version
 from transnli.generator.checks.base import (
     BackendUnavailable,
     CheckResult,
@@ -483,7 +484,7 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
 
     def version(self) -> str:
         spelling = "changed words" if self.spelling == "changed" else "whole sentences"
-        return f"harper-py {_dist_version('harper-py')} ({self.dialect}, spelling: {spelling})"
+        return f"harper-py {dist_version('harper-py') or 'unknown'} ({self.dialect}, spelling: {spelling})"
 
 
 # ------------------------------------------------------------------------------ languagetool
@@ -604,7 +605,7 @@ class LanguageToolGrammar(_ComparingGrammarCheck):
         lt_version = getattr(tool, "_language_tool_download_version", "") or "local"
         self._software = (
             f"LanguageTool {lt_version} via language_tool_python "
-            f"{_dist_version('language_tool_python') or _dist_version('language-tool-python')}"
+            f"{dist_version('language_tool_python') or dist_version('language-tool-python') or 'unknown'}"
         )
 
     # -- checking ---------------------------------------------------------------------------
@@ -721,10 +722,3 @@ class NoGrammar:
 
 
 # ----------------------------------------------------------------------------------- factory
-def _dist_version(name: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "unknown"
