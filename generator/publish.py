@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from transnli.generator.filters.registry import filter_summary
 from transnli.generator.run_folder import (
     CONFIG,
     FINISHED,
@@ -59,26 +60,6 @@ PAPER_BIBTEX = """@inproceedings{wu-last-2025-transitive,
 # The licences of the source datasets as their own cards state them; the triples copy their
 # sentences, so a card inherits the source's licence. Anything else is "other" (see the card).
 SOURCE_LICENSES = {"snli": "cc-by-sa-4.0", "anli": "cc-by-nc-4.0", "wanli": "cc-by-4.0"}
-
-FILTER_DOCS = {
-    "auxiliary": "the copula, auxiliaries and modals are not replaced",
-    "light_verb": "light verbs (have/make/do/give/take/get with an abstract object) are not replaced",
-    "fixed_phrase": "time expressions and multiword expressions are left alone",
-    "licensing": "negative-polarity antonyms without a licensor, antonyms already in the sentence and "
-    "slots the antonym cannot fill are rejected",
-    "argument_structure": "an antonym verb needs a WordNet verb frame for the original's complements",
-    "coreference": "a gendered noun is not swapped while a pronoun of the old gender still refers to it",
-    "rare_sense": "a noun or verb is not swapped for an antonym of only its rare senses",
-    "relational_adj": "a relational adjective before a noun is not swapped for an antonym of only a later, "
-    "descriptive sense",
-    "clause_link": "a verb heading an adverbial or coordinated clause is not replaced",
-    "attributive_participle": "a participle before a noun is not swapped for a verb, nor a present one at all",
-    "verb_complements": "an antonym needs a WordNet frame for an intransitive verb's prepositional phrase, "
-    "and an adjective antonym cannot replace a verb with an object, agent or verb complement",
-    "sense_fit": "the word must be likely to be used in a sense that carries the antonym",
-    "collocation": "the antonym must go with the preposition the word governs as the word does (web bigram counts)",
-    "quality_model": "a learned scorer of the candidate's quality must reach its threshold",
-}
 
 
 class ExportError(OutputError):
@@ -648,7 +629,7 @@ def render_card(
         _table(_settings_rows(cfg), ("setting", "value")) + "\n",
         "## Filters\n",
         (
-            "\n".join(f"- `{f}`: {FILTER_DOCS.get(f, '')}" for f in filters)
+            "\n".join(f"- `{f}`: {filter_summary(f)}" for f in filters)
             if filters
             else "No candidate filters."
         )

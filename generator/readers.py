@@ -142,8 +142,12 @@ _HF_INT_LABELS = {0: ENTAILMENT, 1: NEUTRAL, 2: CONTRADICTION, -1: None}
 _SPLIT_WORDS = {"train", "dev", "test", "validation", "valid", "val"}
 
 
-def normalize_label(value: Any, *, int_names: Mapping[int, str | None] | None = None) -> str | None:
-    """`value` as "entailment" / "neutral" / "contradiction" / None; ValueError when unknown.
+def parse_gold_label(
+    value: Any, *, int_names: Mapping[int, str | None] | None = None
+) -> str | None:
+    """An input file's gold label `value` as "entailment" / "neutral" / "contradiction" / None;
+    ValueError when unknown. Stricter than the evaluator's `labels.normalize_label`, which reads
+    models' label names (LABEL_0, entail, ...): a gold label must be one of a few spellings.
 
     Integers are accepted only when `int_names` says what they mean (Hugging Face inputs).
     """
@@ -153,7 +157,7 @@ def normalize_label(value: Any, *, int_names: Mapping[int, str | None] | None = 
         return _LABEL_WORDS[value.strip().lower()]
     is_int = isinstance(value, int) and not isinstance(value, bool)
     if is_int and int_names is not None and value in int_names:
-        return normalize_label(int_names[value])
+        return parse_gold_label(int_names[value])
     expected = "e/n/c, entailment/neutral/contradiction, '-' or empty"
     if is_int and int_names is None:
         expected += (
@@ -291,7 +295,7 @@ def pairs_from_hf_rows(
 
 
 def label_order_names(order: Sequence[str]) -> dict[int, str | None]:
-    labels = [normalize_label(word) for word in order]
+    labels = [parse_gold_label(word) for word in order]
     if sorted(label or "" for label in labels) != sorted(LABELS):
         raise ValueError(
             f"label order {','.join(order)!r} must name each of {', '.join(LABELS)} once"
@@ -473,7 +477,7 @@ def _to_pair(
     if digits and isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
         value = int(value)
     try:
-        gold = normalize_label(value, int_names=int_names)
+        gold = parse_gold_label(value, int_names=int_names)
     except ValueError as exc:
         raise InputError(where, line, key, str(exc)) from None
     key, ident = first(schema.id)

@@ -58,13 +58,13 @@ def test_a_name_or_a_rank_cannot_be_taken_twice():
     assert "auxiliary" in filter_names()  # every filter module loaded
     with pytest.raises(ValueError, match="'auxiliary' is registered twice"):
 
-        @register_filter("auxiliary", rank=999)
+        @register_filter("auxiliary", rank=999, summary="twice")
         class Again(PerItemFilter):
             pass
 
     with pytest.raises(ValueError, match="has the rank of 'auxiliary'"):
 
-        @register_filter("not_registered_here", rank=10)
+        @register_filter("not_registered_here", rank=10, summary="a clash")
         class SameRank(PerItemFilter):
             pass
 

@@ -13,8 +13,8 @@ from transnli.generator.readers import (
     InputError,
     NLIPair,
     detect_format,
-    normalize_label,
     pairs_from_hf_rows,
+    parse_gold_label,
     read_pairs,
 )
 
@@ -200,15 +200,15 @@ def test_undetectable_keys(tmp_path):
      (" neutral ", "neutral"), ("-", None), ("", None), (None, None)],
 )  # fmt: skip
 def test_normalize_label(value, expected):
-    assert normalize_label(value) == expected
+    assert parse_gold_label(value) == expected
 
 
 def test_integer_labels_only_for_hub_inputs():
-    assert normalize_label(2, int_names={0: "entailment", 2: "contradiction"}) == "contradiction"
+    assert parse_gold_label(2, int_names={0: "entailment", 2: "contradiction"}) == "contradiction"
     with pytest.raises(ValueError, match="integer labels are read only from hf"):
-        normalize_label(0)
+        parse_gold_label(0)
     with pytest.raises(ValueError, match="unknown label 'maybe'"):
-        normalize_label("maybe")
+        parse_gold_label("maybe")
 
 
 # --- Hugging Face rows -----------------------------------------------------------------------

@@ -306,7 +306,7 @@ def check_accounting(path: Path, rows, status) -> None:
     unread = iter(got)
     following = next(unread, None)
     for (p, h, label), state in zip(rows, status, strict=True):
-        if state != "bad" and following == (p, h, readers.normalize_label(label)):
+        if state != "bad" and following == (p, h, readers.parse_gold_label(label)):
             following = next(unread, None)
         else:
             assert state != "read", f"{(p, h, label)!r} was not read; read: {got!r}"

@@ -30,6 +30,7 @@ from transnli.generator.filters.registry import (
     build_filters,
     filter_class,
     filter_names,
+    filter_summary,
     register_filter,
 )
 
@@ -43,5 +44,6 @@ __all__ = [
     "build_filters",
     "filter_class",
     "filter_names",
+    "filter_summary",
     "register_filter",
 ]

@@ -49,7 +49,11 @@ def _negated_form(antonym: str, *words: str) -> bool:
     )
 
 
-@register_filter("relational_adj", rank=80)
+@register_filter(
+    "relational_adj",
+    rank=80,
+    summary="a relational adjective before a noun is not swapped for an antonym of only a later, descriptive sense",
+)
 class RelationalAdjectiveFilter(PerItemFilter):
     """An attributive adjective whose first relational sense ranks before every sense that carries
     the antonym (WordNet ranks senses by their sense-tagged frequency): the classifying reading is

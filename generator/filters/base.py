@@ -71,6 +71,7 @@ class PerItemFilter:
     """Base for filters whose verdicts are independent per item."""
 
     name = ""  # set by @register_filter
+    summary = ""  # set by @register_filter
 
     @classmethod
     def from_options(cls, options: FilterOptions) -> PerItemFilter:

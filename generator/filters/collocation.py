@@ -192,7 +192,11 @@ def governed_preposition(item: FilterItem) -> Token | None:
     return None
 
 
-@register_filter("collocation", rank=130)
+@register_filter(
+    "collocation",
+    rank=130,
+    summary="the antonym must go with the preposition the word governs as the word does (web bigram counts)",
+)
 class CollocationFilter(PerItemFilter):
     """Rejects a swap when the preposition the word governs ("responsible for") goes much less
     with the antonym: the PMI of (word, preposition) minus that of (antonym, preposition) is at

@@ -37,7 +37,11 @@ def noun_gender(noun: str) -> str | None:
     return None
 
 
-@register_filter("coreference", rank=60)
+@register_filter(
+    "coreference",
+    rank=60,
+    summary="a gendered noun is not swapped while a pronoun of the old gender still refers to it",
+)
 class CoreferenceFilter(PerItemFilter):
     """A gendered noun replaced by one of the other gender ("man" -> "woman") while a pronoun of the
     old gender still refers back ("He was a shy woman", "A boy lifts her hand")."""

@@ -23,7 +23,11 @@ from transnli.generator.wordnet import first_noun_lexname, wordnet
 
 
 # -- auxiliary -------------------------------------------------------------------------------------
-@register_filter("auxiliary", rank=10)
+@register_filter(
+    "auxiliary",
+    rank=10,
+    summary="the copula, auxiliaries and modals are not replaced",
+)
 class AuxiliaryFilter(PerItemFilter):
     """Copula, auxiliaries, modals and existential "there be" are function words: their WordNet
     antonyms belong to other senses (be -> differ comes from be = "equal")."""
@@ -78,7 +82,11 @@ def _deverbal_event(noun: str) -> bool:
     )
 
 
-@register_filter("light_verb", rank=20)
+@register_filter(
+    "light_verb",
+    rank=20,
+    summary="light verbs (have/make/do/give/take/get with an abstract object) are not replaced",
+)
 class LightVerbFilter(PerItemFilter):
     """have/make/do/give/take/get with an abstract object or a clause complement are light verbs
     ("make a case", "take a look", "have a brush with danger", "make friends", "have it examined"):

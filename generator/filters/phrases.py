@@ -28,7 +28,11 @@ def word_lists() -> dict[str, frozenset[str]]:
 
 
 # -- licensing and slots ---------------------------------------------------------------------------
-@register_filter("licensing", rank=40)
+@register_filter(
+    "licensing",
+    rank=40,
+    summary="negative-polarity antonyms without a licensor, antonyms already in the sentence and slots the antonym cannot fill are rejected",
+)
 class LicensingFilter(PerItemFilter):
     """What the new word needs from the rest of the sentence: a licensor for a negative-polarity
     item, a sentence that does not already say the antonym, a slot it can fill."""
@@ -112,7 +116,11 @@ def _fits(pattern_word: str, tok: Token) -> bool:
     return pattern_word in (tok.text.lower(), tok.lemma.lower())
 
 
-@register_filter("fixed_phrase", rank=30)
+@register_filter(
+    "fixed_phrase",
+    rank=30,
+    summary="time expressions and multiword expressions are left alone",
+)
 class FixedPhraseFilter(PerItemFilter):
     """Words inside an expression whose meaning is not the sum of its words: deictic time
     expressions ("last Thursday", "next week"), WordNet's multiword lemmas with a possessive or

@@ -116,11 +116,16 @@ def check_model(path: str | None = None) -> QualityModel:
     return model
 
 
-@register_filter("quality_model", rank=140)
+@register_filter(
+    "quality_model",
+    rank=140,
+    summary="a learned scorer of the candidate's quality must reach its threshold",
+)
 class QualityModelFilter:
     """Rejects a candidate whose learned quality score is below `threshold`."""
 
     name = ""  # set by @register_filter
+    summary = ""  # set by @register_filter
 
     def __init__(
         self, ranker, model: QualityModel | None = None, threshold: float = DEFAULT_THRESHOLD

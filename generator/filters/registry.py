@@ -1,13 +1,13 @@
 """The filter registry: each filter registers itself by name beside its class.
 
-    @register_filter("sense_fit", rank=120)
+    @register_filter("sense_fit", rank=120, summary="the word must be likely to be used in ...")
     class SenseFitFilter(PerItemFilter): ...
 
 Every module of this package is imported the first time the registry is asked, so adding a filter
 is adding one module. Filters run in the order of their `rank` (cheap look-ups first; the learned
 quality scorer last, on what the rules leave), whatever order a preset names them in, so the
-order in which modules load changes nothing. Preset validation, `doctor`, the `--filters` help and
-the docs' filter table all read `filter_names()`.
+order in which modules load changes nothing. Preset validation, the `--filters` help and the
+dataset card's filter list read the registry; a test holds the docs' filter table to it.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ _LOCK = threading.Lock()
 _LOADED = False
 
 
-def register_filter(name: str, rank: int) -> Callable[[type], type]:
-    """Class decorator: register the filter class under `name`, run at position `rank`."""
+def register_filter(name: str, rank: int, summary: str) -> Callable[[type], type]:
+    """Class decorator: register the filter class under `name`, run at position `rank`;
+    `summary` is the clause a dataset card uses to say what the filter did."""
 
     def register(cls: type) -> type:
         if _FILTERS.get(name, cls) is not cls:
@@ -36,6 +37,7 @@ def register_filter(name: str, rank: int) -> Callable[[type], type]:
         if clash:
             raise ValueError(f"filter {name!r} has the rank of {clash[0]!r} ({rank})")
         cls.name = name
+        cls.summary = summary
         _FILTERS[name] = cls
         _RANKS[name] = rank
         return cls
@@ -65,6 +67,13 @@ def filter_class(name: str) -> type:
     """The class registered as `name` (KeyError when there is none)."""
     _load_all()
     return _FILTERS[name]
+
+
+def filter_summary(name: str) -> str:
+    """What the filter `name` does, in one clause ("" for a name no filter has any more)."""
+    _load_all()
+    cls = _FILTERS.get(name)
+    return cls.summary if cls is not None else ""
 
 
 def build_filters(

@@ -147,7 +147,11 @@ def antonym_sense_prior(senses: Sequence[SenseInfo]) -> float:
     return sum(s.count + 0.5 for s in senses if s.carries) / total if total else 0.0
 
 
-@register_filter("sense_fit", rank=120)
+@register_filter(
+    "sense_fit",
+    rank=120,
+    summary="the word must be likely to be used in a sense that carries the antonym",
+)
 class SenseFitFilter(PerItemFilter):
     """Is the word used here in a sense that the antonym opposes? Each WordNet sense of the word
     gets a prior from WordNet's sense-tagged frequencies (add-half smoothing) and a context score:
@@ -201,7 +205,11 @@ class SenseFitFilter(PerItemFilter):
         )
 
 
-@register_filter("rare_sense", rank=70)
+@register_filter(
+    "rare_sense",
+    rank=70,
+    summary="a noun or verb is not swapped for an antonym of only its rare senses",
+)
 class RareSenseFilter(PerItemFilter):
     """A noun or verb whose antonym belongs only to its rare senses: none of them is the word's
     first WordNet sense, and together they carry under `min_prior` of its sense-tagged uses

@@ -86,7 +86,11 @@ def complements(sentence: TaggedSentence, tok: Token) -> dict[str, bool]:
     }
 
 
-@register_filter("argument_structure", rank=50)
+@register_filter(
+    "argument_structure",
+    rank=50,
+    summary="an antonym verb needs a WordNet verb frame for the original's complements",
+)
 class ArgumentStructureFilter(PerItemFilter):
     """The antonym verb must admit what the original verb takes here. WordNet lists, per verb sense,
     the frames it occurs in ("Somebody ----s something", "Somebody ----s to INFINITIVE", ...);
@@ -146,7 +150,11 @@ def _marker(item: FilterItem) -> str | None:
     return None
 
 
-@register_filter("clause_link", rank=90)
+@register_filter(
+    "clause_link",
+    rank=90,
+    summary="a verb heading an adverbial or coordinated clause is not replaced",
+)
 class ClauseLinkFilter(PerItemFilter):
     """A verb heading an adverbial or coordinated clause: its event is tied to another clause's by a
     relation (time, cause, concession, purpose, sequence) that its antonym breaks."""
@@ -171,7 +179,11 @@ class ClauseLinkFilter(PerItemFilter):
         )
 
 
-@register_filter("attributive_participle", rank=100)
+@register_filter(
+    "attributive_participle",
+    rank=100,
+    summary="a participle before a noun is not swapped for a verb, nor a present one at all",
+)
 class AttributiveParticipleFilter(PerItemFilter):
     """A participle before a noun replaced by a verb's participle, or a present participle there at
     all: attributive participles are lexicalised adjectives in a sense of their own."""
@@ -221,7 +233,11 @@ def verbal_complement(item: FilterItem) -> str | None:
     return None
 
 
-@register_filter("verb_complements", rank=110)
+@register_filter(
+    "verb_complements",
+    rank=110,
+    summary="an antonym needs a WordNet frame for an intransitive verb's prepositional phrase, and an adjective antonym cannot replace a verb with an object, agent or verb complement",
+)
 class VerbComplementFilter(PerItemFilter):
     """The antonym must admit the verb's complements where argument_structure does not look: an
     intransitive verb's prepositional phrase (WordNet frames, "work as a spy" -> "idle as a spy"),
