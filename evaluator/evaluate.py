@@ -30,18 +30,13 @@ from .carry import CarriedLabels, CarryPlan
 from .distinct import DistinctCount, digest
 from .errors import EvaluatorError
 from .family_eval import FamilyLabelling
+from .formatting import write_jsonl
 from .label_table import LabelTable
 from .labels import parse_label_map
 from .metrics import EXTRAS_NOTE, MetricCounts, TripleLabels, rule_outcome
 from .modelspec import parse_model_specs
 from .plot_worker import PlotWorker, plot_worker_enabled
-from .report import (
-    RowsWriter,
-    find_generation_stats,
-    preload_in_background,
-    write_jsonl,
-    write_outputs,
-)
+from .report import RowsWriter, find_generation_stats, preload_in_background, write_outputs
 from .rules import RULES
 from .runinfo import memory_source, model_run_info, run_clock, run_info, write_run_info
 from .samples import sample_row

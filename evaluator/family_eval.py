@@ -27,6 +27,7 @@ from .families import (
     scomm_counts,
     sneg_outcomes,
 )
+from .formatting import markdown_table, rate_with_ci, score_with_ci
 from .metrics import rate_cell, ratio, wilson_interval
 from .rules import RULES
 
@@ -210,17 +211,6 @@ def family_rows(
 
 
 # --------------------------------------------------------------------------- report and table
-def _score_text(cell: dict[str, Any]) -> str:
-    from .report import DASH, pct
-
-    if cell["score"] is None:
-        return f"{DASH} (0/0)"
-    lo, hi = cell["ci95"]
-    return (
-        f"{pct(cell['score'])} [{100 * lo:.1f}, {100 * hi:.1f}] ({cell['consistent']}/{cell['n']})"
-    )
-
-
 def _metric_cells(entry: dict[str, Any]):
     """(metric key, name, kind, cell) in report order; kind: "score" (higher is better) or
     "violations" (a rate, lower is better)."""
@@ -250,8 +240,6 @@ def _metric_cells(entry: dict[str, Any]):
 def families_table(summary: dict[str, Any], numeric: bool = True):
     """tables/families.csv (numeric, long: dataset x model x metric) or the report's wide table."""
     import pandas as pd
-
-    from .report import rate_with_ci
 
     fams = summary["families"]
     if numeric:
@@ -297,7 +285,7 @@ def families_table(summary: dict[str, Any], numeric: bool = True):
                 row = wide.setdefault(
                     (entry["dataset"], key), {"dataset": entry["dataset"], "metric": name}
                 )
-                row[m["model"]] = _score_text(cell) if kind == "score" else rate_with_ci(cell)
+                row[m["model"]] = score_with_ci(cell) if kind == "score" else rate_with_ci(cell)
     return pd.DataFrame(list(wide.values()), columns=["dataset", "metric", *specs])
 
 
@@ -320,8 +308,6 @@ def cost_table(summary: dict[str, Any]):
 
 def report_lines(summary: dict[str, Any]) -> list[str]:
     """The report.md section beside Tables 1-4."""
-    from .report import _md
-
     return [
         "## Sentence families: stran(K), scomm, sneg",
         "",
@@ -342,9 +328,9 @@ def report_lines(summary: dict[str, Any]) -> list[str]:
         "chain), i.e. what labelling whole families adds. The cost table says how many pairs "
         "families take against triples.",
         "",
-        _md(cost_table(summary)),
+        markdown_table(cost_table(summary)),
         "",
-        _md(families_table(summary, numeric=False)),
+        markdown_table(families_table(summary, numeric=False)),
         "",
     ]
 

@@ -13,7 +13,7 @@ from transnli.evaluator.backends import BackendOptions, create_backend
 from transnli.evaluator.cache import LabelCache
 from transnli.evaluator.cli import main
 from transnli.evaluator.errors import BackendError, EvaluatorError
-from transnli.evaluator.report import write_jsonl
+from transnli.evaluator.formatting import write_jsonl
 from transnli.generator.llm.clients import LLMError, LLMReply, ReplyCache, cache_key
 
 WORDS = ["a", "man", "woman", "dog", "is", "sleeping", "awake", "happy", "sad", "old", "young"]
