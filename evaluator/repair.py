@@ -19,8 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import permutations
 
-from .families import FLIP, Graph
-from .labels import LABELS, C
+from .labels import FLIP, LABELS, C, Graph
 from .rules import RULES
 
 MAX_REPAIR_MEMBERS = 10  # 90 ordered pairs, 2,880 chain constraints: well under a second
