@@ -2,13 +2,14 @@
 place in summary.json ("families"), report.md, tables/families.csv and families.jsonl.
 
 The graph logic is in families.py; this module aggregates it and formats it. Labels come from the
-same cached backend as the triples' pairs (evaluate.py labels the family pairs it lacks).
+same cached backend as the triples' pairs (FamilyLabelling labels the family pairs it lacks).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from .backends import Prediction
@@ -20,16 +21,20 @@ from .families import (
     STRAN_SAMPLES,
     STRAN_SEED,
     Family,
+    build_families,
     chain_outcomes,
+    family_pairs,
     is_consistent,
     pair_cost,
     sample_subfamilies,
     scomm_counts,
     sneg_outcomes,
 )
-from .formatting import markdown_table, rate_with_ci, score_with_ci
+from .formatting import markdown_table, rate_with_ci, score_with_ci, write_jsonl
+from .labelling import label_pairs, progress_bar
 from .metrics import rate_cell, ratio, wilson_interval
 from .rules import RULES
+from .schedule import unique_pairs
 
 FAMILIES_NOTE = (
     "A family is P, H, every accepted H' and H¬ of one source pair; every ordered pair of members is "
@@ -147,9 +152,6 @@ def families_summary(
     results: Sequence[tuple[str, Mapping[tuple[str, str], Prediction | None]]],
 ) -> dict:
     """summary.json's "families": cost per dataset, then metrics per model x dataset."""
-    from .families import family_pairs
-    from .schedule import unique_pairs
-
     datasets = list(dict.fromkeys([t.dataset for t in triples] + [f.dataset for f in families]))
     by_ds = {d: [f for f in families if f.dataset == d] for d in datasets}
     samples = {
@@ -341,16 +343,12 @@ class FamilyLabelling:
     predictions.jsonl are the same with and without --families)."""
 
     def __init__(self, triples: Sequence):
-        from .families import build_families, family_pairs
-
         self.triples = triples
         self.families = build_families(triples)
         self.pairs = family_pairs(self.families)
         self.results: list[tuple[str, dict[tuple[str, str], Prediction]]] = []
 
-    def label(
-        self, spec: str, runner, labels: Mapping, label_pairs, progress_bar, show_progress: bool
-    ) -> int:
+    def label(self, spec: str, runner, labels: Mapping, show_progress: bool) -> int:
         """Label the family pairs `labels` lacks through `runner` (the same cached backend);
         returns how many were asked for."""
         missing = [p for p in self.pairs if p not in labels]
@@ -367,6 +365,7 @@ class FamilyLabelling:
     def summary(self) -> dict[str, Any]:
         return families_summary(self.families, self.triples, self.results)
 
-    def write_rows(self, path, write_jsonl):
+    def write_rows(self, path: Path, *_ignored: object) -> Path:
+        """families.jsonl at `path`; returns the path."""
         write_jsonl(path, family_rows(self.families, self.results))
         return path
