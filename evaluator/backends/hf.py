@@ -28,10 +28,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..batching import AUTO_CANDIDATES, CPU_AUTO_BATCH, Packed, PairTemplate, plan_batches
 from ..errors import BackendError, LabelError
 from ..labels import LABELS, format_label_map, is_generic_label, normalize_label, parse_label_map
 from .base import BackendOptions, NLIBackend, Pair, Prediction, collect_batches, sha256_file
+from .batching import AUTO_CANDIDATES, CPU_AUTO_BATCH, Packed, PairTemplate, plan_batches
 
 log = logging.getLogger("transnli")
 
