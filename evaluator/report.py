@@ -24,12 +24,9 @@ from .formatting import (
     write_csv,
     write_json,
 )
-from .rules import RULES
+from .metric_rows import per_dataset_table, per_model_table
+from .rules import EXTRA_KEYS, RULES
 from .samples import SAMPLES_NAME, ExampleCollector, prediction_of, render_examples
-from .tables import per_dataset_table, per_model_table
-
-EXTRA_KEYS = ("substitution", "contradiction_symmetry")
-
 
 # --------------------------------------------------------------------------- preloading
 _PRELOADED: list = []

@@ -16,12 +16,11 @@ from typing import Any
 from .label_table import LabelTable
 from .labels import SHORT
 from .metrics import TripleLabels, rule_outcome
-from .rules import RULES, RULES_BY_KEY, contradiction_symmetry, substitution
+from .rules import EXTRA_KEYS, RULES, RULES_BY_KEY, contradiction_symmetry, substitution
 from .schedule import KIND_TITLES, KINDS, pairs_of
 from .triples import Triple
 
 SAMPLES_NAME = "samples.jsonl"
-EXTRA_KEYS = ("substitution", "contradiction_symmetry")
 EXAMPLES_PER_RULE = 3  # violating triples per rule and model in report.md
 
 
