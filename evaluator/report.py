@@ -246,7 +246,8 @@ def table9(rows: list[dict[str, Any]], numeric: bool = False):
 
 
 # --------------------------------------------------------------------------- report.md
-def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examples=None) -> str:
+def _report_intro(summary: dict[str, Any]) -> list[str]:
+    """report.md's title, the triples and models it covers, and which pairs were labelled."""
     prov = summary["provenance"]
     lines = ["# transnli evaluation report", ""]
     lines.append(
@@ -272,7 +273,11 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
         ),
         "",
     ]
+    return lines
 
+
+def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examples=None) -> str:
+    lines = _report_intro(summary)
     lines += [
         "## Table 1. Accuracy of M(P,H) against gold labels",
         "",
