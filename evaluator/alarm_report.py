@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import alarms as A
+from .formatting import pct
 from .labels import LABELS, normalize_label
 from .metrics import TripleLabels
 from .schedule import KIND_TITLES, KINDS, PH
@@ -225,10 +226,6 @@ class AlarmInputs:
 
 
 # --------------------------------------------------------------------------- report.md
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}%"
-
-
 def report_lines(summary: Mapping[str, Any]) -> list[str]:
     """The report.md section (empty without alarms)."""
     section = summary.get("alarms")
@@ -259,15 +256,13 @@ def report_lines(summary: Mapping[str, Any]) -> list[str]:
             continue
         key = "/".join(str(e["answer_key_at_theta"][lab]) for lab in LABELS)
         gold = e.get("gold") or {}
-        weakest = (
-            _pct(gold.get("weakest_true_accuracy")) if "weakest_true_accuracy" in gold else "–"
-        )
+        weakest = pct(gold.get("weakest_true_accuracy")) if "weakest_true_accuracy" in gold else "–"
         m2 = e.get("m2_pairs", {})
         m2_text = (
-            f"{_pct(m2['theta_star'])} ({m2['theta_star_exact']})" if "theta_star" in m2 else "–"
+            f"{pct(m2['theta_star'])} ({m2['theta_star_exact']})" if "theta_star" in m2 else "–"
         )
         lines.append(
-            f"| {e['dataset']} | {title} | {e['items']} | {_pct(e['theta_star'])} "
+            f"| {e['dataset']} | {title} | {e['items']} | {pct(e['theta_star'])} "
             f"({e['theta_star_exact']}) | {key} | {m2_text} | {weakest} |"
         )
     lines.append("")
@@ -300,7 +295,7 @@ def alarm_curve_figure(summary: Mapping[str, Any]):
             shares,
             [best[s] for s in shares],
             where="pre",
-            label=f"{e['dataset']} {KIND_TITLES[e['pairs']]}: theta* = {_pct(e['theta_star'])}",
+            label=f"{e['dataset']} {KIND_TITLES[e['pairs']]}: theta* = {pct(e['theta_star'])}",
         )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)

@@ -11,11 +11,7 @@ other files. A run held whole is one window.
 
 from __future__ import annotations
 
-import json
-import logging
-import sys
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,48 +22,25 @@ from .alarm_report import AlarmInputs
 from .backends import BackendOptions, NLIBackend, Pair, Prediction, create_backend
 from .backends.base import sha256_file
 from .cache import CachedBackend, LabelCache, default_cache_dir
-from .carry import CarriedLabels, CarryPlan
-from .distinct import DistinctCount, digest
+from .carry import CarriedLabels
+from .distinct import digest
 from .errors import EvaluatorError
 from .family_eval import FamilyLabelling
+from .formatting import write_jsonl
 from .label_table import LabelTable
-from .metrics import EXTRAS_NOTE, MetricCounts, TripleLabels, rule_outcome
+from .labelling import PairProgress, label_model
+from .metrics import EXTRAS_NOTE, ModelCounts
 from .modelspec import parse_model_specs
+from .outdir import claim_out_dir, clear_outputs
+from .outdir import run_identity as _run_identity
 from .plot_worker import PlotWorker, plot_worker_enabled
-from .report import (
-    RowsWriter,
-    find_generation_stats,
-    preload_in_background,
-    write_jsonl,
-    write_outputs,
-)
+from .prepass import RunFacts, read_facts
+from .report import RowsWriter, find_generation_stats, preload_in_background, write_outputs
 from .rules import RULES
 from .runinfo import memory_source, model_run_info, run_clock, run_info, write_run_info
-from .samples import sample_row
-from .schedule import (
-    KINDS,
-    first_stage,
-    pairs_of,
-    second_stage,
-)
+from .samples import prediction_row, sample_row, triple_labels, triple_predictions
 from .settings import EvaluationSettings
-from .triples import Triple, TripleSource
-
-log = logging.getLogger("transnli")
-PROB_DIGITS = 6  # probabilities in predictions.jsonl
-# What an evaluation writes into its folder (and what --overwrite replaces; nothing else is touched).
-OUTPUT_NAMES = (
-    "predictions.jsonl",
-    "samples.jsonl",
-    "summary.json",
-    "report.md",
-    "tables",
-    "plots",
-    "families.jsonl",
-    "run_info.json",
-)
-# Settings that do not change a label: rerunning with another value is the same evaluation.
-_NOT_IDENTITY = ("batch_size", "device", "batch_tokens", "compile")
+from .triples import Triple, TripleSource, check_triples_files
 
 
 @dataclass
@@ -102,175 +75,6 @@ def _version() -> str:
         return "unknown"
 
 
-def label_pairs(backend: NLIBackend, pairs: Sequence[Pair], progress=None) -> LabelTable:
-    """Label unique pairs with a backend, batch by batch; `progress(n)` after each batch."""
-    backend.check_available(pairs)
-    out = LabelTable()  # a third of a dict's memory: the labels are most of a large run's
-    for idx, preds in backend.predict_batches(pairs):
-        for i, pred in zip(idx, preds, strict=True):
-            out[pairs[i]] = pred
-        if progress is not None:
-            progress(len(idx))
-    missing = len(pairs) - len(out)
-    if missing:
-        raise EvaluatorError(f"{backend.spec}: the backend returned no label for {missing} pairs")
-    return out
-
-
-def _progress_bar(enabled: bool, total: int, desc: str):
-    from tqdm.auto import tqdm
-
-    return tqdm(
-        total=total,
-        desc=desc,
-        unit="pair",
-        disable=not enabled,
-        file=sys.stderr,
-        dynamic_ncols=True,
-        leave=True,
-    )
-
-
-class PairProgress:
-    """One model's progress bar over the pairs it is asked. In a run read in windows the total is
-    an estimate until the last window: the pairs asked so far, plus the triples still to come at
-    the pairs per triple of the windows done (where the run's triple count is known), so that the
-    rate and ETA mean something from the first window on."""
-
-    def __init__(self, enabled: bool, desc: str, n_triples: int | None = None):
-        self.bar = _progress_bar(enabled, 0, desc)
-        self.n_triples = n_triples
-        self.done_triples = self.done_pairs = 0  # windows finished
-        self.window_triples = self.window_pairs = 0  # the window being labelled
-
-    def add_triples(self, n: int) -> None:
-        """A new window of n triples (the previous one is finished)."""
-        self.done_triples += self.window_triples
-        self.done_pairs += self.window_pairs
-        self.window_triples, self.window_pairs = n, 0
-
-    def add_pairs(self, n: int) -> None:
-        self.window_pairs += n
-        total = self.done_pairs + self.window_pairs
-        if self.n_triples and self.window_triples:
-            per_triple = (
-                self.done_pairs / self.done_triples
-                if self.done_triples
-                else self.window_pairs / self.window_triples
-            )
-            rest = max(0, self.n_triples - self.done_triples - self.window_triples)
-            total = (
-                self.done_pairs
-                + max(self.window_pairs, round(per_triple * self.window_triples))
-                + round(per_triple * rest)
-            )
-        self.bar.total = total
-        self.bar.refresh()
-
-    def update(self, n: int) -> None:
-        self.bar.update(n)
-
-    def finish(self) -> None:
-        """Every window labelled: the total is what was asked."""
-        self.bar.total = self.done_pairs + self.window_pairs
-        self.bar.refresh()
-
-    def close(self) -> None:
-        self.bar.close()
-
-
-def label_model(
-    backend: NLIBackend,
-    triples: Sequence[Triple],
-    all_pairs: bool = False,
-    progress: PairProgress | None = None,
-    known: Mapping[Pair, Prediction] | None = None,
-) -> LabelTable:
-    """All labels one model needs for the triples (two stages unless all_pairs); pairs in `known`
-    (labelled in an earlier window) are not asked again."""
-    known = known or {}
-    if progress is not None:
-        progress.add_triples(len(triples))
-    labels = _label_new(backend, first_stage(triples, all_pairs=all_pairs), known, progress)
-    if not all_pairs:
-        stage2 = [p for p in second_stage(triples, labels.label) if p not in labels]
-        labels.update(_label_new(backend, stage2, known, progress))
-    return labels
-
-
-def _label_new(
-    backend: NLIBackend,
-    pairs: list[Pair],
-    known: Mapping[Pair, Prediction],
-    progress: PairProgress | None,
-) -> LabelTable:
-    ask = [p for p in pairs if p not in known] if known else pairs
-    if progress is not None:
-        progress.add_pairs(len(ask))
-    labels = label_pairs(backend, ask, progress.update if progress is not None else None)
-    if len(ask) < len(pairs):
-        labels.update((p, known[p]) for p in pairs if p in known)
-    return labels
-
-
-_ABSENT = object()  # a pair not asked (unlike one asked and given no label)
-
-
-def triple_predictions(t: Triple, labels: LabelTable) -> tuple:
-    """A triple's four Predictions in KINDS order; (P,H') None where it was not asked."""
-    ph, hh2, h2h, ph2 = pairs_of(t)
-    return labels[ph], labels[hh2], labels[h2h], labels.get(ph2)
-
-
-def triple_labels(t: Triple, labels: LabelTable) -> TripleLabels:
-    """The labels the rules read (no Prediction is built for them)."""
-    ph, hh2, h2h, ph2 = pairs_of(t)
-    got = (
-        labels.label(ph),
-        labels.label(hh2),
-        labels.label(h2h),
-        labels.label(ph2) if ph2 in labels else _ABSENT,
-    )
-    unlabelled = tuple(k for k, label in zip(KINDS, got, strict=True) if label is None)
-    return TripleLabels(
-        got[0],
-        got[1],
-        got[2],
-        None if got[3] is _ABSENT else got[3],
-        t.gold_label,
-        pair=ph,
-        unlabelled=unlabelled,
-    )
-
-
-def prediction_row(
-    t: Triple,
-    spec: str,
-    labels: LabelTable,
-    row: TripleLabels | None = None,
-    preds: tuple | None = None,
-) -> dict[str, Any]:
-    """One line of predictions.jsonl: a triple's four labels and probabilities under a model.
-    `row` and `preds`: the triple's labels and Predictions when the caller already has them
-    (triple_labels, triple_predictions)."""
-    preds = dict(
-        zip(
-            KINDS, preds if preds is not None else (labels.get(p) for p in pairs_of(t)), strict=True
-        )
-    )
-    outcome = rule_outcome(row if row is not None else triple_labels(t, labels))
-    return {
-        "id": t.id,
-        "dataset": t.dataset,
-        "model": spec,
-        "gold_label": t.gold_label,
-        "labels": {k: (p.label if p else None) for k, p in preds.items()},
-        "probs": {k: (p.to_dict(PROB_DIGITS)["probs"] if p else None) for k, p in preds.items()},
-        "rule": outcome.rule,
-        "violated": outcome.violated,
-    }
-
-
 def _unlabelled_note(backend: NLIBackend, none: int) -> str:
     """ ", 3 without a label (1 failed request, 2 unparseable replies)": an LLM judge's requests that
     failed and replies that named no label are different problems, so they are counted apart."""
@@ -285,121 +89,6 @@ def _unlabelled_note(backend: NLIBackend, none: int) -> str:
         n = d["unparseable"]
         why.append(f"{n} unparseable repl{'ies' if n != 1 else 'y'}")
     return f", {none} without a label" + (f" ({', '.join(why)})" if why else "")
-
-
-def check_triples_files(paths: Sequence[Path], hash_file: Callable[[Path], str]) -> None:
-    """The same file given twice (by path or by content) would count its triples twice: an error."""
-    by_path: dict[Path, Path] = {}
-    by_digest: dict[str, Path] = {}
-    for path in paths:
-        resolved = path.resolve()
-        if resolved in by_path:
-            raise EvaluatorError(
-                f"triples file {path} is given twice (also as {by_path[resolved]}); "
-                "give each file once"
-            )
-        by_path[resolved] = path
-        digest = hash_file(path)
-        if digest in by_digest:
-            raise EvaluatorError(
-                f"triples files {by_digest[digest]} and {path} have the same content; "
-                "give each file once (its triples would be counted twice)"
-            )
-        by_digest[digest] = path
-
-
-def warn_shared_ids(ids_by_source: Mapping[str, DistinctCount], source: TripleSource) -> int:
-    """Warn about triple ids found in more than one triples file (they stay separate triples);
-    returns how many ids are shared. `ids_by_source`: each file's id digests."""
-    if len(ids_by_source) < 2:
-        return 0
-    ids, counts = np.unique(
-        np.concatenate([d.values() for d in ids_by_source.values()]), return_counts=True
-    )
-    shared = ids[counts > 1]
-    if not len(shared):
-        return 0
-    files: dict[str, list[str]] = {}  # the first shared id seen, for the message: read once more
-    for window in source.windows(WINDOW_READ):
-        for t in window:
-            d = digest(t.id)
-            i = int(np.searchsorted(shared, d))
-            if i < len(shared) and shared[i] == d:
-                where = files.setdefault(t.id, [])
-                if t.source not in where:
-                    where.append(t.source)
-                if len(where) > 1:
-                    log.warning(
-                        "%d triple ids appear in more than one triples file (e.g. %r in %s and %s); "
-                        "each file's triple is evaluated and counted on its own",
-                        len(shared),
-                        t.id,
-                        where[0],
-                        where[1],
-                    )
-                    return len(shared)
-    return len(shared)
-
-
-def _run_identity(
-    files_info: Sequence[dict[str, Any]], specs: Sequence[str], config: dict[str, Any]
-):
-    """What makes two evaluations the same one: the triples files (path and content), the model
-    specs and the settings that can change a label."""
-    return (
-        [(f["path"], f["sha256"]) for f in files_info],
-        list(specs),
-        {k: v for k, v in config.items() if k not in _NOT_IDENTITY},
-    )
-
-
-def _previous_identity(out: Path):
-    try:
-        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-        prov = summary["provenance"]
-        specs = [f"{m['name']}={m['spec']}" for m in prov["models"]]
-        return _run_identity(prov["triples_files"], specs, prov["config"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def claim_out_dir(out: Path, identity, overwrite: bool) -> bool:
-    """Refuse an --out that holds something other than this evaluation (unless `overwrite`).
-    Returns True when it holds another evaluation's outputs (to be replaced)."""
-    if not out.exists():
-        return False
-    if not out.is_dir():
-        raise EvaluatorError(f"--out {out} is a file, not a folder")
-    if not any(out.iterdir()):
-        return False
-    previous = _previous_identity(out)
-    if previous == identity:
-        return False
-    if not overwrite:
-        what = "the outputs of another evaluation" if previous is not None else "files of its own"
-        raise EvaluatorError(
-            f"{out} already holds {what}; choose another --out, or pass --overwrite to "
-            f"replace them ({', '.join(OUTPUT_NAMES)}; nothing else is touched)"
-        )
-    return True
-
-
-def clear_outputs(out: Path) -> list[str]:
-    """Remove what an earlier evaluation wrote into `out` (so no stale plot or table survives);
-    returns the names removed."""
-    import shutil
-
-    removed = []
-    for name in OUTPUT_NAMES:
-        path = out / name
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        elif path.exists() or path.is_symlink():
-            path.unlink()
-        else:
-            continue
-        removed.append(name + ("/" if name in ("tables", "plots") else ""))
-    return removed
 
 
 def evaluate_triples(
@@ -580,110 +269,13 @@ def _result(
     )
 
 
-# read-ahead when the triples are read again only to find something (their ids)
-WINDOW_READ = 65_536
-
-
-@dataclass
-class _RunFacts:
-    """What one read of the triples, before any model loads, says about them (the same for every
-    model): counts per file, datasets in first-seen order, distinct pairs of each kind, ids per
-    file, and which pairs come back in a later window (`carry`)."""
-
-    n_triples: int = 0
-    per_source: Counter = field(default_factory=Counter)
-    source_datasets: dict[str, dict[str, None]] = field(default_factory=dict)
-    unique: dict[str, DistinctCount] = field(
-        default_factory=lambda: {k: DistinctCount() for k in KINDS}
-    )
-    ids: dict[str, DistinctCount] = field(default_factory=dict)
-    carry: CarryPlan = field(default_factory=CarryPlan)
-
-    def add(self, triples: Sequence[Triple]) -> list[int]:
-        """Count the next triples; returns the digests of their pairs, four a triple in KINDS order."""
-        self.n_triples += len(triples)
-        unique = [self.unique[k] for k in KINDS]
-        window = []
-        for t in triples:
-            self.per_source[t.source] += 1
-            self.source_datasets.setdefault(t.source, {})[t.dataset] = None
-            self.ids.setdefault(t.source, DistinctCount()).add(digest(t.id))
-            for bucket, pair in zip(unique, pairs_of(t), strict=True):
-                d = digest(pair)
-                bucket.add(d)
-                window.append(d)
-        self.carry.add_window(window)
-        return window
-
-    @property
-    def datasets(self) -> list[str]:
-        return list(dict.fromkeys(d for names in self.source_datasets.values() for d in names))
-
-    def unique_pair_counts(self) -> dict[str, int]:
-        return {kind: len(bucket) for kind, bucket in self.unique.items()}
-
-
-def read_facts(source: TripleSource, window: int | None, alarms: AlarmInputs | None) -> _RunFacts:
-    """Read every triple once before a model loads: a broken line is reported before any
-    labelling, the progress bars know the run's size, and the windows know what to carry."""
-    facts = _RunFacts()
-    for triples in source.windows(window):
-        pair_digests = facts.add(triples)
-        if alarms is not None:
-            alarms.add_triples(triples, pair_digests)
-    facts.carry.plan()
-    warn_shared_ids(facts.ids, source)
-    return facts
-
-
-@dataclass
-class _ModelCounts:
-    """One model's running counts over the run: metrics per dataset and overall, and the distinct
-    pairs it was asked (and left without a label)."""
-
-    per_dataset: dict[str, MetricCounts] = field(default_factory=dict)
-    overall: MetricCounts = field(default_factory=MetricCounts)
-    asked: DistinctCount = field(default_factory=DistinctCount)
-    unlabelled: DistinctCount = field(default_factory=DistinctCount)
-
-    def add(
-        self,
-        rows: Sequence[tuple[Triple, TripleLabels]],
-        table: LabelTable,
-        pair_digests: np.ndarray,
-    ) -> None:
-        """A window's rows; `pair_digests`: the digests of `table`'s pairs, in its order."""
-        per_dataset, overall = self.per_dataset, self.overall
-        for t, row in rows:
-            counts = per_dataset.get(t.dataset)
-            if counts is None:
-                counts = per_dataset[t.dataset] = MetricCounts()
-            counts.add(row)
-            overall.add(row)
-        self.asked.extend(pair_digests)
-        if table.unlabelled():
-            self.unlabelled.extend(
-                d for p, d in zip(table, pair_digests, strict=True) if table.label(p) is None
-            )
-
-    def entry(self, spec: str, datasets: Sequence[str]) -> dict[str, Any]:
-        """The model's item in summary.json's "models"."""
-        return {
-            "model": spec,
-            # unique pairs the model gave no label for (an LLM judge's unparseable replies)
-            "unlabelled_pairs": len(self.unlabelled),
-            "datasets": [{"dataset": d, **self.per_dataset[d].result()} for d in datasets],
-            "overall": self.overall.result(),
-        }
-
-
 @dataclass
 class _Labelled:
     """What labelling every model gave: per model its counts, description and run info; the labels
     themselves only when the run was held whole."""
 
-    facts: _RunFacts = field(default_factory=_RunFacts)
-    counts: list[tuple[str, _ModelCounts]] = field(default_factory=list)
+    facts: RunFacts = field(default_factory=RunFacts)
+    counts: list[tuple[str, ModelCounts]] = field(default_factory=list)
     alarms: AlarmInputs | None = None
     results: list[tuple[str, LabelTable]] = field(default_factory=list)
     described: list[dict[str, Any]] = field(default_factory=list)
@@ -715,7 +307,7 @@ def _label_models(
         runner: NLIBackend = backend
         if cache is not None and backend.cacheable:
             runner = CachedBackend(backend, cache)
-        counts = _ModelCounts()
+        counts = ModelCounts()
         progress = PairProgress(show_progress, spec, run.facts.n_triples)
         carried = CarriedLabels(run.facts.carry)
         extra = 0
@@ -731,9 +323,7 @@ def _label_models(
                 _count_and_write(spec, triples, labels, pair_digests, counts, rows, run.alarms)
                 if fam is not None:
                     progress.close()
-                    extra = fam.label(
-                        spec, runner, labels, label_pairs, _progress_bar, show_progress
-                    )
+                    extra = fam.label(spec, runner, labels, show_progress)
                 if window is None:
                     run.results.append((spec, labels))
                 del triples, labels  # not held while the next window is read and labelled
@@ -778,7 +368,7 @@ def _count_and_write(
     triples: Sequence[Triple],
     labels: LabelTable,
     pair_digests: np.ndarray,
-    counts: _ModelCounts,
+    counts: ModelCounts,
     rows: RowsWriter | None,
     alarms: AlarmInputs | None,
 ) -> None:

@@ -24,17 +24,15 @@ from itertools import combinations, permutations
 
 from transnli.generator.record import stable_id
 
-from .labels import C, E, N
+from .labels import FLIP, C, E, Graph, N
+from .repair import repair
 from .rules import applicable_rule
 
-Graph = Sequence[Sequence[str | None]]
 P_ROLE, H_ROLE, H2_ROLE, NEG_ROLE = "P", "H", "H'", "Hneg"
 NEGATION_PIPELINE = "negation"
 STRAN_KS = (3, 4, 5)
 STRAN_SAMPLES = 1000  # the paper's M: enough for about +-3 points at 95% (its appendix I)
 STRAN_SEED = 0
-# sneg: what M(P,H¬) must be given M(P,H); contradiction read as "P implies not H".
-FLIP = {E: C, C: E, N: N}
 SNEG_KEYS = ("e_to_c", "c_to_e", "n_to_n")
 SNEG_NAMES = {
     "e_to_c": "E(P,H) => C(P,H¬)",
@@ -173,8 +171,6 @@ def is_consistent(graph: Graph, members: Sequence[int] | None = None) -> bool:
     idx = list(range(len(graph)) if members is None else members)
     if all(graph[a][b] is not None for a in idx for b in idx if a != b):
         return not any(o.violated for o in chain_outcomes(graph, idx))
-    from .repair import repair
-
     sub = [[graph[a][b] for b in idx] for a in idx]
     return not repair(sub, max_members=None).changed
 

@@ -2,13 +2,14 @@
 place in summary.json ("families"), report.md, tables/families.csv and families.jsonl.
 
 The graph logic is in families.py; this module aggregates it and formats it. Labels come from the
-same cached backend as the triples' pairs (evaluate.py labels the family pairs it lacks).
+same cached backend as the triples' pairs (FamilyLabelling labels the family pairs it lacks).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from .backends import Prediction
@@ -20,15 +21,20 @@ from .families import (
     STRAN_SAMPLES,
     STRAN_SEED,
     Family,
+    build_families,
     chain_outcomes,
+    family_pairs,
     is_consistent,
     pair_cost,
     sample_subfamilies,
     scomm_counts,
     sneg_outcomes,
 )
+from .formatting import markdown_table, rate_with_ci, score_with_ci, write_jsonl
+from .labelling import label_pairs, progress_bar
 from .metrics import rate_cell, ratio, wilson_interval
 from .rules import RULES
+from .schedule import unique_pairs
 
 FAMILIES_NOTE = (
     "A family is P, H, every accepted H' and H¬ of one source pair; every ordered pair of members is "
@@ -146,9 +152,6 @@ def families_summary(
     results: Sequence[tuple[str, Mapping[tuple[str, str], Prediction | None]]],
 ) -> dict:
     """summary.json's "families": cost per dataset, then metrics per model x dataset."""
-    from .families import family_pairs
-    from .schedule import unique_pairs
-
     datasets = list(dict.fromkeys([t.dataset for t in triples] + [f.dataset for f in families]))
     by_ds = {d: [f for f in families if f.dataset == d] for d in datasets}
     samples = {
@@ -210,17 +213,6 @@ def family_rows(
 
 
 # --------------------------------------------------------------------------- report and table
-def _score_text(cell: dict[str, Any]) -> str:
-    from .report import DASH, pct
-
-    if cell["score"] is None:
-        return f"{DASH} (0/0)"
-    lo, hi = cell["ci95"]
-    return (
-        f"{pct(cell['score'])} [{100 * lo:.1f}, {100 * hi:.1f}] ({cell['consistent']}/{cell['n']})"
-    )
-
-
 def _metric_cells(entry: dict[str, Any]):
     """(metric key, name, kind, cell) in report order; kind: "score" (higher is better) or
     "violations" (a rate, lower is better)."""
@@ -250,8 +242,6 @@ def _metric_cells(entry: dict[str, Any]):
 def families_table(summary: dict[str, Any], numeric: bool = True):
     """tables/families.csv (numeric, long: dataset x model x metric) or the report's wide table."""
     import pandas as pd
-
-    from .report import rate_with_ci
 
     fams = summary["families"]
     if numeric:
@@ -297,7 +287,7 @@ def families_table(summary: dict[str, Any], numeric: bool = True):
                 row = wide.setdefault(
                     (entry["dataset"], key), {"dataset": entry["dataset"], "metric": name}
                 )
-                row[m["model"]] = _score_text(cell) if kind == "score" else rate_with_ci(cell)
+                row[m["model"]] = score_with_ci(cell) if kind == "score" else rate_with_ci(cell)
     return pd.DataFrame(list(wide.values()), columns=["dataset", "metric", *specs])
 
 
@@ -320,8 +310,6 @@ def cost_table(summary: dict[str, Any]):
 
 def report_lines(summary: dict[str, Any]) -> list[str]:
     """The report.md section beside Tables 1-4."""
-    from .report import _md
-
     return [
         "## Sentence families: stran(K), scomm, sneg",
         "",
@@ -342,9 +330,9 @@ def report_lines(summary: dict[str, Any]) -> list[str]:
         "chain), i.e. what labelling whole families adds. The cost table says how many pairs "
         "families take against triples.",
         "",
-        _md(cost_table(summary)),
+        markdown_table(cost_table(summary)),
         "",
-        _md(families_table(summary, numeric=False)),
+        markdown_table(families_table(summary, numeric=False)),
         "",
     ]
 
@@ -355,16 +343,12 @@ class FamilyLabelling:
     predictions.jsonl are the same with and without --families)."""
 
     def __init__(self, triples: Sequence):
-        from .families import build_families, family_pairs
-
         self.triples = triples
         self.families = build_families(triples)
         self.pairs = family_pairs(self.families)
         self.results: list[tuple[str, dict[tuple[str, str], Prediction]]] = []
 
-    def label(
-        self, spec: str, runner, labels: Mapping, label_pairs, progress_bar, show_progress: bool
-    ) -> int:
+    def label(self, spec: str, runner, labels: Mapping, show_progress: bool) -> int:
         """Label the family pairs `labels` lacks through `runner` (the same cached backend);
         returns how many were asked for."""
         missing = [p for p in self.pairs if p not in labels]
@@ -381,6 +365,7 @@ class FamilyLabelling:
     def summary(self) -> dict[str, Any]:
         return families_summary(self.families, self.triples, self.results)
 
-    def write_rows(self, path, write_jsonl):
+    def write_rows(self, path: Path, *_ignored: object) -> Path:
+        """families.jsonl at `path`; returns the path."""
         write_jsonl(path, family_rows(self.families, self.results))
         return path

@@ -1,4 +1,5 @@
-"""The three NLI labels and their normalisation by name.
+"""The three NLI labels, their normalisation by name, and what the family logic (families.py,
+repair.py) shares about them: the label graph type and FLIP.
 
 Models and label files spell labels in many ways (ENTAILMENT, entailment, entail, ent, "e",
 contradiction, CONTRADICT, "c", ...). Everything inside the evaluator uses the three lowercase
@@ -8,6 +9,7 @@ names below; `normalize_label` is the only place that reads other spellings.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from .errors import LabelError
 
@@ -16,6 +18,12 @@ NEUTRAL = N = "neutral"
 CONTRADICTION = C = "contradiction"
 LABELS: tuple[str, str, str] = (E, N, C)
 SHORT = {E: "E", N: "N", C: "C"}
+# What M(P,H¬) must be given M(P,H) for the negation H¬ of H (contradiction read as "P implies
+# not H"): the sneg metric of families.py and the repair of repair.py.
+FLIP = {E: C, C: E, N: N}
+# A label graph over the members of a sentence family: graph[i][j] = M(member i, member j), None
+# on the diagonal and where the model gave no label.
+Graph = Sequence[Sequence[str | None]]
 
 _ALIASES = {
     E: ("entailment", "entailed", "entails", "entail", "ent", "e"),

@@ -13,15 +13,21 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Iterable
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .distinct import DistinctCount, digest
 from .labels import LABELS, C, E
 from .rules import RULES, RuleOutcome, contradiction_symmetry, evaluate_triple, mutual, substitution
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .label_table import LabelTable
+    from .triples import Triple
 
 _KINDS = ("p_h", "h_h2", "h2_h", "p_h2")
 
@@ -202,4 +208,45 @@ class MetricCounts:
             },
             # triples per kind of pair that the model left without a label (LLM judges only)
             "unlabelled": {kind: self.unlabelled[kind] for kind in _KINDS},
+        }
+
+
+@dataclass
+class ModelCounts:
+    """One model's running counts over the run: metrics per dataset and overall, and the distinct
+    pairs it was asked (and left without a label)."""
+
+    per_dataset: dict[str, MetricCounts] = field(default_factory=dict)
+    overall: MetricCounts = field(default_factory=MetricCounts)
+    asked: DistinctCount = field(default_factory=DistinctCount)
+    unlabelled: DistinctCount = field(default_factory=DistinctCount)
+
+    def add(
+        self,
+        rows: Sequence[tuple[Triple, TripleLabels]],
+        table: LabelTable,
+        pair_digests: np.ndarray,
+    ) -> None:
+        """A window's rows; `pair_digests`: the digests of `table`'s pairs, in its order."""
+        per_dataset, overall = self.per_dataset, self.overall
+        for t, row in rows:
+            counts = per_dataset.get(t.dataset)
+            if counts is None:
+                counts = per_dataset[t.dataset] = MetricCounts()
+            counts.add(row)
+            overall.add(row)
+        self.asked.extend(pair_digests)
+        if table.unlabelled():
+            self.unlabelled.extend(
+                d for p, d in zip(table, pair_digests, strict=True) if table.label(p) is None
+            )
+
+    def entry(self, spec: str, datasets: Sequence[str]) -> dict[str, Any]:
+        """The model's item in summary.json's "models"."""
+        return {
+            "model": spec,
+            # unique pairs the model gave no label for (an LLM judge's unparseable replies)
+            "unlabelled_pairs": len(self.unlabelled),
+            "datasets": [{"dataset": d, **self.per_dataset[d].result()} for d in datasets],
+            "overall": self.overall.result(),
         }

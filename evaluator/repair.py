@@ -19,8 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import permutations
 
-from .families import FLIP, Graph
-from .labels import LABELS, C
+from .labels import FLIP, LABELS, C, Graph
 from .rules import RULES
 
 MAX_REPAIR_MEMBERS = 10  # 90 ordered pairs, 2,880 chain constraints: well under a second
@@ -90,6 +89,33 @@ def repair(
         observed = graph[pair[0]][pair[1]]
         if observed is not None:
             cost[var(pair, observed)] = -1.0  # keeping a label saves one change
+    data, row_ix, col_ix, lo, hi = _constraints(n, pairs, var, negations, pinned or {}, p, h)
+    matrix = coo_matrix((data, (row_ix, col_ix)), shape=(len(lo), nvar)).tocsr()
+    res = milp(
+        cost,
+        constraints=[LinearConstraint(matrix, lo, hi)],
+        integrality=np.ones(nvar),
+        bounds=Bounds(0, 1),
+    )
+    if res.status != 0 or res.x is None:
+        raise ValueError(f"no consistent labelling exists under the pinned labels ({res.message})")
+    x = np.round(res.x).astype(int)
+    out: list[list[str | None]] = [[None] * n for _ in range(n)]
+    changed = []
+    for pair in pairs:
+        (label,) = [label for label in LABELS if x[var(pair, label)] == 1]
+        out[pair[0]][pair[1]] = label
+        observed = graph[pair[0]][pair[1]]
+        if observed is not None and observed != label:
+            changed.append(pair)
+    return Repair(out, changed)
+
+
+def _constraints(n, pairs, var, negations, pinned, p, h):
+    """The program's rows as sparse coordinates (data, row, column) and bounds (lo, hi): one label
+    per pair, the rules over every chain, the negations, the pinned labels."""
+    import numpy as np
+
     # the constraint matrix is sparse (at most 6 entries a row): kept as coordinates
     data: list[float] = []
     row_ix: list[int] = []
@@ -122,24 +148,6 @@ def repair(
         add({var((q, h), C): 1.0}, 1, 1)
         for label in LABELS:
             add({var((p, q), FLIP[label]): 1.0, var((p, h), label): -1.0}, 0, 0)
-    for pair, label in (pinned or {}).items():
+    for pair, label in pinned.items():
         add({var(pair, label): 1.0}, 1, 1)
-    matrix = coo_matrix((data, (row_ix, col_ix)), shape=(len(lo), nvar)).tocsr()
-    res = milp(
-        cost,
-        constraints=[LinearConstraint(matrix, lo, hi)],
-        integrality=np.ones(nvar),
-        bounds=Bounds(0, 1),
-    )
-    if res.status != 0 or res.x is None:
-        raise ValueError(f"no consistent labelling exists under the pinned labels ({res.message})")
-    x = np.round(res.x).astype(int)
-    out: list[list[str | None]] = [[None] * n for _ in range(n)]
-    changed = []
-    for pair in pairs:
-        (label,) = [label for label in LABELS if x[var(pair, label)] == 1]
-        out[pair[0]][pair[1]] = label
-        observed = graph[pair[0]][pair[1]]
-        if observed is not None and observed != label:
-            changed.append(pair)
-    return Repair(out, changed)
+    return data, row_ix, col_ix, lo, hi

@@ -14,16 +14,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import EvaluatorError
-from .rules import RULES
+from .formatting import (
+    DASH,
+    count_rate,
+    json_text,
+    markdown_table,
+    pct,
+    rate_with_ci,
+    write_csv,
+    write_json,
+)
+from .metric_rows import per_dataset_table, per_model_table
+from .rules import EXTRA_KEYS, RULES
 from .samples import SAMPLES_NAME, ExampleCollector, prediction_of, render_examples
-from .tables import per_dataset_table, per_model_table
 
-DASH = "–"
-EXTRA_KEYS = ("substitution", "contradiction_symmetry")
-
-
-# --------------------------------------------------------------------------- formatting
+# --------------------------------------------------------------------------- preloading
 _PRELOADED: list = []
 
 
@@ -50,33 +55,6 @@ def preload_in_background(plots: bool = True) -> None:
     thread = threading.Thread(target=work, name="transnli-preload", daemon=True)
     _PRELOADED.append(thread)
     thread.start()
-
-
-def pct(x: float | None, digits: int = 1) -> str:
-    return DASH if x is None else f"{100 * x:.{digits}f}%"
-
-
-def rate_with_ci(cell: dict[str, Any]) -> str:
-    """ "12.5% [5.1, 27.0] (3/24)"; "– (0/0)" when no case."""
-    if cell.get("rate") is None:
-        return f"{DASH} (0/0)"
-    lo, hi = cell["ci95"]
-    return (
-        f"{pct(cell['rate'])} [{100 * lo:.1f}, {100 * hi:.1f}] "
-        f"({cell['violations']}/{cell['cases']})"
-    )
-
-
-def count_rate(rate: float | None, k: int, n: int) -> str:
-    return f"{pct(rate)} ({k}/{n})"
-
-
-def _md(df) -> str:
-    return df.to_markdown(index=False, disable_numparse=True)
-
-
-def _csv(df, path: Path) -> None:
-    df.to_csv(path, index=False, lineterminator="\n", float_format="%.6f")
 
 
 # --------------------------------------------------------------------------- tables
@@ -268,7 +246,8 @@ def table9(rows: list[dict[str, Any]], numeric: bool = False):
 
 
 # --------------------------------------------------------------------------- report.md
-def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examples=None) -> str:
+def _report_intro(summary: dict[str, Any]) -> list[str]:
+    """report.md's title, the triples and models it covers, and which pairs were labelled."""
     prov = summary["provenance"]
     lines = ["# transnli evaluation report", ""]
     lines.append(
@@ -294,13 +273,17 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
         ),
         "",
     ]
+    return lines
 
+
+def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examples=None) -> str:
+    lines = _report_intro(summary)
     lines += [
         "## Table 1. Accuracy of M(P,H) against gold labels",
         "",
         "Over the distinct (P,H) pairs that have a gold label; – where none has one.",
         "",
-        _md(accuracy_table(summary)),
+        markdown_table(accuracy_table(summary)),
         "",
     ]
     lines += [
@@ -308,7 +291,7 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
         "",
         "M(H,H') = M(H',H) = contradiction, over all triples.",
         "",
-        _md(mutual_table(summary, "contradiction")),
+        markdown_table(mutual_table(summary, "contradiction")),
         "",
     ]
     lines += [
@@ -316,7 +299,7 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
         "",
         "M(H,H') = M(H',H) = entailment, over all triples.",
         "",
-        _md(mutual_table(summary, "entailment")),
+        markdown_table(mutual_table(summary, "entailment")),
         "",
     ]
     lines += [
@@ -327,7 +310,7 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
     ]
     for rule in RULES:
         lines.append(f"- {rule.key} `{rule.name}`: {rule.description}")
-    lines += ["", _md(rules_table(summary)), ""]
+    lines += ["", markdown_table(rules_table(summary)), ""]
     lines += [
         "## Beyond the paper",
         "",
@@ -335,7 +318,7 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
         "M(P,H') should equal M(P,H) (this also covers C and E -> C);",
         "- contradiction_symmetry: M(H,H') = C but M(H',H) != C.",
         "",
-        _md(rules_table(summary, extras=True)),
+        markdown_table(rules_table(summary, extras=True)),
         "",
     ]
     if "families" in summary:
@@ -351,7 +334,7 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
             "",
             "From the generator's stats.json beside the triples.",
             "",
-            _md(table9(gen_rows)),
+            markdown_table(table9(gen_rows)),
             "",
         ]
     if examples is not None:  # samples.ExampleCollector: the violating triples themselves
@@ -360,26 +343,6 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
 
 
 # --------------------------------------------------------------------------- files
-def _dumps(path: Path, data: Any, **kw: Any) -> str:
-    """JSON text; NaN and infinity are refused (they are not JSON, and mean a broken model)."""
-    try:
-        return json.dumps(data, ensure_ascii=False, allow_nan=False, **kw)
-    except ValueError as e:
-        raise EvaluatorError(
-            f"{path}: refusing to write a value that is not a finite number ({e})"
-        ) from e
-
-
-def write_json(path: Path, data: Any) -> None:
-    path.write_text(_dumps(path, data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-
-
-def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        for row in rows:
-            fh.write(_dumps(path, row) + "\n")
-
-
 class RowsWriter:
     """samples.jsonl and predictions.jsonl, written row by row as the run goes (samples.sample_row;
     each predictions line is a subset of its samples row) into hidden partial files beside the
@@ -401,8 +364,8 @@ class RowsWriter:
         samples, predictions, examples = self._samples, self._predictions, self.examples
         for row in rows:
             examples.add(row)
-            predictions.write(_dumps(self.final[1], prediction_of(row)) + "\n")
-            samples.write(_dumps(self.final[0], row) + "\n")
+            predictions.write(json_text(self.final[1], prediction_of(row)) + "\n")
+            samples.write(json_text(self.final[0], row) + "\n")
 
     def finish(self) -> list[Path]:
         """Close the files and give them their final names; returns [predictions, samples]."""
@@ -476,7 +439,7 @@ def write_outputs(
         tables["families.csv"] = families_table(summary)
     for name, df in tables.items():
         p = out_dir / "tables" / name
-        _csv(df, p)
+        write_csv(df, p)
         files.append(p)
 
     if plots:

@@ -41,6 +41,9 @@ RULES: tuple[Rule, ...] = (
     Rule("rule4", "N&C->¬E", N, C, lambda ph2: ph2 == E, "M(P,H)=N and mutual C => M(P,H')!=E"),
 )
 RULES_BY_KEY = {r.key: r for r in RULES}
+# The beyond-paper checks (`substitution`, `contradiction_symmetry` below), in the order the
+# outputs list them.
+EXTRA_KEYS = ("substitution", "contradiction_symmetry")
 
 
 @dataclass(frozen=True)

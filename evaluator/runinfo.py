@@ -20,6 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .formatting import write_json
+
 #: distributions whose versions are recorded (importlib.metadata: nothing is imported)
 VERSIONED = (
     "transnli",
@@ -104,8 +106,6 @@ def run_info(
 
 
 def write_run_info(out_dir: Path, info: dict[str, Any]) -> Path:
-    from .report import write_json
-
     path = Path(out_dir) / "run_info.json"
     write_json(path, info)
     return path

@@ -1,5 +1,6 @@
-"""samples.jsonl: every triple under every model with its sentences, labels and rule outcomes,
-and the few violating triples report.md shows.
+"""samples.jsonl and predictions.jsonl: every triple under every model with its sentences, labels
+and rule outcomes (and the labels the rules read, `triple_labels`), and the few violating triples
+report.md shows.
 
 predictions.jsonl keeps ids and labels only (small, for joins); samples.jsonl is the file to read
 (lm-eval's `--log_samples`, CheckList's failing examples): one line per model x triple, in model
@@ -12,14 +13,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .label_table import LabelTable
 from .labels import SHORT
-from .metrics import TripleLabels
-from .rules import RULES, RULES_BY_KEY, contradiction_symmetry, substitution
-from .schedule import KIND_TITLES, KINDS
+from .metrics import TripleLabels, rule_outcome
+from .rules import EXTRA_KEYS, RULES, RULES_BY_KEY, contradiction_symmetry, substitution
+from .schedule import KIND_TITLES, KINDS, pairs_of
 from .triples import Triple
 
 SAMPLES_NAME = "samples.jsonl"
-EXTRA_KEYS = ("substitution", "contradiction_symmetry")
 EXAMPLES_PER_RULE = 3  # violating triples per rule and model in report.md
 
 
@@ -90,6 +91,66 @@ class ExampleCollector:
                 if q and len(out) < self.k:
                     out.append(q.pop(0))
         return out
+
+
+# --------------------------------------------------------------------------- predictions.jsonl
+PROB_DIGITS = 6  # probabilities in predictions.jsonl
+_ABSENT = object()  # a pair not asked (unlike one asked and given no label)
+
+
+def triple_predictions(t: Triple, labels: LabelTable) -> tuple:
+    """A triple's four Predictions in KINDS order; (P,H') None where it was not asked."""
+    ph, hh2, h2h, ph2 = pairs_of(t)
+    return labels[ph], labels[hh2], labels[h2h], labels.get(ph2)
+
+
+def triple_labels(t: Triple, labels: LabelTable) -> TripleLabels:
+    """The labels the rules read (no Prediction is built for them)."""
+    ph, hh2, h2h, ph2 = pairs_of(t)
+    got = (
+        labels.label(ph),
+        labels.label(hh2),
+        labels.label(h2h),
+        labels.label(ph2) if ph2 in labels else _ABSENT,
+    )
+    unlabelled = tuple(k for k, label in zip(KINDS, got, strict=True) if label is None)
+    return TripleLabels(
+        got[0],
+        got[1],
+        got[2],
+        None if got[3] is _ABSENT else got[3],
+        t.gold_label,
+        pair=ph,
+        unlabelled=unlabelled,
+    )
+
+
+def prediction_row(
+    t: Triple,
+    spec: str,
+    labels: LabelTable,
+    row: TripleLabels | None = None,
+    preds: tuple | None = None,
+) -> dict[str, Any]:
+    """One line of predictions.jsonl: a triple's four labels and probabilities under a model.
+    `row` and `preds`: the triple's labels and Predictions when the caller already has them
+    (triple_labels, triple_predictions)."""
+    preds = dict(
+        zip(
+            KINDS, preds if preds is not None else (labels.get(p) for p in pairs_of(t)), strict=True
+        )
+    )
+    outcome = rule_outcome(row if row is not None else triple_labels(t, labels))
+    return {
+        "id": t.id,
+        "dataset": t.dataset,
+        "model": spec,
+        "gold_label": t.gold_label,
+        "labels": {k: (p.label if p else None) for k, p in preds.items()},
+        "probs": {k: (p.to_dict(PROB_DIGITS)["probs"] if p else None) for k, p in preds.items()},
+        "rule": outcome.rule,
+        "violated": outcome.violated,
+    }
 
 
 # predictions.jsonl's keys: a samples row less the sentences and the extras

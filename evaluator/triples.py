@@ -6,7 +6,7 @@ Texts are interned, so a premise shared by many triples is held once.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,3 +119,24 @@ class TripleSource:
         yield first
         while window := list(itertools.islice(stream, size)):
             yield window
+
+
+def check_triples_files(paths: Sequence[Path], hash_file: Callable[[Path], str]) -> None:
+    """The same file given twice (by path or by content) would count its triples twice: an error."""
+    by_path: dict[Path, Path] = {}
+    by_digest: dict[str, Path] = {}
+    for path in paths:
+        resolved = path.resolve()
+        if resolved in by_path:
+            raise EvaluatorError(
+                f"triples file {path} is given twice (also as {by_path[resolved]}); "
+                "give each file once"
+            )
+        by_path[resolved] = path
+        digest = hash_file(path)
+        if digest in by_digest:
+            raise EvaluatorError(
+                f"triples files {by_digest[digest]} and {path} have the same content; "
+                "give each file once (its triples would be counted twice)"
+            )
+        by_digest[digest] = path

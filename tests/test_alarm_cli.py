@@ -332,8 +332,8 @@ def alarm_section(triples, results):
     {pair: Prediction}) per model."""
     from transnli.evaluator.alarm_report import AlarmInputs
     from transnli.evaluator.distinct import digest
-    from transnli.evaluator.evaluate import triple_labels
     from transnli.evaluator.label_table import LabelTable
+    from transnli.evaluator.samples import triple_labels
     from transnli.evaluator.schedule import pairs_of
 
     inputs = AlarmInputs()

@@ -13,10 +13,9 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from click.testing import CliRunner  # noqa: E402
-from transnli.evaluator import batching  # noqa: E402
-from transnli.evaluator.backends import BackendOptions, create_backend  # noqa: E402
+from transnli.evaluator.backends import BackendOptions, batching, create_backend  # noqa: E402
 from transnli.evaluator.backends import hf as hf_module  # noqa: E402
-from transnli.evaluator.batching import Packed, assign_devices, plan_batches  # noqa: E402
+from transnli.evaluator.backends.batching import Packed, assign_devices, plan_batches  # noqa: E402
 from transnli.evaluator.errors import BackendError  # noqa: E402
 
 from transnli.cli import main  # noqa: E402
@@ -201,7 +200,7 @@ def test_sentences_tokenised_once_give_the_pairs_ids(varied_model_dir):
 
 
 def test_pair_template_and_ragged_ranges():
-    from transnli.evaluator.batching import PairTemplate, ragged_ranges
+    from transnli.evaluator.backends.batching import PairTemplate, ragged_ranges
 
     t = PairTemplate.infer([101, 5, 6, 102, 7, 102], [0, 0, 0, 0, 1, 1], [5, 6], [7])
     assert (t.prefix, t.middle, t.suffix, t.types) == ((101,), (102,), (102,), (0, 0, 0, 1, 1))

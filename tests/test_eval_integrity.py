@@ -12,7 +12,7 @@ from transnli.evaluator import evaluate as evaluate_module
 from transnli.evaluator.backends import BackendOptions, create_backend
 from transnli.evaluator.cache import LabelCache
 from transnli.evaluator.errors import BackendError, EvaluatorError
-from transnli.evaluator.report import write_jsonl
+from transnli.evaluator.formatting import write_jsonl
 from transnli.generator.llm.clients import LLMError, LLMReply, ReplyCache, cache_key
 
 from transnli.cli import main

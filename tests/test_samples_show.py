@@ -9,7 +9,8 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from transnli.evaluator.evaluate import OUTPUT_NAMES, evaluate_triples
+from transnli.evaluator.evaluate import evaluate_triples
+from transnli.evaluator.outdir import OUTPUT_NAMES
 from transnli.evaluator.rules import evaluate_triple
 from transnli.evaluator.settings import EvaluationSettings
 from transnli.evaluator.show import ShowError, resolve_query

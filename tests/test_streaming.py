@@ -112,7 +112,7 @@ def test_a_bad_line_in_a_later_window_leaves_the_folder_as_it_was(longer_files, 
 
 
 def test_the_progress_total_is_extrapolated_from_the_windows_done():
-    from transnli.evaluator.evaluate import PairProgress
+    from transnli.evaluator.labelling import PairProgress
 
     progress = PairProgress(False, "m", n_triples=100)
     progress.add_triples(10)

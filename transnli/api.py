@@ -255,7 +255,7 @@ def _as_triples(items: Iterable[Any]):
 def _outcomes(result) -> pd.DataFrame:
     import pandas as pd
 
-    from transnli.evaluator.evaluate import prediction_row
+    from transnli.evaluator.samples import prediction_row
 
     rows = []
     for name, labels in result.labels:

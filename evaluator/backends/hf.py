@@ -25,13 +25,14 @@ import os
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..batching import AUTO_CANDIDATES, CPU_AUTO_BATCH, Packed, PairTemplate, plan_batches
 from ..errors import BackendError, LabelError
 from ..labels import LABELS, format_label_map, is_generic_label, normalize_label, parse_label_map
 from .base import BackendOptions, NLIBackend, Pair, Prediction, collect_batches, sha256_file
+from .batching import AUTO_CANDIDATES, CPU_AUTO_BATCH, Packed, PairTemplate, plan_batches
 
 log = logging.getLogger("transnli")
 
@@ -285,6 +286,104 @@ def hub_unreachable(timeout: float = 2.0) -> str | None:
 
 
 # --------------------------------------------------------------------------- backend
+@dataclass(frozen=True)
+class _ModelLocation:
+    """Where an hf model spec points: a local folder, or a hub id (with a revision)."""
+
+    arg: str  # the spec's argument, as given
+    path: Path  # the argument as a path (a folder when the model is local)
+    src: str  # what from_pretrained is given
+    name: str
+    revision: str | None
+    load_kw: dict[str, Any]
+
+    def load(self, fn, **kw):
+        """`fn(src, ...)`: a from_pretrained. A hub id is taken from the local Hugging Face cache
+        when it is there (fast, offline, reproducible); only then is the hub asked."""
+        if "local_files_only" in self.load_kw:
+            return fn(self.src, **self.load_kw, **kw)
+        try:
+            return fn(self.src, local_files_only=True, **self.load_kw, **kw)
+        except OSError as e:
+            why = hub_unreachable()
+            if why is not None:
+                raise BackendError(
+                    f"cannot load hf model {self.arg!r}: it is neither a folder here nor in the Hugging Face "
+                    f"cache, and the hub cannot be reached ({why}); give a model folder, or download "
+                    "the model where there is network"
+                ) from e
+            return fn(self.src, **self.load_kw, **kw)
+
+
+def _locate(arg: str, options: BackendOptions) -> _ModelLocation:
+    """Read an hf spec's argument: a model folder, or a hub id with an optional "@revision"."""
+    local = Path(arg).expanduser()
+    revision = None
+    if local.is_dir():
+        src, load_kw = str(local), {"local_files_only": True}
+        name = str(local)
+    elif local.exists():
+        raise BackendError(
+            f"hf model {arg!r} is a file, not a model folder"
+            + (
+                " (labels in a file? use precomputed:PATH)"
+                if local.suffix in (".jsonl", ".json")
+                else ""
+            )
+        )
+    elif _looks_like_path(arg):
+        raise BackendError(f"hf model folder {arg!r} does not exist")
+    else:
+        src, _, revision = arg.partition("@")
+        revision = revision or None
+        if options.revision and revision and options.revision != revision:
+            raise BackendError(
+                f"hf model {arg!r}: two revisions given ({revision} after '@', "
+                f"{options.revision} as an option); give one"
+            )
+        revision = revision or options.revision
+        name = src
+        load_kw = {"revision": revision} if revision else {}
+    if local.is_dir() and options.revision:
+        raise BackendError(
+            f"hf model {arg!r} is a local folder: a revision applies to hub models only"
+        )
+    if options.trust_remote_code:  # the checkpoint's own modelling code runs: only when asked
+        load_kw["trust_remote_code"] = True
+    return _ModelLocation(arg, local, src, name, revision, load_kw)
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def _load_model(where: _ModelLocation, dtype, device):
+    """The tokenizer and the model, on `device` in eval mode, both with a pad token."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    if where.path.is_dir():
+        check_weights(where.path)
+    from safetensors import SafetensorError
+
+    try:
+        tokenizer = where.load(AutoTokenizer.from_pretrained)
+        model = where.load(AutoModelForSequenceClassification.from_pretrained, dtype=dtype)
+    except SafetensorError as e:  # a file the header check passed, or a hub snapshot's
+        raise BackendError(
+            f"hf model {where.arg!r}: a weights file is corrupt or truncated ({e}); "
+            "download or save the model again"
+        ) from e
+    except (OSError, ValueError) as e:
+        raise BackendError(f"cannot load hf model {where.arg!r}: {_first_line(e)}") from e
+    model.to(device)
+    model.eval()
+    if tokenizer.pad_token is None:  # batches need padding; any special token will do
+        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+    if getattr(model.config, "pad_token_id", None) is None and tokenizer.pad_token_id is not None:
+        model.config.pad_token_id = tokenizer.pad_token_id  # decoder-only classifiers need it
+    return model, tokenizer
+
+
 class HFBackend(NLIBackend):
     """A transformers AutoModelForSequenceClassification with its AutoTokenizer."""
 
@@ -340,67 +439,16 @@ class HFBackend(NLIBackend):
     @classmethod
     def _load(cls, arg: str, options: BackendOptions) -> HFBackend:
         import torch  # noqa: F401 - fail here, clearly, if torch is missing
-        from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoConfig
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # "Loading weights" bars; ours show the labelling
 
-        local = Path(arg).expanduser()
-        revision = None
-        if local.is_dir():
-            src, load_kw = str(local), {"local_files_only": True}
-            name = str(local)
-        elif local.exists():
-            raise BackendError(
-                f"hf model {arg!r} is a file, not a model folder"
-                + (
-                    " (labels in a file? use precomputed:PATH)"
-                    if local.suffix in (".jsonl", ".json")
-                    else ""
-                )
-            )
-        elif _looks_like_path(arg):
-            raise BackendError(f"hf model folder {arg!r} does not exist")
-        else:
-            src, _, revision = arg.partition("@")
-            revision = revision or None
-            if options.revision and revision and options.revision != revision:
-                raise BackendError(
-                    f"hf model {arg!r}: two revisions given ({revision} after '@', "
-                    f"{options.revision} as an option); give one"
-                )
-            revision = revision or options.revision
-            name = src
-            load_kw = {"revision": revision} if revision else {}
-        if local.is_dir() and options.revision:
-            raise BackendError(
-                f"hf model {arg!r} is a local folder: a revision applies to hub models only"
-            )
-        if options.trust_remote_code:  # the checkpoint's own modelling code runs: only when asked
-            load_kw["trust_remote_code"] = True
-
-        def load(fn, **kw):
-            # A hub id is taken from the local Hugging Face cache when it is there (fast, offline,
-            # reproducible); only then is the hub asked.
-            if "local_files_only" in load_kw:
-                return fn(src, **load_kw, **kw)
-            try:
-                return fn(src, local_files_only=True, **load_kw, **kw)
-            except OSError as e:
-                why = hub_unreachable()
-                if why is not None:
-                    raise BackendError(
-                        f"cannot load hf model {arg!r}: it is neither a folder here nor in the Hugging Face "
-                        f"cache, and the hub cannot be reached ({why}); give a model folder, or download "
-                        "the model where there is network"
-                    ) from e
-                return fn(src, **load_kw, **kw)
-
+        where = _locate(arg, options)
         try:
-            config = load(AutoConfig.from_pretrained)
+            config = where.load(AutoConfig.from_pretrained)
         except OSError as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise BackendError(f"cannot load hf model {arg!r}: {first}") from e
+            raise BackendError(f"cannot load hf model {arg!r}: {_first_line(e)}") from e
         except ValueError as e:
             raise BackendError(f"cannot load hf model {arg!r}: {e}") from e
 
@@ -408,45 +456,23 @@ class HFBackend(NLIBackend):
             getattr(config, "id2label", {}) or {}
         )
         labels, label_source = resolve_label_order(
-            getattr(config, "id2label", None), num_labels, options.label_map, model_name=name
+            getattr(config, "id2label", None), num_labels, options.label_map, model_name=where.name
         )
         devices = resolve_devices(options.device)
         device = devices[0]
         dtype = resolve_dtype(options.dtype, device)
         _set_threads(device, options.threads)
 
-        if local.is_dir():
-            check_weights(local)
-        from safetensors import SafetensorError
-
-        try:
-            tokenizer = load(AutoTokenizer.from_pretrained)
-            model = load(AutoModelForSequenceClassification.from_pretrained, dtype=dtype)
-        except SafetensorError as e:  # a file the header check passed, or a hub snapshot's
-            raise BackendError(
-                f"hf model {arg!r}: a weights file is corrupt or truncated ({e}); "
-                "download or save the model again"
-            ) from e
-        except (OSError, ValueError) as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise BackendError(f"cannot load hf model {arg!r}: {first}") from e
-        model.to(device)
-        model.eval()
-        if tokenizer.pad_token is None:  # batches need padding; any special token will do
-            tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
-        if (
-            getattr(model.config, "pad_token_id", None) is None
-            and tokenizer.pad_token_id is not None
-        ):
-            model.config.pad_token_id = tokenizer.pad_token_id  # decoder-only classifiers need it
-
+        model, tokenizer = _load_model(where, dtype, device)
         max_length = options.max_length or _default_max_length(tokenizer, config)
-        source = _model_source(src, local.is_dir(), config, revision, options.hash_file)
+        source = _model_source(
+            where.src, where.path.is_dir(), config, where.revision, options.hash_file
+        )
         backend = cls(
             model,
             tokenizer,
             labels,
-            name=name,
+            name=where.name,
             source=source,
             device=device,
             dtype=dtype,

@@ -3,7 +3,7 @@ model (all datasets pooled) or per model x dataset, for pandas or a spreadsheet.
 
 The paper's tables (table1..4, extras) split the metrics over files with models as columns; these
 two put one model (or model x dataset) per row with every metric as a column, including the
-pooled numbers that only summary.json held before.
+pooled numbers that otherwise only summary.json holds.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .metrics import wilson_interval
-from .rules import RULES
-from .samples import EXTRA_KEYS
+from .rules import EXTRA_KEYS, RULES
 
 
 def _interval(k: int, n: int) -> tuple[float | None, float | None]:
