@@ -21,7 +21,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .backends.base import NLIBackend, Pair, Prediction, collect_batches, sha256_file
+from transnli.common.digest import sha256_file
+
+from .backends.base import NLIBackend, Pair, Prediction, collect_batches
 from .errors import EvaluatorError
 from .labels import LABELS
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from transnli.generator.build import dist_version
+from transnli.common.versions import dist_version
 from transnli.generator.doctor import ResourceStatus
 
 TORCH_FIX = "pip install torch (CPU), or a CUDA build from pytorch.org"

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from transnli.common.digest import sha256_file
+from transnli.common.versions import dist_version
 
 from .alarm_report import AlarmInputs
 from .backends import BackendOptions, NLIBackend, Pair, Prediction, create_backend
-from .backends.base import sha256_file
 from .cache import CachedBackend, LabelCache, default_cache_dir
 from .carry import CarriedLabels
 from .distinct import digest
@@ -64,15 +65,6 @@ class EvaluationResult:
     triples: list[Triple] = field(default_factory=list)
     labels: list[tuple[str, dict[Pair, Prediction]]] = field(default_factory=list)
     run_info: dict[str, Any] = field(default_factory=dict)
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("transnli")
-    except Exception:  # noqa: BLE001 - not installed: still report
-        return "unknown"
 
 
 def _unlabelled_note(backend: NLIBackend, none: int) -> str:
@@ -400,7 +392,7 @@ def _summary(
         "rules": {r.key: {"name": r.name, "definition": r.description} for r in RULES},
         "extras_note": EXTRAS_NOTE,
         "provenance": {
-            "transnli_version": _version(),
+            "transnli_version": dist_version("transnli") or "unknown",
             "triples_files": files_info,
             "n_triples": run.facts.n_triples,
             "n_unique_pairs": run.facts.unique_pair_counts(),

@@ -42,7 +42,7 @@ def run_clock() -> float:
 
 
 def dist_versions(names: Sequence[str] = VERSIONED) -> dict[str, str | None]:
-    from transnli.generator.build import dist_version
+    from transnli.common.versions import dist_version
 
     return {name: dist_version(name) for name in names}
 

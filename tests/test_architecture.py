@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
 from architecture import ImportEdge, import_cycles, import_edges, module_files, private_imports
 
 
@@ -18,13 +17,11 @@ def test_the_module_list_covers_every_package():
     assert "transnli.resources" in modules
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25: the layering is not done yet")
 def test_there_is_no_import_cycle():
     cycles = import_cycles(import_edges())
     assert cycles == [], "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25: the layering is not done yet")
 def test_no_private_name_is_imported_from_another_module():
     found = private_imports(import_edges())
     assert found == [], "private imports:\n" + "\n".join(found)

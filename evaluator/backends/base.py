@@ -12,7 +12,6 @@ nothing) is called as ``target(argument, options)`` and returns an `NLIBackend`.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import re
 from abc import ABC, abstractmethod
@@ -120,21 +119,6 @@ def collect_batches(backend: NLIBackend, pairs: Sequence[Pair]) -> list[Predicti
         for i, p in zip(idx, preds, strict=True):
             out[i] = p
     return out  # type: ignore[return-value]
-
-
-def sha256_file(path: str | Path) -> str:
-    """The sha256 of a file's bytes (read in 4 MiB chunks); of a folder (a saved HF dataset), the
-    sha256 over its files' relative paths and digests, in path order."""
-    if Path(path).is_dir():
-        h = hashlib.sha256()
-        for p in sorted(q for q in Path(path).rglob("*") if q.is_file()):
-            h.update(f"{p.relative_to(path).as_posix()}\0{sha256_file(p)}\n".encode())
-        return h.hexdigest()
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 BackendFactory = Callable[[str, BackendOptions], NLIBackend]

@@ -29,9 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from transnli.common.digest import sha256_file
+
 from ..errors import BackendError, LabelError
 from ..labels import LABELS, format_label_map, is_generic_label, normalize_label, parse_label_map
-from .base import BackendOptions, NLIBackend, Pair, Prediction, collect_batches, sha256_file
+from .base import BackendOptions, NLIBackend, Pair, Prediction, collect_batches
 from .batching import AUTO_CANDIDATES, CPU_AUTO_BATCH, Packed, PairTemplate, plan_batches
 
 log = logging.getLogger("transnli")

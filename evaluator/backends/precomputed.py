@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from transnli.common.digest import sha256_file
 from transnli.generator.jsonl import jsonl_objects
 
 from ..errors import BackendError, LabelError, MissingPairsError
 from ..labels import LABELS, normalize_label, parse_label
-from .base import BackendOptions, NLIBackend, Pair, Prediction, sha256_file
+from .base import BackendOptions, NLIBackend, Pair, Prediction
 
 
 def _read_probs(value: Any, where: str) -> dict[str, float] | None:
