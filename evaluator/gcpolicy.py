@@ -3,8 +3,8 @@
 Importing torch and transformers and loading a model create a few million objects, nearly all of
 which live for the whole run. Python's collector, triggered every 700 net allocations, scans them
 again and again while they are being built, and afterwards every full collection walks them once
-more while labels and output rows are made: about 1.1 s of a 500-triple run and 1.5 s of a
-10,000-triple run on a 2-core machine (issue 17). So the collector is paused while a model loads;
+more while labels and output rows are made, a noticeable part of a small run (measured:
+docs/speed.md, 'Third session'). So the collector is paused while a model loads;
 the command line (not the Python API: it would move the caller's whole heap too) then freezes what
 exists into the permanent generation, which later collections skip. Reference counting still frees
 everything as usual; only cycles created before the freeze stay until the process exits.

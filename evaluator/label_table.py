@@ -1,11 +1,11 @@
 """A model's labels for the pairs of a run, held compactly.
 
-A dict of Prediction objects costs about 430 bytes a labelled pair (the Prediction, its dict of
-three probabilities, the dict's slot); a million triples ask for about 3.8 million pairs, so the
-labels were most of a large run's memory (docs/speed.md). LabelTable keeps only the pair -> row
-index as a dict and packs each row's label (a one-byte code) and its three probabilities (doubles,
-exactly as the model gave them) into arrays. It reads like the dict it replaces
-(`Mapping[Pair, Prediction]`); a lookup builds the Prediction.
+A dict of Prediction objects (the Prediction, its dict of three probabilities, the dict's slot)
+costs several times what the packed arrays do, and a large run asks for millions of pairs, so the
+labels were most of a large run's memory (docs/speed.md, 'A million triples'). LabelTable keeps
+only the pair -> row index as a dict and packs each row's label (a one-byte code) and its three
+probabilities (doubles, exactly as the model gave them) into arrays. It reads like the dict it
+replaces (`Mapping[Pair, Prediction]`); a lookup builds the Prediction.
 """
 
 from __future__ import annotations

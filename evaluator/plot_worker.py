@@ -1,10 +1,10 @@
 """The figures' PDFs rendered on a second process while the main one writes everything else.
 
-A small run's fixed cost is mostly start-up: importing torch and transformers, then about a second
-of figures, of which the PDFs (TrueType fonts subset and embedded) are half. A worker process
+A small run's fixed cost is mostly start-up: importing torch and transformers, then drawing the
+figures, of which the PDFs (TrueType fonts subset and embedded) take the most. A worker process
 started with the run imports matplotlib while the main process imports torch, renders the PDFs
-while the main process writes the rows, tables, PNGs and SVGs (issue 17: on this 2-core machine a
-500-triple run with a tiny model took 4.6-4.8 s without the worker and 4.2-4.45 s with it). The
+while the main process writes the rows, tables, PNGs and SVGs, which shortens a small run
+(measured: docs/speed.md, 'Third session'). The
 files are the ones the main process would write: plots.FORMAT_GROUPS draws the PDF from a figure of
 its own in either case, and the tests compare bytes.
 

@@ -1,8 +1,8 @@
 """`transnli doctor`, generator side: what is usable on this machine, and how to get what is not.
 
 The default checks look without loading (files, installed distributions, the Hugging Face cache),
-so that the whole report takes a second or two, not the 10-17 s that importing nltk, spaCy,
-harper's dictionary and transformers cost; `deep=True` (`transnli doctor --deep`) loads each
+so that the report is quick, without importing nltk, spaCy, harper's dictionary and
+transformers (measured: docs/speed.md, 'Doctor'); `deep=True` (`transnli doctor --deep`) loads each
 resource for real. The evaluation side (torch devices, transformers, --model) is in
 transnli.evaluator.doctor.
 """
@@ -34,7 +34,7 @@ class ResourceStatus:
 def nltk_data_dirs() -> list[Path]:
     """The folders nltk searches for its data, in nltk's order (NLTK_DATA, the home folder, the
     environment's prefix, the system folders) - listed here so that finding WordNet does not
-    cost nltk's 0.5-2 s import."""
+    cost nltk's slow import."""
     dirs = [Path(p) for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
     dirs.append(Path.home() / "nltk_data")
     dirs += [Path(sys.prefix) / sub for sub in ("nltk_data", "share/nltk_data", "lib/nltk_data")]
@@ -156,7 +156,7 @@ def _vectors(deep: bool = False) -> ResourceStatus:
 
 def _harper(deep: bool = False) -> ResourceStatus:
     fix = "pip install harper-py"
-    if not deep:  # building harper's dictionary (Linter()) takes a second or two
+    if not deep:  # building harper's dictionary (Linter()) is slow
         if importlib.util.find_spec("harper") is None:
             return ResourceStatus("grammar: harper", False, None, "harper-py is not installed", fix)
         return ResourceStatus(
@@ -224,7 +224,7 @@ def _cola(deep: bool = False) -> ResourceStatus:
             from transformers import AutoConfig
 
             AutoConfig.from_pretrained(model, local_files_only=True)
-        else:  # the cache lookup alone, without transformers' 2 s import
+        else:  # the cache lookup alone, without transformers' slow import
             from huggingface_hub import try_to_load_from_cache
 
             found = try_to_load_from_cache(model, "config.json")

@@ -9,8 +9,8 @@ the free pages (malloc_trim); elsewhere (macOS, musl) it does nothing.
 malloc_trim does not shrink the free space at the top of a thread's arena, though: glibc does
 that itself when the top grows past its trim threshold, and by default that threshold follows
 the largest block freed so far (up to 64 MB), so after one hard parse each parsing thread's arena
-kept tens of MB (malloc_info: 27 and 30 MB on the two link-grammar arenas after 6,000 WordNet
-examples, all of it free). `tune_allocator` fixes the threshold at 16 MB instead.
+kept its free memory (measured: docs/speed.md, 'Allocator'). `tune_allocator` fixes the threshold
+at 16 MB instead.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 TRIM_THRESHOLD = 16 << 20
 # Setting one threshold stops glibc from moving both: the mmap threshold goes where the moving
 # one ends up after large frees (32 MB), so blocks below it still come from the arenas. (Left at
-# its 128 kB start, link-grammar's tables would be mapped and unmapped on every parse: 15% slower.)
+# its 128 kB start, link-grammar's tables would be mapped and unmapped on every parse: slower.)
 MMAP_THRESHOLD = 32 << 20
 
 
@@ -53,9 +53,9 @@ def release_free_memory() -> bool:
 
 def tune_allocator() -> bool:
     """Fix glibc's trim and mmap thresholds (see the module docstring), unless the user has set
-    them (MALLOC_TRIM_THRESHOLD_, MALLOC_MMAP_THRESHOLD_). On 5,000 WordNet examples: the same
-    speed; peak resident size at 20,000 examples 30 MB lower. (A 4 MB threshold kept memory
-    flatter still but made generation 15% slower.) True when it was set."""
+    them (MALLOC_TRIM_THRESHOLD_, MALLOC_MMAP_THRESHOLD_): a lower peak at the same speed, where a
+    lower trim threshold keeps memory flatter but slows generation (measured: docs/speed.md,
+    'Allocator'). True when it was set."""
     if any(k in os.environ for k in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_")):
         return False
     mallopt = _libc_function("mallopt", (ctypes.c_int, ctypes.c_int), ctypes.c_int)

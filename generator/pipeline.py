@@ -8,9 +8,9 @@ nothing depends on batch boundaries, so a resumed or multi-worker run writes the
 A batch goes through two halves, building (`build_batch`: tagging, antonyms, ranking, realising)
 and checking (`check_batch`), and counts into statistics of its own, added to the pipeline's as
 the batch is handed out, so the statistics saved with a checkpoint describe exactly the batches
-written so far. (Checking batch k on a second thread while batch k+1 is built was tried and
-measured: 3-6% slower and 10% more CPU on 5,000 WordNet examples, because spaCy and the checkers'
-Python glue then contend for the GIL while the checkers' threads already use both cores.)
+written so far. (Checking batch k on a second thread while batch k+1 is built was tried: slower
+and more CPU (docs/speed.md, 'Pipeline'), because spaCy and the checkers' Python glue then contend
+for the GIL while the checkers' threads already use both cores.)
 """
 
 from __future__ import annotations

@@ -69,7 +69,8 @@ def _check_features(string, i64, f64, boolean) -> dict:
 
 
 def _features():
-    """Built on first use: importing `datasets` costs about a second, which `generate` need not pay."""
+    """Built on first use: importing `datasets` is slow (docs/speed.md), which `generate` need not
+    pay."""
     from datasets import ClassLabel, Features, Value
 
     string, i64, f64, boolean = Value("string"), Value("int64"), Value("float64"), Value("bool")

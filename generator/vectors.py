@@ -69,7 +69,7 @@ def load_vectors(path: str | Path | None = None) -> LoadedVectors:
 def _load_mapped(path: Path):
     """A gensim .kv file with its vectors memory-mapped, every page read once now: a run's
     memory then stays flat instead of growing by a page each time a sentence brings a word not
-    seen before (up to 80 MB for GloVe 6B 50d; 24 MB over 20k sentences), and the pages are shared with
+    seen before (measured: docs/speed.md, 'Caches and vectors'), and the pages are shared with
     other processes that map the same file (worker processes)."""
     from gensim.models import KeyedVectors
 
@@ -116,8 +116,8 @@ class AntonymRanker:
         self.vectors = vectors
         self._kv = vectors.kv
         # Word frequencies are Zipfian: a few thousand words make most look-ups. A small bound
-        # keeps memory flat on any input (an entry, a 50-d float64 vector, is about 0.6 kB; a miss
-        # costs microseconds): see transnli.generator.wordnet.CACHE_SIZE.
+        # keeps memory flat on any input (an entry holds a whole vector; a miss is cheap): see
+        # transnli.generator.wordnet.CACHE_SIZE.
         self._phrase_vector = lru_cache(maxsize=2048)(self._phrase_vector_uncached)
 
     def _key(self, word: str) -> str:

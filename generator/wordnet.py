@@ -27,10 +27,11 @@ def load_wordnet():
     """nltk.corpus.wordnet, loaded (if nothing loaded it yet) without building `map30` up front.
 
     nltk 3.9+ builds, whenever it loads WordNet, a map from the "wordnet" corpus version to the
-    loaded one (`map30`, read from index.sense twice: 2.6 of the 4.7 s the load takes here). Only
+    loaded one (`map30`, read from index.sense twice: most of the load's time). Only
     the multilingual (Open Multilingual WordNet) functions use it; transnli never does. The
     reader is loaded with that step deferred to the first use of `map30`, so everything nltk
-    offers still works, and each process (each --workers worker too) starts 2.6 s sooner.
+    offers still works, and each process (each --workers worker too) starts sooner (measured:
+    docs/speed.md, 'Start-up and imports').
     """
     from nltk.corpus import wordnet
 
@@ -96,8 +97,8 @@ def _DeferredMapReader():  # noqa: N802 - returns a class, built on first use (n
 # most of a text's tokens stay cached, a rare word is looked up again in the in-memory index
 # (transnli.generator.wordnet_index), and memory stays flat however long the input. Python's allocator
 # keeps a page for as long as one entry on it lives, so a cache's fill stays in RSS: 1 << 14
-# entries (here and in transnli.generator.vectors) grew a 20k-sentence run by some 29 MB against 1 << 11,
-# at the same speed (280 sentences/s both, 5,000 WordNet examples, median of 3 runs).
+# entries (here and in transnli.generator.vectors) grew a long run's memory against 1 << 11, at
+# the same speed (measured: docs/speed.md, 'Caches and vectors').
 CACHE_SIZE = 1 << 11
 
 

@@ -342,18 +342,17 @@ class LinkGrammarAcceptability(ThreadedCheck):
        that at least one word is skipped, and then finds no parse for some sentences that parse
        with 2 skipped words when searched from 0 (see NullCountParser).
     Verdicts are those of parsing every sentence up to the cap (same verdicts and same known
-    counts on 20,000 WordNet examples), for less: a long candidate that the swap made worse used
-    to be searched up to the cap (2 s and 96 MB for one of 29 words in WordNet's examples whose
-    original needs 2 skipped words; now 0.1 s and 41 MB). On 5,000 examples the check takes 20%
-    less time.
+    counts on 20,000 WordNet examples), for less time and memory: a long candidate that the swap
+    made worse is no longer searched up to the cap (measured: docs/speed.md, 'Acceptability check
+    (link-grammar)').
     Results are cached per (sentence, skipped words searched up to): originals repeat a lot. A result never
     depends on what else is in the cache, so batches and worker processes give the same results.
 
     max_null_count (default 8): on long sentences it barely understands (WordNet's examples
-    about quoted words: "`and' in `John and Mary' or ...", 26 words, 11 to 19 skipped) one parse
-    took 2 s. Beyond 8 skipped words a parse says little about the swap, so such an original
-    counts as unparseable and its candidates pass (as do those of an original that could not be
-    parsed in time). On 5,000 WordNet examples 6 of 4,152 originals need more than 8; the cap
+    about quoted words: "`and' in `John and Mary' or ...", 26 words, 11 to 19 skipped) a parse is
+    slow (docs/speed.md). Beyond 8 skipped words a parse says little about the swap, so such an
+    original counts as unparseable and its candidates pass (as do those of an original that could
+    not be parsed in time). On 5,000 WordNet examples 6 of 4,152 originals need more than 8; the cap
     changed no verdict and bounds the time a parse can take, so results depend less on the
     machine's speed than the wall-clock ``parse_timeout`` alone makes them. ``max_null_count=None``
     searches as far as the parser goes.
@@ -364,10 +363,10 @@ class LinkGrammarAcceptability(ThreadedCheck):
     the batch: only slow parses build large tables (tens of MB for a long sentence), and the next
     one may run on the other thread, whose allocator would not reuse what the first freed.
     Sentences of 20 words or more are parsed one at a time (on one thread, while the others parse
-    the shorter ones): on 20,000 WordNet examples every parse of a shorter sentence stayed under
-    11 MB, while long ones took up to 70 MB each, and a batch often holds several candidates of
-    one long sentence. That costs the check 7-10% of its time and keeps the peak at one long
-    parse. Only memory and time depend on the scheduling, never a result."""
+    the shorter ones): long sentences build far larger tables than short ones, and a batch often
+    holds several candidates of one long sentence, so this keeps the peak at one long parse for a
+    little time (measured: docs/speed.md, 'Acceptability check (link-grammar)'). Only memory and
+    time depend on the scheduling, never a result."""
 
     @classmethod
     def from_options(

@@ -73,8 +73,9 @@ class ThreadPool:
     fresh_threads: every map call runs on threads started for it, which end when it returns (with
     threads=1 too: then on one such thread). For a native library that keeps memory per thread
     until the thread ends (link-grammar keeps each thread's largest parse table): a long-lived
-    thread would hold the largest table it ever needed for the rest of the run. Starting two
-    threads costs about 0.1 ms, nothing beside a batch's parses."""
+    thread would hold the largest table it ever needed for the rest of the run. Starting threads
+    costs nothing beside a batch's parses (measured: docs/speed.md, 'Acceptability check
+    (link-grammar)')."""
 
     def __init__(self, threads: int | None, name: str, *, fresh_threads: bool = False) -> None:
         self.name = name

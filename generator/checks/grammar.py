@@ -52,8 +52,9 @@ where lower-case sentence starts give many candidates an error, that still saves
 originals' checks; on capitalised NLI text it saves nearly all of them. And only the rules of the
 candidate's errors matter in the original (the comparison counts those rules alone), so
 ``errors_original`` counts the original's errors of those rules, and harper lints an original
-with only the rules its candidates' errors came from: 0.4 ms instead of 1.8 ms a sentence, and
-the same errors of those rules as a full lint (compared on 2,467 sentences with errors).
+with only the rules its candidates' errors came from: faster than a full lint, with the same
+errors of those rules (compared on 2,467 sentences with errors; measured: docs/speed.md, 'Grammar
+check (harper)').
 """
 
 from __future__ import annotations
@@ -351,16 +352,15 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
     def _thread_linter(self, slot: str, rules: frozenset[str] | None = None) -> Any:
         """This thread's linter for `slot` (a Linter is not thread-safe): "sentence" for whole
         sentences (rules None: every rule of the sentence configuration), "rules" for originals
-        with only `rules` enabled (see _errors_of_rules; reconfiguring costs 0.4 ms, so originals
+        with only `rules` enabled (see _errors_of_rules; reconfiguring is not free, so originals
         are linted grouped by their rules).
 
         Each Linter keeps what it computed for the documents it linted in a cache of its own,
-        about 100 kB a sentence, which grows to some 85 MB per linter over the first few thousand
-        sentences and is of no use here (sentences are cached above, by text). A thread's linter
-        is therefore replaced every _LINTER_USES sentences: memory stays flat for any input
-        length, at the cost of building a linter (7 ms; the dictionary is shared), about 1% of
-        the linting time (no difference in speed measured on 5,000 WordNet examples). After each
-        batch every thread's linters are dropped (see check_many)."""
+        which grows with every sentence and is of no use here (sentences are cached above, by
+        text). A thread's linter is therefore replaced every _LINTER_USES sentences: memory stays
+        flat for any input length, at the small cost of building a linter (the dictionary is
+        shared; measured: docs/speed.md, 'Grammar check (harper)'). After each batch every
+        thread's linters are dropped (see check_many)."""
         linters: dict[str, _ThreadLinter] = self._local.__dict__.setdefault("linters", {})
         entry = linters.get(slot)
         if entry is None or entry.uses >= _LINTER_USES:
@@ -379,10 +379,9 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
 
     def _drop_linters(self) -> None:
         """Let go of every thread's linters and their caches, so that the next check of the batch
-        (link-grammar, whose hardest parses make a run's peak) has that memory: peak at 20,000
-        WordNet examples 750 MB instead of 773, at 1,000 685 instead of 696 (bench_generate.py
-        --memory-check, three runs each), same speed; building them again costs a few ms a
-        batch. Called when the pool's work for the batch is done, so no thread is linting."""
+        (link-grammar, whose hardest parses make a run's peak) has that memory: a lower peak at
+        the same speed (measured: docs/speed.md, 'Grammar check (harper)'). Called when the
+        pool's work for the batch is done, so no thread is linting."""
         self._local = threading.local()
 
     def _config_for(self, rules: frozenset[str] | None) -> dict:
@@ -444,8 +443,8 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
 
         A word harper's language detector does not take for English at all is not in its
         dictionary, so SpellCheck flags it; it is reported without asking SpellCheck, whose
-        search for suggestions costs about 12 ms a word (ten times a known word's check, and
-        most of the spelling time). Measured on 20,330 words (WordNet lemmas, their inflections,
+        search for suggestions is most of the spelling time (docs/speed.md, 'Grammar check
+        (harper)'). Checked on 20,330 words (WordNet lemmas, their inflections,
         capitalised forms, the antonyms of 3,000 WordNet examples): every word the detector
         rejects is flagged by SpellCheck; the reverse does not hold (British spellings, lower-case
         names), so every other word still goes through SpellCheck. Only the message differs:

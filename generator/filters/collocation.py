@@ -78,7 +78,7 @@ def _require_symspellpy() -> None:
 
 @lru_cache(maxsize=1)
 def load_ngrams() -> NgramData:
-    """The symspellpy lists (about 0.5 s to read; kept for the process)."""
+    """The symspellpy lists (slow to read, so kept for the process; docs/collocation.md)."""
     _require_symspellpy()
     pkg = resources.files("symspellpy")
     return NgramData(

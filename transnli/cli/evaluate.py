@@ -55,7 +55,8 @@ class BatchSize(click.ParamType):
         return n
 
 
-# triples at a time in `transnli evaluate` and `run`: about 0.2-0.4 GB held (docs/speed.md)
+# triples at a time in `transnli evaluate` and `run`: bounds what a run holds (docs/speed.md,
+# 'Streaming')
 DEFAULT_WINDOW = 100_000
 
 
