@@ -160,31 +160,29 @@ def _torch_dtype(name: str):
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
 
 
+def _converted(spec: str, gguf: Path, digest: str, folder: Path) -> tuple[Path, dict[str, Any]]:
+    folder = convert_gguf(gguf, folder, digest)
+    record = json.loads((folder / CONVERSION_RECORD).read_text(encoding="utf-8"))
+    return folder, {
+        "spec": spec,
+        "source_sha256": digest,
+        "weights_sha256": record["weights_sha256"],
+    }
+
+
 def resolve_model_folder(settings: LMSettings) -> tuple[str | Path, dict[str, Any]]:
     """Where the weights load from, and what identifies them (the provenance record)."""
     cache = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
     spec = settings.spec
     if spec == DEFAULT_LM:
         gguf, digest = packaged_gguf()
-        folder = convert_gguf(gguf, cache / "lm" / f"gemma-3-270m-q4_k_m-{digest[:12]}", digest)
-        record = json.loads((folder / CONVERSION_RECORD).read_text(encoding="utf-8"))
-        return folder, {
-            "spec": spec,
-            "source_sha256": digest,
-            "weights_sha256": record["weights_sha256"],
-        }
+        return _converted(spec, gguf, digest, cache / "lm" / f"gemma-3-270m-q4_k_m-{digest[:12]}")
     path = Path(spec).expanduser()
     if spec.endswith(".gguf"):
         if not path.is_file():
             raise LMError(f"language model file {path}: no such file")
         digest = sha256_file(path)
-        folder = convert_gguf(path, cache / "lm" / f"{path.stem}-{digest[:12]}", digest)
-        record = json.loads((folder / CONVERSION_RECORD).read_text(encoding="utf-8"))
-        return folder, {
-            "spec": spec,
-            "source_sha256": digest,
-            "weights_sha256": record["weights_sha256"],
-        }
+        return _converted(spec, path, digest, cache / "lm" / f"{path.stem}-{digest[:12]}")
     if path.is_dir():
         if not any(p.suffix in WEIGHT_SUFFIXES for p in path.iterdir()):
             raise LMError(f"language model folder {path} holds no weights (*.safetensors or *.bin)")

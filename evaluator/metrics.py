@@ -65,8 +65,8 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> list[float] | N
 
     The closed form, with the normal quantile from the standard library: scipy's
     `binomtest(...).proportion_ci(method="wilson")` gives the same ends (tests/test_metrics.py
-    checks agreement to 1e-12), but importing scipy.stats costs 0.2-0.6 s of every evaluation
-    run's fixed cost (issue 17) for two lines of arithmetic. The ends are pinned to exactly 0 at
+    checks agreement to 1e-12), but importing scipy.stats would add to every evaluation's fixed
+    cost for two lines of arithmetic (measured: docs/design-notes.md). The ends are pinned to exactly 0 at
     k == 0 and 1 at k == n, where the formula gives them up to rounding."""
     if n <= 0:
         return None

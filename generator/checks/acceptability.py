@@ -369,16 +369,10 @@ class LinkGrammarAcceptability(ThreadedCheck):
     time depend on the scheduling, never a result."""
 
     @classmethod
-    def from_options(
-        cls,
-        *,
-        cola_model: str | None = None,
-        cola_threshold: float = 0.5,
-        device: str = "auto",
-        batch_size: int = 32,
-        **kw: Any,
-    ) -> LinkGrammarAcceptability:
+    def from_options(cls, **kw: Any) -> LinkGrammarAcceptability:
         """The cola_* / device / batch_size options are not this backend's: ignored."""
+        for name in ("cola_model", "cola_threshold", "device", "batch_size"):
+            kw.pop(name, None)
         return cls(**kw)
 
     def __init__(

@@ -12,16 +12,14 @@ a backend from the run's options through its `from_options`, which takes what it
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from transnli.generator.plugins import PackageModules
+
 _CHECKS: dict[str, dict[str, type]] = {}
-_LOCK = threading.Lock()
-_LOADED = False
+_MODULES = PackageModules(__package__, Path(__file__).parent)
 
 
 def register_check(kind: str, backend: str) -> Callable[[type], type]:
@@ -39,21 +37,9 @@ def register_check(kind: str, backend: str) -> Callable[[type], type]:
     return register
 
 
-def _load_all() -> None:
-    """Import every module of the checks package once, so that each has registered its checks."""
-    global _LOADED
-    if _LOADED:
-        return
-    with _LOCK:
-        if not _LOADED:
-            for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
-                importlib.import_module(f"{__package__}.{module.name}")
-            _LOADED = True
-
-
 def check_backends(kind: str) -> tuple[str, ...]:
     """The backends registered for stage `kind`, sorted, with "none" (the check off) last."""
-    _load_all()
+    _MODULES.load()
     return tuple(sorted(_CHECKS.get(kind, {}), key=lambda name: (name == "none", name)))
 
 
@@ -61,7 +47,7 @@ def build_check(kind: str, backend: str, **options: Any):
     """The `kind` check named `backend`, built from the run's `options` (each backend takes the
     ones it needs). Raises ValueError for an unknown backend, BackendUnavailable when the backend
     cannot run here."""
-    _load_all()
+    _MODULES.load()
     cls = _CHECKS.get(kind, {}).get(backend)
     if cls is None:
         raise ValueError(

@@ -12,18 +12,15 @@ dataset card's filter list read the registry; a test holds the docs' filter tabl
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from transnli.generator.filters.base import FilterOptions
+from transnli.generator.plugins import PackageModules
 
 _FILTERS: dict[str, type] = {}
 _RANKS: dict[str, int] = {}
-_LOCK = threading.Lock()
-_LOADED = False
+_MODULES = PackageModules(__package__, Path(__file__).parent)
 
 
 def register_filter(name: str, rank: int, summary: str) -> Callable[[type], type]:
@@ -45,33 +42,21 @@ def register_filter(name: str, rank: int, summary: str) -> Callable[[type], type
     return register
 
 
-def _load_all() -> None:
-    """Import every module of the filters package once, so that each has registered its filters."""
-    global _LOADED
-    if _LOADED:
-        return
-    with _LOCK:
-        if not _LOADED:
-            for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
-                importlib.import_module(f"{__package__}.{module.name}")
-            _LOADED = True
-
-
 def filter_names() -> tuple[str, ...]:
     """Every registered filter's name, in running order."""
-    _load_all()
+    _MODULES.load()
     return tuple(sorted(_FILTERS, key=_RANKS.__getitem__))
 
 
 def filter_class(name: str) -> type:
     """The class registered as `name` (KeyError when there is none)."""
-    _load_all()
+    _MODULES.load()
     return _FILTERS[name]
 
 
 def filter_summary(name: str) -> str:
     """What the filter `name` does, in one clause ("" for a name no filter has any more)."""
-    _load_all()
+    _MODULES.load()
     cls = _FILTERS.get(name)
     return cls.summary if cls is not None else ""
 
