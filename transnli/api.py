@@ -82,7 +82,7 @@ def _pair_rows(pairs: Iterable[Any]) -> list[dict[str, Any]]:
 
 def _in_memory_pairs(rows: list[dict[str, Any]], dataset: str | None, label_order):
     """NLIPair objects for pairs held in memory, checked as a file's lines would be."""
-    from transnli.generator.readers import NLIPair, label_order_names, normalize_label
+    from transnli.generator.readers import NLIPair, label_order_names, parse_gold_label
 
     try:
         int_names = label_order_names(label_order) if label_order else None
@@ -96,7 +96,7 @@ def _in_memory_pairs(rows: list[dict[str, Any]], dataset: str | None, label_orde
                 raise TransnliError(f"pair {i}: field '{key}': missing or not a non-empty string")
         label = row.get("gold_label", row.get("label"))
         try:
-            gold = normalize_label(label, int_names=int_names)
+            gold = parse_gold_label(label, int_names=int_names)
         except ValueError as e:
             raise TransnliError(f"pair {i}: field 'label': {e}") from None
         out.append(
