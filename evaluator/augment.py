@@ -36,8 +36,8 @@ from typing import Any
 from transnli.generator.jsonl import jsonl_objects
 
 from .errors import EvaluatorError
-from .families import FLIP, H2_ROLE, NEG_ROLE, Family
-from .labels import C, E, N, parse_label
+from .families import H2_ROLE, NEG_ROLE, Family
+from .labels import FLIP, C, E, N, parse_label
 from .repair import MAX_REPAIR_MEMBERS, RepairLimitError, repair
 from .rules import mutual
 

@@ -27,13 +27,11 @@ from .carry import CarriedLabels
 from .distinct import digest
 from .errors import EvaluatorError
 from .family_eval import FamilyLabelling
-from .formatting import write_jsonl
 from .label_table import LabelTable
 from .labelling import PairProgress, label_model
 from .metrics import EXTRAS_NOTE, ModelCounts
 from .modelspec import parse_model_specs
-from .outdir import claim_out_dir, clear_outputs
-from .outdir import run_identity as _run_identity
+from .outdir import claim_out_dir, clear_outputs, run_identity
 from .plot_worker import PlotWorker, plot_worker_enabled
 from .prepass import RunFacts, read_facts
 from .report import RowsWriter, find_generation_stats, preload_in_background, write_outputs
@@ -115,7 +113,7 @@ def evaluate_triples(
         )
         if out is not None and out.is_dir():
             RowsWriter.remove_stale(out)
-        identity = _run_identity(files_info, specs, settings.identity())
+        identity = run_identity(files_info, specs, settings.identity())
         replaces_other = (
             claim_out_dir(out, identity, settings.overwrite) if out is not None else False
         )
@@ -191,7 +189,7 @@ def _write_files(
         tell_replaced(f"replaced an earlier evaluation's outputs in {out} ({', '.join(removed)})")
     files = write_outputs(out, done.summary, rows, gen_rows, plots=plots, plot_worker=worker)
     if fam is not None:
-        files.append(fam.write_rows(out / "families.jsonl", write_jsonl))
+        files.append(fam.write_rows(out / "families.jsonl"))
     files.append(write_run_info(out, done.run_info))
     return files
 

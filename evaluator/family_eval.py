@@ -365,7 +365,7 @@ class FamilyLabelling:
     def summary(self) -> dict[str, Any]:
         return families_summary(self.families, self.triples, self.results)
 
-    def write_rows(self, path: Path, *_ignored: object) -> Path:
+    def write_rows(self, path: Path) -> Path:
         """families.jsonl at `path`; returns the path."""
         write_jsonl(path, family_rows(self.families, self.results))
         return path

@@ -19,8 +19,8 @@ from transnli.evaluator.augment import (
     logic_rows,
     merge_rows,
 )
-from transnli.evaluator.families import FLIP, Family, Member, is_consistent
-from transnli.evaluator.labels import LABELS, C, E, N
+from transnli.evaluator.families import Family, Member, is_consistent
+from transnli.evaluator.labels import FLIP, LABELS, C, E, N
 from transnli.evaluator.repair import RepairLimitError, consistent_complete, repair
 
 from transnli.cli import main
