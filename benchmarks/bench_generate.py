@@ -1,8 +1,8 @@
 """Generation speed and memory on real English text nobody here wrote: WordNet's example sentences.
 
     .venv/bin/python benchmarks/bench_generate.py [--n 5000] [--preset default] [--workers N]
-    .venv/bin/python benchmarks/bench_generate.py --repeat 3          # fresh process per run, medians
-    .venv/bin/python benchmarks/bench_generate.py --memory-check      # peak RSS at 1k vs 20k sentences
+    .venv/bin/python benchmarks/bench_generate.py --repeat 3  # fresh process per run, medians
+    .venv/bin/python benchmarks/bench_generate.py --memory-check  # peak RSS at 1k vs 20k sentences
 
 The examples (about 48k; the synset's definition as premise, the example as hypothesis) are
 written once to a JSONL file in the transnli cache; the timed loop then does what `transnli

@@ -13,11 +13,11 @@ Data (benchmarks/data/):
   those sentences with the checks off in both antonym modes.
 
 Scores (QUALITY.md): precision = good share of the accepted triples that have a judgement; recall =
-share of the judged-good candidates the run *built* that it still accepts (what the filters and checks
-give up); recall_dev = share of every judged-good candidate in the dev set that is accepted; coverage
-= share of accepted triples that have a judgement (judge the ones listed under `unjudged` before
-trusting a figure whose coverage fell). With --baseline (a JSON this script saved with --save), it
-also prints how many of the baseline's good triples are still accepted.
+share of the judged-good candidates the run *built* that it still accepts (what the filters and
+checks give up); recall_dev = share of every judged-good candidate in the dev set that is accepted;
+coverage = share of accepted triples that have a judgement (judge the ones listed under `unjudged`
+before trusting a figure whose coverage fell). With --baseline (a JSON this script saved with
+--save), it also prints how many of the baseline's good triples are still accepted.
 
 Prints one JSON object. Not a test: nothing is asserted.
 """

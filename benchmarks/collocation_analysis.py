@@ -1,4 +1,5 @@
-"""Which web-bigram signal separates good from bad swaps? The analysis behind the collocation filter.
+"""Which web-bigram signal separates good from bad swaps? The analysis behind the collocation
+filter.
 
     .venv/bin/python benchmarks/collocation_analysis.py [--preset default] [--set KEY=VALUE]
 

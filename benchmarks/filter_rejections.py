@@ -1,6 +1,7 @@
 """What a candidate filter would reject among a preset's output, item by item, with the judgements.
 
-    .venv/bin/python benchmarks/filter_rejections.py relational_adj [nominal_adj ...] [--preset default]
+    .venv/bin/python benchmarks/filter_rejections.py relational_adj [nominal_adj ...] [--preset
+    default]
 
 bench_quality.py gives a filter's totals (rejected, good_lost, precision_as_filter); this lists the
 triples behind them, so a rule can be read against the judged errors while it is designed. It runs

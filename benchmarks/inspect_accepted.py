@@ -1,8 +1,9 @@
-"""List the triples a preset accepts on the dev sentences, joined with their judgements and the parse
-facts a filter sees, to look for what separates good from bad ones (how the verb filters of
+"""List the triples a preset accepts on the dev sentences, joined with their judgements and the
+parse facts a filter sees, to look for what separates good from bad ones (how the verb filters of
 generator/filters/verb.py were found).
 
-    .venv/bin/python benchmarks/inspect_accepted.py [--preset default] [--set filters=+clause_link] \
+    .venv/bin/python benchmarks/inspect_accepted.py [--preset default] [--set filters=+clause_link]
+    \
         [--pos VERB] [--out FILE.jsonl]
 
 One JSON object a line, sorted bad first: the judgement (good, error_type, reason), the word's tag,

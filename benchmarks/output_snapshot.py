@@ -1,4 +1,5 @@
-"""Digests of every file the main commands write, to show that a change leaves outputs byte-identical.
+"""Digests of every file the main commands write, to show that a change leaves outputs
+byte-identical.
 
     .venv/bin/python benchmarks/output_snapshot.py OUT [--limit 2000] [--compare BEFORE.json]
 

@@ -132,8 +132,8 @@ def cross_validate(ds: Dataset, folds: int, seeds: int) -> dict:
         table.append(entry)
     reached = [t for t in t90 if t is not None]
     return {
-        "protocol": f"GroupKFold by source sentence, {folds} folds x {seeds} shuffles; trained on every "
-        "judged candidate of the training sentences; scored on the held-out candidates the "
+        "protocol": f"GroupKFold by source sentence, {folds} folds x {seeds} shuffles; trained on "
+        "every judged candidate of the training sentences; scored on the held-out candidates the "
         "default preset accepts",
         "population": {
             "accepted": int(acc.sum()),
@@ -194,7 +194,8 @@ def main(argv=None) -> None:
         import sklearn  # noqa: F401
     except ImportError:
         sys.exit(
-            "train_quality_model.py needs scikit-learn: .venv/bin/pip install scikit-learn (or .[train])"
+            "train_quality_model.py needs scikit-learn: .venv/bin/pip install scikit-learn (or "
+            ".[train])"
         )
 
     ds = build_dataset()

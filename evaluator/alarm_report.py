@@ -25,8 +25,8 @@ from .schedule import KIND_TITLES, KINDS, PH
 
 DIGITS = 6
 CURVE_LEVELS = 20  # summary.json: t = 0, 0.05, .., 1
-PLOT_LEVELS = 400
-M2_TIME_LIMIT = 30.0  # seconds for the exact integer programs of one entry, else the LP bound  # the plot recomputes a finer curve from the counts
+PLOT_LEVELS = 400  # the plot recomputes a finer curve from the counts
+M2_TIME_LIMIT = 30.0  # seconds for the exact integer programs of one entry, else the LP bound
 NOTE = (
     "theta_star: the largest accuracy t such that some answer key (true label counts) lets "
     "every model be at least t on every label, given only each model's label counts on the "
@@ -133,8 +133,8 @@ _CODE = {label: i for i, label in enumerate(LABELS)}
 class AlarmInputs:
     """What the alarms need from a run, held compactly so that a run read in windows can still
     compute them at its end: per triple its dataset, gold label and a digest of each of its four
-    pairs (from the read before any model runs), and per model a label code per triple and kind of pair
-    (one byte each). A pair shared by several triples is one item; it was asked when any of its
+    pairs (from the read before any model runs), and per model a label code per triple and kind of
+    pair (one byte each). A pair shared by several triples is one item; it was asked when any of its
     triples asked it, and its gold label is the first one given."""
 
     def __init__(self) -> None:
@@ -271,9 +271,9 @@ def report_lines(summary: Mapping[str, Any]) -> list[str]:
 
 # --------------------------------------------------------------------------- plot
 def alarm_curve_figure(summary: Mapping[str, Any]):
-    """plots/alarm_curve.{png,pdf,svg}: for each dataset x kind, the share of answer keys (x) at which every
-    model can still reach accuracy t on every label (y = t), i.e. the paper's Fig. 7 sorted curve
-    with its x axis scaled to [0, 1]. None without alarms (no figure is written)."""
+    """plots/alarm_curve.{png,pdf,svg}: for each dataset x kind, the share of answer keys (x) at
+    which every model can still reach accuracy t on every label (y = t), i.e. the paper's Fig. 7
+    sorted curve with its x axis scaled to [0, 1]. None without alarms (no figure is written)."""
     section = summary.get("alarms")
     shown = [e for e in (section or {}).get("results", []) if "curve" in e]
     if not shown:

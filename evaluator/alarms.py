@@ -339,7 +339,7 @@ def true_accuracies(
     return [Fraction(r, n) if n else None for r, n in zip(right, total, strict=True)]
 
 
-# --------------------------------------------------------------------------- beyond the paper: joint
+# -------------------------------------------------------------------------- beyond the paper: joint
 # When the judges' labels are question-aligned (transnli has them), the counts of each *pattern*
 # of labels (one label per judge) are known: for two judges this is the paper's M = 2 summary; for
 # more it is the full M = N summary, which implies every M = 2 one. The possible evaluations at a

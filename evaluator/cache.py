@@ -6,7 +6,8 @@ sends only misses to the model and commits them in large transactions (every WRI
 WRITE_SECONDS, and whenever labelling stops, finished or not), so a second run, or a run that
 crashed half way, reuses the labels already computed.
 
-The same database memoises file digests by (path, size, mtime), so a large checkpoint is hashed once.
+The same database memoises file digests by (path, size, mtime), so a large checkpoint is hashed
+once.
 """
 
 from __future__ import annotations
@@ -66,7 +67,10 @@ def sqlite_problem(path: Path, e: sqlite3.Error, what: str, fix: str) -> str:
     if "malformed" in msg or "not a database" in msg or type(e) is sqlite3.DatabaseError:
         return f"the {what} {path} is damaged ({msg}); delete it ({fix}) or run with --no-cache"
     if "full" in msg:
-        return f"the {what} {path} cannot grow: the disk is full ({msg}); free some space or run with --no-cache"
+        return (
+            f"the {what} {path} cannot grow: the disk is full ({msg}); free some space or run with "
+            "--no-cache"
+        )
     return f"the {what} {path} cannot be used ({msg}); run with --no-cache, or delete the file"
 
 

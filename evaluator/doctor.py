@@ -25,7 +25,8 @@ _TORCH_PROBE = (
     "cuda = torch.cuda.is_available()\n"
     "mps = getattr(torch.backends, 'mps', None)\n"
     "print(json.dumps({'version': torch.__version__, 'cuda_version': torch.version.cuda,\n"
-    "  'cuda': [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if cuda else [],\n"
+    "  'cuda': [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if cuda "
+    "else [],\n"
     "  'mps': bool(mps is not None and mps.is_available())}))\n"
 )
 TOKENIZER_FILES = (

@@ -66,8 +66,9 @@ class EvaluationResult:
 
 
 def _unlabelled_note(backend: NLIBackend, none: int) -> str:
-    """ ", 3 without a label (1 failed request, 2 unparseable replies)": an LLM judge's requests that
-    failed and replies that named no label are different problems, so they are counted apart."""
+    """ ", 3 without a label (1 failed request, 2 unparseable replies)": an LLM judge's requests
+    that failed and replies that named no label are different problems, so they are counted
+    apart."""
     if not none:
         return ""
     d = backend.describe()
@@ -339,7 +340,8 @@ def _label_models(
                     else getattr(backend, "uncached_note", "no model run")
                 )
             echo(
-                f"{spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, len(counts.unlabelled))}"
+                f"{spec}: {st.pairs} pairs labelled "
+                f"({how}){_unlabelled_note(backend, len(counts.unlabelled))}"
             )
         run.described.append(
             {

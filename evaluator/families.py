@@ -1,4 +1,5 @@
-"""Sentence families and their consistency metrics: pure graph logic over labels (no I/O, no models).
+"""Sentence families and their consistency metrics: pure graph logic over labels (no I/O, no
+models).
 
 A *family* is every sentence generated from one source pair (P, H): P, H, each accepted H' and the
 negation H¬ of H (pipeline "negation"). A model labels every ordered pair of members, which gives
@@ -132,7 +133,8 @@ def family_pairs(families: Iterable[Family]) -> list[tuple[str, str]]:
 
 
 def pair_cost(n_members: int) -> int:
-    """Ordered pairs a family of n members needs: n(n-1), i.e. (k+2)(k+1) for k generated sentences."""
+    """Ordered pairs a family of n members needs: n(n-1), i.e. (k+2)(k+1) for k generated
+    sentences."""
     return n_members * (n_members - 1)
 
 
@@ -167,7 +169,8 @@ def is_consistent(graph: Graph, members: Sequence[int] | None = None) -> bool:
     counterpart of the logical-consistency paper's cycle check on partial graphs (a partial
     ranking is transitive when it can be completed to one): a 0/1 program (repair.py) decides
     whether a completion exists, so a violation may span four or more sentences (E(a,b), b = c,
-    c = d, C(a,d) with (a,c) unlabelled: (a,c) must be E by a -> b -> c, then a -> c -> d breaks)."""
+    c = d, C(a,d) with (a,c) unlabelled: (a,c) must be E by a -> b -> c, then a -> c -> d
+    breaks)."""
     idx = list(range(len(graph)) if members is None else members)
     if all(graph[a][b] is not None for a in idx for b in idx if a != b):
         return not any(o.violated for o in chain_outcomes(graph, idx))

@@ -37,12 +37,12 @@ from .rules import RULES
 from .schedule import unique_pairs
 
 FAMILIES_NOTE = (
-    "A family is P, H, every accepted H' and H¬ of one source pair; every ordered pair of members is "
-    "labelled. rules: violations / chains a->b->c whose antecedent holds (lower is better). "
+    "A family is P, H, every accepted H' and H¬ of one source pair; every ordered pair of members "
+    "is labelled. rules: violations / chains a->b->c whose antecedent holds (lower is better). "
     "stran(K): share of K-member sub-families (all, or 1,000 sampled with a fixed seed) with no "
     "violation (higher is better). scomm: share of unordered pairs whose contradiction is "
-    "symmetric (C(a,b) iff C(b,a)). sneg: share of (P,H,H¬) where M(P,H¬) flips M(P,H) "
-    "(E<->C, N stays N); mutual_c: (H,H¬) must be mutual contradiction."
+    "symmetric (C(a,b) iff C(b,a)). sneg: share of (P,H,H¬) where M(P,H¬) flips M(P,H) (E<->C, N "
+    "stays N); mutual_c: (H,H¬) must be mutual contradiction."
 )
 
 

@@ -76,7 +76,8 @@ def parse_label_map(spec: str) -> dict[int, str]:
         m = re.fullmatch(r"(?:label_?)?(\d+)\s*[=:]\s*(.+)", item, flags=re.IGNORECASE)
         if not m:
             raise LabelError(
-                f"label map item {item!r} is not INDEX=LABEL (e.g. 0=contradiction,1=neutral,2=entailment)"
+                f"label map item {item!r} is not INDEX=LABEL (e.g. "
+                "0=contradiction,1=neutral,2=entailment)"
             )
         index = int(m.group(1))
         if index in mapping:

@@ -66,8 +66,8 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> list[float] | N
     The closed form, with the normal quantile from the standard library: scipy's
     `binomtest(...).proportion_ci(method="wilson")` gives the same ends (tests/test_metrics.py
     checks agreement to 1e-12), but importing scipy.stats would add to every evaluation's fixed
-    cost for two lines of arithmetic (measured: docs/design-notes.md). The ends are pinned to exactly 0 at
-    k == 0 and 1 at k == n, where the formula gives them up to rounding."""
+    cost for two lines of arithmetic (measured: docs/design-notes.md). The ends are pinned to
+    exactly 0 at k == 0 and 1 at k == n, where the formula gives them up to rounding."""
     if n <= 0:
         return None
     if not 0 <= k <= n:
@@ -122,7 +122,8 @@ class MetricCounts:
     def __init__(self) -> None:
         self.n = 0
         # Accuracy counts each (pair, gold) once. Whether M(P,H) = gold is a function of that key
-        # (one model gives a pair one label), so distinct keys judged and distinct keys right suffice.
+        # (one model gives a pair one label), so distinct keys judged and distinct keys right
+        # suffice.
         self._judged, self._right = DistinctCount(), DistinctCount()
         self._unkeyed = [0, 0]  # rows without a pair key: each counts on its own (judged, right)
         self.cases: Counter[str] = Counter()

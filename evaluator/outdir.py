@@ -11,7 +11,8 @@ from typing import Any
 
 from .errors import EvaluatorError
 
-# What an evaluation writes into its folder (and what --overwrite replaces; nothing else is touched).
+# What an evaluation writes into its folder (and what --overwrite replaces; nothing else is
+# touched).
 OUTPUT_NAMES = (
     "predictions.jsonl",
     "samples.jsonl",

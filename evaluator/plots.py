@@ -99,8 +99,8 @@ def _percent_axis(ax, top: float = 100.0) -> None:
 def fit_count_labels(fig, labelled: Sequence[tuple[Any, list, float]]) -> None:
     """Make the count labels above bars readable: measured after a layout pass, labels that would
     touch a neighbour turn upright (in every panel, for one look), and the y axes grow just
-    enough to hold them (together: panels share their scale). `labelled`: (axes, its labels, the width of one bar's
-    slot in data units)."""
+    enough to hold them (together: panels share their scale). `labelled`: (axes, its labels, the
+    width of one bar's slot in data units)."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     crowded = False

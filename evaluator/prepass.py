@@ -40,7 +40,8 @@ class RunFacts:
     carry: CarryPlan = field(default_factory=CarryPlan)
 
     def add(self, triples: Sequence[Triple]) -> list[int]:
-        """Count the next triples; returns the digests of their pairs, four a triple in KINDS order."""
+        """Count the next triples; returns the digests of their pairs, four a triple in KINDS
+        order."""
         self.n_triples += len(triples)
         unique = [self.unique[k] for k in KINDS]
         window = []
@@ -98,8 +99,8 @@ def warn_shared_ids(ids_by_source: Mapping[str, DistinctCount], source: TripleSo
                     where.append(t.source)
                 if len(where) > 1:
                     log.warning(
-                        "%d triple ids appear in more than one triples file (e.g. %r in %s and %s); "
-                        "each file's triple is evaluated and counted on its own",
+                        "%d triple ids appear in more than one triples file (e.g. %r in %s and "
+                        "%s); each file's triple is evaluated and counted on its own",
                         len(shared),
                         t.id,
                         where[0],

@@ -167,7 +167,7 @@ class WordNetAntonyms:
         self._mwe: frozenset[str] | None = None
         self._noun_mwe: frozenset[str] | None = None
 
-    # -- public API ---------------------------------------------------------------------------------
+    # -- public API --------------------------------------------------------------------------------
     def version(self) -> str:
         try:
             return f"wordnet-{wordnet().get_version()}"
@@ -209,7 +209,7 @@ class WordNetAntonyms:
         """Lookups for `tokens` (default: every token) of one sentence, with sentence context."""
         return self.candidates_many(sentence.tokens if tokens is None else tokens, sentence)
 
-    # -- lookup ---------------------------------------------------------------------------------------
+    # -- lookup ------------------------------------------------------------------------------------
     @staticmethod
     def _adjectival(token: Token) -> bool:
         # A verb-tagged participle in an adjective's position ("the occupied seat", "is occupied").

@@ -1,4 +1,5 @@
-"""Generator configuration: presets (TOML files in resources/presets) plus command-line overrides."""
+"""Generator configuration: presets (TOML files in resources/presets) plus command-line
+overrides."""
 
 from __future__ import annotations
 
@@ -161,7 +162,8 @@ def load_preset(name_or_path: str) -> dict[str, Any]:
         res = resource_path("presets", f"{name_or_path}.toml")
         if not res.is_file():
             raise ConfigError(
-                f"unknown preset {name_or_path!r}; choose one of {', '.join(preset_names())} or pass a .toml file"
+                f"unknown preset {name_or_path!r}; choose one of {', '.join(preset_names())} or "
+                "pass a .toml file"
             )
         text = res.read_text(encoding="utf-8")
     try:
@@ -211,7 +213,8 @@ def check_preset_values(name: str, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def apply_filter_spec(current: list[str], spec: str) -> list[str]:
-    """`--filters`: "a,b" replaces the list, "none" empties it, "+a,-b" adds to / removes from it."""
+    """`--filters`: "a,b" replaces the list, "none" empties it, "+a,-b" adds to / removes from
+    it."""
     items = [x.strip() for x in spec.split(",") if x.strip()]
     if items == ["none"]:
         return []

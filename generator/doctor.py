@@ -77,7 +77,10 @@ def find_wordnet() -> tuple[str, str | None] | None:
 
 
 def _wordnet(deep: bool = False) -> ResourceStatus:
-    fix = "bash scripts/setup.sh (apt-get install wordnet-base wordnet-sense-index, then builds nltk_data)"
+    fix = (
+        "bash scripts/setup.sh (apt-get install wordnet-base wordnet-sense-index, then builds "
+        "nltk_data)"
+    )
     if not deep:
         found = find_wordnet()
         if found is None:

@@ -55,7 +55,8 @@ class RunFolderError(GeneratorError):
 
 
 class ResourceError(GeneratorError):
-    """A resource the pipeline needs (a model, a checker, word vectors, WordNet) cannot be loaded."""
+    """A resource the pipeline needs (a model, a checker, word vectors, WordNet) cannot be
+    loaded."""
 
 
 class RunStoppedError(GeneratorError):

@@ -111,7 +111,8 @@ POSITIVE_POLARITY = frozenset(
 # Focus words that take a negation's scope wherever they stand ("only the shine was not ...").
 FOCUS = frozenset({"only"})
 QUOTES = frozenset({'"', "`", "``", "''", "“", "”"})
-# "little"/"few" without an article are negative quantifiers ("gave little warning"); "a little" is not.
+# "little"/"few" without an article are negative quantifiers ("gave little warning"); "a little" is
+# not.
 NEGATIVE_QUANTITY = frozenset({"little", "few"})
 THIRD_SINGULAR_PRONOUNS = frozenset(
     {
@@ -432,7 +433,8 @@ class Negator:
         lemma = base_form(root)
         if not lemma.isalpha():
             return NegationResult("no_finite_verb")
-        # A hyphenated verb ("baby-sit") is several tokens written together: all of it follows "not".
+        # A hyphenated verb ("baby-sit") is several tokens written together: all of it follows
+        # "not".
         first = root.i
         while (
             first >= 2

@@ -44,7 +44,8 @@ class RunBusy(OutputError):
 
 
 def fsync_dir(path: Path) -> None:
-    """Make a rename or a new file in `path` durable (a no-op where directories cannot be opened)."""
+    """Make a rename or a new file in `path` durable (a no-op where directories cannot be
+    opened)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -75,9 +76,10 @@ def disk_error(e: OSError, path: Path) -> str:
     where = e.filename or path
     fixes = {
         errno.ENOSPC: "the disk is full; free some space and run the same command again to resume",
-        errno.EDQUOT: "the disk quota is used up; free some space and run the same command again to resume",
-        errno.EROFS: "the file system is read-only; choose another --out, or make it writable and run "
-        "the same command again to resume",
+        errno.EDQUOT: "the disk quota is used up; free some space and run the same command again "
+        "to resume",
+        errno.EROFS: "the file system is read-only; choose another --out, or make it writable and "
+        "run the same command again to resume",
         errno.EACCES: "permission denied; choose another --out or fix its permissions",
         errno.EPERM: "permission denied; choose another --out or fix its permissions",
     }
@@ -92,7 +94,8 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are n
 
 
 class RunLock:
-    """The exclusive lock of one run folder: an flock on OUT/run.lock, which holds the holder's PID."""
+    """The exclusive lock of one run folder: an flock on OUT/run.lock, which holds the holder's
+    PID."""
 
     def __init__(self, directory: Path):
         self.dir = directory
@@ -215,9 +218,9 @@ class RunWriter:
         leftovers = [name for name in (*OUTPUTS, STATS, CONFIG) if self.path(name).exists()]
         if leftovers:
             raise OutputError(
-                f"{self.dir} holds {', '.join(leftovers)} but neither a checkpoint ({PROGRESS}) nor a "
-                f"finished marker ({FINISHED}), so it is no run this transnli can resume (an older "
-                "version made it, or it was edited); pass --overwrite to replace it"
+                f"{self.dir} holds {', '.join(leftovers)} but neither a checkpoint ({PROGRESS}) "
+                f"nor a finished marker ({FINISHED}), so it is no run this transnli can resume (an "
+                "older version made it, or it was edited); pass --overwrite to replace it"
             )
         return None
 
@@ -262,7 +265,8 @@ class RunWriter:
             if actual < size:  # never pad: what was lost is lost, and the user must know
                 raise OutputError(
                     f"{p} is shorter ({actual} bytes) than at the last checkpoint ({size} bytes, "
-                    f"{self.path(PROGRESS)}): it was cut or replaced; pass --overwrite to start again"
+                    f"{self.path(PROGRESS)}): it was cut or replaced; pass --overwrite to start "
+                    "again"
                 )
             os.truncate(p, size)  # drop what a stopped batch half-wrote
         self.pairs_done = state["pairs_done"]
@@ -324,7 +328,8 @@ class RunWriter:
         return written
 
     def close(self) -> None:
-        """Close the files and release the lock; what follows the last checkpoint is dropped on resume."""
+        """Close the files and release the lock; what follows the last checkpoint is dropped on
+        resume."""
         for fh in self._fh.values():
             with suppress(OSError):  # a full disk: the unflushed tail is past the checkpoint anyway
                 fh.close()
@@ -334,7 +339,8 @@ class RunWriter:
 
 def export(out_dir: str | Path, kinds: list[str]) -> list[Path]:
     """Copies of triples (and rejects) as Parquet files, a Hugging Face `datasets` folder and/or a
-    Hub-ready folder with a dataset card, all with the declared schema (transnli.generator.publish)."""
+    Hub-ready folder with a dataset card, all with the declared schema
+    (transnli.generator.publish)."""
     from transnli.generator.publish import export as export_run
 
     return export_run(out_dir, list(kinds))

@@ -157,7 +157,8 @@ class ParallelRunner:
             raise ValueError("ParallelRunner needs at least 2 workers (use pipeline.run for one)")
         if config.pipeline not in LOCAL_PIPELINES:
             raise ValueError(
-                f"--workers > 1 runs the wordnet and negation pipelines only, not {config.pipeline!r} "
+                "--workers > 1 runs the wordnet and negation pipelines only, not "
+                f"{config.pipeline!r} "
                 "(LLM pipelines have their own --llm-concurrency)"
             )
         self.config = config

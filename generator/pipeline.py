@@ -250,7 +250,8 @@ class WordNetPipeline:
         timer: StageTimer | None = None,
     ) -> list[WordChoice]:
         """The WordNet choice for every selected word of every pair, in order (nothing counted).
-        The LLM pipeline calls this too, so both pipelines see the same words and WordNet choices."""
+        The LLM pipeline calls this too, so both pipelines see the same words and WordNet
+        choices."""
         cfg = self.config
         timer = timer or self.timer
         out: list[WordChoice] = []

@@ -55,7 +55,7 @@ PAPER_BIBTEX = """@inproceedings{wu-last-2025-transitive,
   booktitle = {Proceedings of the 2025 Conference on Empirical Methods in Natural Language Processing},
   year = {2025},
   publisher = {Association for Computational Linguistics}
-}"""
+}"""  # noqa: E501
 
 # The licences of the source datasets as their own cards state them; the triples copy their
 # sentences, so a card inherits the source's licence. Anything else is "other" (see the card).
@@ -67,7 +67,7 @@ class ExportError(OutputError):
     (An OutputError, so that `generate --export` reports it as it reports a failed write.)"""
 
 
-# -- the run folder ---------------------------------------------------------------------------------
+# -- the run folder --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FinishedRun:
     dir: Path
@@ -157,7 +157,7 @@ def _write_parquet(rows: list[dict[str, Any]] | Any, target: Path) -> Path:
     return target
 
 
-# -- the three exports ------------------------------------------------------------------------------
+# -- the three exports -----------------------------------------------------------------------------
 def export_parquet(out: Path) -> list[Path]:
     written = []
     for name in (TRIPLES, REJECTED):
@@ -175,15 +175,16 @@ def dataset_info(
     stats: dict[str, Any] | None = None,
     sources: list[str] | None = None,
 ):
-    """The `datasets.DatasetInfo` of an export: declared features, description, citation, licence."""
+    """The `datasets.DatasetInfo` of an export: declared features, description, citation,
+    licence."""
     import datasets
 
     cfg = (config or {}).get("config", {})
     preset = cfg.get("preset", "?")
     accepted = (stats or {}).get("triples_accepted")
     description = (
-        "Adversarial NLI triples (premise P, hypothesis H, modified hypothesis H') made by transnli: "
-        "one word of H replaced by its antonym, following Wu & Last (2025), "
+        "Adversarial NLI triples (premise P, hypothesis H, modified hypothesis H') made by "
+        "transnli: one word of H replaced by its antonym, following Wu & Last (2025), "
         f'"{PAPER_TITLE}". Preset {preset}'
         + (f"; {accepted} triples accepted." if accepted is not None else ".")
     )
@@ -334,7 +335,7 @@ def export_finished(
         raise ExportError(f"cannot write under {run.dir}: {e.strerror or e}") from e
 
 
-# -- the dataset card -------------------------------------------------------------------------------
+# -- the dataset card ------------------------------------------------------------------------------
 def size_category(n: int) -> str:
     for limit, name in (
         (1_000, "n<1K"),
@@ -542,11 +543,11 @@ def _method_text(pipeline: str) -> str:
     return (
         "Antonym replacement after Wu & Last (2025), *"
         + PAPER_TITLE
-        + "* (Algorithm 1): for each content "
-        "word of H whose part of speech is selected, collect its WordNet antonyms of the same part of "
-        "speech, rank them by word-vector similarity to the rest of the sentence, put the best one in the "
-        "word's place (inflection and capitalisation matched), and keep the new sentence only if the "
-        "candidate filters and the grammar and acceptability checks pass. Each word gives at most one H'."
+        + "* (Algorithm 1): for each content word of H whose part of speech is selected, collect "
+        "its WordNet antonyms of the same part of speech, rank them by word-vector similarity to "
+        "the rest of the sentence, put the best one in the word's place (inflection and "
+        "capitalisation matched), and keep the new sentence only if the candidate filters and the "
+        "grammar and acceptability checks pass. Each word gives at most one H'."
         + (
             " Pipeline `"
             + pipeline
@@ -563,11 +564,13 @@ def _closing_sections(names: list[str], license: str | None, config: dict) -> li
     """The card's limitations, license and citation sections."""
     return [
         "## Limitations\n",
-        "H' is made automatically and carries no gold label: its relation to P is what a model's own "
-        "labels are tested against, not a human judgement. The checks lower, but do not remove, "
-        "ungrammatical or odd sentences. `gold_label` is the source dataset's label of (P, H).\n",
+        "H' is made automatically and carries no gold label: its relation to P is what a model's "
+        "own labels are tested against, not a human judgement. The checks lower, but do not "
+        "remove, ungrammatical or odd sentences. `gold_label` is the source dataset's label of "
+        "(P, H).\n",
         "## License\n",
-        f"`{card_license(names, license)}`. The sentences come from {', '.join(names) or 'the source data'}; "
+        f"`{card_license(names, license)}`. The sentences come from "
+        f"{', '.join(names) or 'the source data'}; "
         "their licence applies to this derived data. transnli itself is MIT-licensed.\n",
         "## Citation\n",
         "```bibtex\n" + tool_bibtex(config) + "\n\n" + PAPER_BIBTEX + "\n```\n",
@@ -601,12 +604,12 @@ def render_card(
         f"---\n{front}---\n",
         f"# {title}\n",
         f"{total} adversarial NLI triples (P, H, H') made with "
-        f"[transnli](https://pypi.org/project/transnli/) {run.config.get('transnli_version', '')} from "
-        f"{', '.join(names) or 'no data'}: H' is the hypothesis H with one word replaced by its antonym. "
-        "The triples are for measuring whether an NLI model is *transitively self-consistent* "
-        "(its own labels of (P,H), (H,H'), (H',H) and (P,H') obey the four transitive rules), which "
-        f"needs no gold label for H'. {rejected} candidates that a check or filter rejected are kept "
-        "in the `rejected` split for study.\n",
+        f"[transnli](https://pypi.org/project/transnli/) {run.config.get('transnli_version', '')} "
+        f"from {', '.join(names) or 'no data'}: H' is the hypothesis H with one word replaced by "
+        "its antonym. The triples are for measuring whether an NLI model is *transitively "
+        "self-consistent* (its own labels of (P,H), (H,H'), (H',H) and (P,H') obey the four "
+        f"transitive rules), which needs no gold label for H'. {rejected} candidates that a check "
+        "or filter rejected are kept in the `rejected` split for study.\n",
         "## Contents\n",
         _table(
             [
@@ -622,7 +625,8 @@ def render_card(
         )
         + "\n",
         "```python\nimport datasets\n"
-        f'ds = datasets.load_dataset("{repo_id or "USER/NAME"}", "{names[0] if names else "default"}", split="test")\n```\n',
+        f'ds = datasets.load_dataset("{repo_id or "USER/NAME"}", '
+        f'"{names[0] if names else "default"}", split="test")\n```\n',
         "## Method\n",
         _method_text(pipeline),
         "## Preset and settings\n",
@@ -644,20 +648,22 @@ def render_card(
         _table(list(FIELD_DOCS), ("field", "type", "meaning")) + "\n",
         "`checks` has one entry per check and filter ("
         + ", ".join(f"`{c}`" for c in triple_features()["checks"])
-        + "); an entry is null when that stage did not run on the candidate, and each has the same fields "
-        "(`backend`, `passed`, `reason` and the evidence of each backend, null where a backend gives none; "
-        "other evidence as a JSON object in `extra`). A missing gold label is -1.\n",
+        + "); an entry is null when that stage did not run on the candidate, and each has the same "
+        "fields (`backend`, `passed`, `reason` and the evidence of each backend, null where a "
+        "backend gives none; other evidence as a JSON object in `extra`). A missing gold label is "
+        "-1.\n",
         *_closing_sections(names, license, run.config),
     ]
     return "\n".join(parts)
 
 
-# -- publishing -------------------------------------------------------------------------------------
+# -- publishing ------------------------------------------------------------------------------------
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def hub_token(token_env: str) -> str:
-    """The Hub token: from the environment variable `token_env`, else the one `hf auth login` saved."""
+    """The Hub token: from the environment variable `token_env`, else the one `hf auth login`
+    saved."""
     token = os.environ.get(token_env, "").strip()
     if token:
         return token
@@ -682,7 +688,8 @@ def publish(
     license: str | None = None,
     api=None,
 ) -> str:
-    """Upload OUT/hub (made now from the finished run) to the dataset repo `repo_id`; returns its URL."""
+    """Upload OUT/hub (made now from the finished run) to the dataset repo `repo_id`; returns its
+    URL."""
     if not REPO_ID.match(repo_id):
         raise ExportError(f"--repo-id {repo_id!r} is not of the form USER/NAME")
     run = open_finished_run(out_dir)

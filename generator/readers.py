@@ -26,7 +26,8 @@ line, as is text that is not UTF-8 or holds a lone surrogate.
 Labels are normalised to ``entailment`` / ``neutral`` / ``contradiction`` / ``None``. Integer
 labels are accepted only from Hugging Face datasets (their ClassLabel names when the dataset has
 them, else the hub convention 0 entailment, 1 neutral, 2 contradiction, -1 no label), because
-integer orders differ between sources; `label_order` names them for files. Files are read lazily, one record at a time.
+integer orders differ between sources; `label_order` names them for files. Files are read lazily,
+one record at a time.
 """
 
 from __future__ import annotations
@@ -747,7 +748,8 @@ def _first_keys(path: Path, container: str, max_lines: int = 1000) -> set[str]:
 
 
 def _split_from_path(path: Path, with_round: bool) -> str:
-    """``snli_1.0_dev`` -> dev, ``multinli_1.0_dev_matched`` -> dev_matched, ``R1/test`` -> test_r1."""
+    """``snli_1.0_dev`` -> dev, ``multinli_1.0_dev_matched`` -> dev_matched, ``R1/test`` ->
+    test_r1."""
     words = re.split(r"[^a-z0-9]+", _stem(path).lower())
     split = ""
     for i, word in enumerate(words):

@@ -55,7 +55,7 @@ class Realised:
     article_start: int = -1
 
 
-# -- inflection -------------------------------------------------------------------------------------
+# -- inflection ------------------------------------------------------------------------------------
 def inflections(lemma: str, tag: str, oov: bool) -> tuple[str, ...]:
     """lemminflect's forms of `lemma` for Penn `tag` (`oov`: also for words it does not know)."""
     from lemminflect import getInflection
@@ -181,7 +181,7 @@ def _article_case(new: str, original: str) -> str:
     return new
 
 
-# -- realising --------------------------------------------------------------------------------------
+# -- realising -------------------------------------------------------------------------------------
 def realise(
     sentence: TaggedSentence, token_index: int, antonym: str, antonym_pos: str | None = None
 ) -> Realised | None:

@@ -271,7 +271,8 @@ def _close_client(pipeline) -> None:
 
 
 def _write_run(writer, pipeline, config, opened: _Input, out_dir, options: RunOptions, say):
-    """Open the run folder (resuming a stopped run), write every batch, finish; returns the stats."""
+    """Open the run folder (resuming a stopped run), write every batch, finish; returns the
+    stats."""
     done = writer.open()
     if writer.resumed_stats:
         pipeline.stats = type(pipeline.stats).from_dict(writer.resumed_stats)
@@ -303,9 +304,9 @@ def _report(say, stats: dict, duplicates: DuplicateCounter, opened: _Input, out_
         first = duplicates.first
         where = f"{opened.desc['source']}:{first.line}" if first.line else first.source_id
         say(
-            f"warning: {duplicates.count} input pairs repeat the premise and hypothesis of an earlier pair "
-            f"(the first at {where}); their triples appear again. stats.json counts them as "
-            "duplicate_pairs."
+            f"warning: {duplicates.count} input pairs repeat the premise and hypothesis of an "
+            f"earlier pair (the first at {where}); their triples appear again. stats.json counts "
+            "them as duplicate_pairs."
         )
     say(
         f"{stats['sentences_read']} sentences, {stats['candidates_built']} candidates, "
@@ -316,8 +317,10 @@ def _report(say, stats: dict, duplicates: DuplicateCounter, opened: _Input, out_
         u = getattr(client, "run_usage", None) or client.usage.to_dict()
         llm = stats["llm"]
         say(
-            f"LLM {llm['backend']}:{llm['model']}: {llm['answers_meeting_requirements']}/{llm['answers']} answers "
-            f"met the prompt's requirements; this run: {u['prompts']} prompts, {u.get('cache_hits', 0)} from the "
+            f"LLM {llm['backend']}:{llm['model']}: "
+            f"{llm['answers_meeting_requirements']}/{llm['answers']} answers "
+            f"met the prompt's requirements; this run: {u['prompts']} prompts, "
+            f"{u.get('cache_hits', 0)} from the "
             f"cache, {u['requests']} requests, {u['retries']} retries, {u['errors']} failed, "
             f"{u['prompt_tokens'] + u['completion_tokens']} tokens, {u['seconds']:.1f} s"
         )

@@ -30,7 +30,8 @@ CHECK_NAMES = ("llm_answer", *filter_names(), "grammar", "acceptability")
 
 
 def _check_features(string, i64, f64, boolean) -> dict:
-    """The fields of one `checks.<name>` entry: every backend's evidence, null where it gives none."""
+    """The fields of one `checks.<name>` entry: every backend's evidence, null where it gives
+    none."""
     return {
         "backend": string,
         "passed": boolean,
@@ -276,7 +277,8 @@ def arrow_table(rows: list[dict[str, Any]]):
 
 
 def read_records(path) -> list[dict[str, Any]]:
-    """The records of a triples JSONL file as dicts, normalised; errors name file, line and field."""
+    """The records of a triples JSONL file as dicts, normalised; errors name file, line and
+    field."""
     rows = []
     for lineno, data in jsonl_objects(path, SchemaError):
         try:
@@ -286,7 +288,8 @@ def read_records(path) -> list[dict[str, Any]]:
     return rows
 
 
-# The fields of an exported table, for the dataset card and docs/publishing.md: (name, type, meaning).
+# The fields of an exported table, for the dataset card and docs/publishing.md: (name, type,
+# meaning).
 FIELD_DOCS = (
     ("id", "string", "stable id of the triple (hash of its source pair, word and replacement)"),
     ("source_id", "string", "id of the NLI pair it was made from"),

@@ -95,7 +95,8 @@ def _DeferredMapReader():  # noqa: N802 - returns a class, built on first use (n
 
 # Bounds for the lookup caches. Word frequencies are Zipfian: the two thousand words that make
 # most of a text's tokens stay cached, a rare word is looked up again in the in-memory index
-# (transnli.generator.wordnet_index), and memory stays flat however long the input. Python's allocator
+# (transnli.generator.wordnet_index), and memory stays flat however long the input. Python's
+# allocator
 # keeps a page for as long as one entry on it lives, so a cache's fill stays in RSS: 1 << 14
 # entries (here and in transnli.generator.vectors) grew a long run's memory against 1 << 11, at
 # the same speed (measured: docs/speed.md, 'Caches and vectors').
@@ -217,7 +218,8 @@ def sense_count(lemma) -> int:
 @lru_cache(maxsize=CACHE_SIZE)
 def indirect_adjective_antonyms(word: str) -> tuple[tuple[int, str], ...]:
     """WordNet's indirect antonyms of an adjective: for each attested satellite synset of the word
-    (in sense order), the antonyms of the head synset(s) it is similar to (huge -> large -> small)."""
+    (in sense order), the antonyms of the head synset(s) it is similar to (huge -> large ->
+    small)."""
     index = current_index()
     if index is None:
         return indirect_adjective_antonyms_nltk(word)

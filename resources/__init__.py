@@ -5,5 +5,6 @@ from importlib.resources import files
 
 
 def resource_path(*parts: str):
-    """A Traversable for a file shipped in this package, e.g. resource_path("presets", "default.toml")."""
+    """A Traversable for a file shipped in this package, e.g. resource_path("presets",
+    "default.toml")."""
     return files(__name__).joinpath(*parts)

@@ -168,7 +168,10 @@ class FakeLLM:
                             return
                         return self._behave(then, body, prompt, n)
                     if kind == "html":
-                        page = b"<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
+                        page = (
+                            b"<html><head><title>502 Bad "
+                            b"Gateway</title></head><body>nginx</body></html>"
+                        )
                         self._send(behaviour[1], page, [("Content-Type", "text/html")])
                         return
                     if kind == "echo":

@@ -1,4 +1,5 @@
-"""WordNet antonym source (transnli.generator.antonyms), on the real WordNet 3.0 and spaCy's small model."""
+"""WordNet antonym source (transnli.generator.antonyms), on the real WordNet 3.0 and spaCy's small
+model."""
 
 import pytest
 from transnli.generator import wordnet
@@ -36,7 +37,7 @@ def in_sentence(tagger, text, word):
     return sent, matches[0]
 
 
-# -- known words, both modes ------------------------------------------------------------------------
+# -- known words, both modes -----------------------------------------------------------------------
 def test_good_broad_has_bad_and_evil(broad, direct):
     b = broad.candidates(tok("good", "ADJ", "JJ"))
     assert b.status == "ok" and {"bad", "evil"} <= set(b.antonyms)
@@ -54,7 +55,8 @@ def test_verb_win_lose(broad, direct):
     won = tok("won", "VERB", "VBD", "win")
     b = broad.candidates(won)
     assert b.antonyms[0] == "lose"
-    # Broad keeps the synonyms' antonyms (succeed -> fail, gain -> fall back: underscores to spaces).
+    # Broad keeps the synonyms' antonyms (succeed -> fail, gain -> fall back: underscores to
+    # spaces).
     assert {"fail", "fall back"} <= set(b.antonyms)
     assert direct.candidates(won).antonyms == ["lose"]
 
@@ -154,7 +156,7 @@ def test_misc_api(broad):
     ]
 
 
-# -- direct mode: sense-aware choice ----------------------------------------------------------------
+# -- direct mode: sense-aware choice ---------------------------------------------------------------
 def test_direct_prefers_the_words_own_antonyms(broad, direct):
     has = tok("has", "VERB", "VBZ", "have")
     assert broad.candidates(has).antonyms == ["lack", "abstain", "refuse"]
@@ -181,7 +183,7 @@ def test_direct_indirect_antonyms_of_satellite_adjectives(broad, direct):
     assert d.status == "ok" and d.antonyms[0] == "small" and set(d.pos) == {"a"}
 
 
-# -- direct mode: words inside expressions ------------------------------------------------------------
+# -- direct mode: words inside expressions ---------------------------------------------------------
 @pytest.mark.parametrize(
     "text, word, reason",
     [

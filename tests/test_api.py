@@ -27,7 +27,8 @@ def _private_default_cache(tmp_path, monkeypatch):
 def test_import_is_light():
     code = (
         "import sys, transnli; assert transnli.__version__; "
-        "heavy = [m for m in ('torch', 'pandas', 'spacy', 'transformers', 'transnli.api') if m in sys.modules]; "
+        "heavy = [m for m in ('torch', 'pandas', 'spacy', 'transformers', 'transnli.api') "
+        "if m in sys.modules]; "
         "print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -84,7 +85,8 @@ def test_generate_errors_are_one_line():
 
 @pytest.mark.slow
 def test_generate_negations_with_workers_matches_one_process():
-    # like `transnli generate --pipeline wordnet+negation --workers 2`: only LLM pipelines refuse workers
+    # like `transnli generate --pipeline wordnet+negation --workers 2`: only LLM pipelines refuse
+    # workers
     one = transnli.generate(PAIRS, pipeline="wordnet+negation")
     two = transnli.generate(PAIRS, pipeline="wordnet+negation", workers=2)
     assert [r.to_dict() for r in two.records] == [r.to_dict() for r in one.records]

@@ -1,6 +1,6 @@
-"""The hf backend's batching (issue 17): the batch plan, vectorised padding, the fast tokenizer path,
-grouped copies back from the device, several devices, and the --batch-size/--batch-tokens flags.
-The rule that matters: however pairs are batched, each gets the label it gets alone."""
+"""The hf backend's batching (issue 17): the batch plan, vectorised padding, the fast tokenizer
+path, grouped copies back from the device, several devices, and the --batch-size/--batch-tokens
+flags. The rule that matters: however pairs are batched, each gets the label it gets alone."""
 
 from __future__ import annotations
 
@@ -427,7 +427,8 @@ def test_cli_rejects_bad_batch_settings(varied_model_dir, triples_file, tmp_path
 
 
 def test_auto_batch_size_on_cuda_is_the_largest_that_fits(varied_model_dir, monkeypatch):
-    """The probe's search, with a fake CUDA device on which batches over 256 pairs run out of memory."""
+    """The probe's search, with a fake CUDA device on which batches over 256 pairs run out of
+    memory."""
     import types
 
     import torch

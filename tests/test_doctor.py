@@ -41,7 +41,8 @@ def test_doctor_is_quick_and_names_commands_that_exist():
         "import sys, json; from click.testing import CliRunner; "
         "from transnli.cli import main; r = CliRunner().invoke(main, ['doctor', '--json']); "
         "assert r.exit_code == 0, r.output; rows = json.loads(r.stdout); "
-        "print(json.dumps({'heavy': [m for m in ('nltk', 'spacy', 'torch', 'transformers') if m in sys.modules], "
+        "print(json.dumps({'heavy': [m for m in ('nltk', 'spacy', 'torch', 'transformers') "
+        "if m in sys.modules], "
         "'rows': rows}))"
     )
     out = json.loads(

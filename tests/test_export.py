@@ -130,7 +130,7 @@ def cli(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
-# -- the schema -------------------------------------------------------------------------------------
+# -- the schema ------------------------------------------------------------------------------------
 def test_every_check_and_filter_has_a_place_in_the_schema():
     assert set(filter_names()) | {"grammar", "acceptability", "llm_answer"} == set(CHECK_NAMES)
     from transnli.generator.filters import filter_class, filter_summary
@@ -177,7 +177,7 @@ def test_records_that_do_not_fit_are_refused_naming_the_field(bad, field):
         normalise({**record(1).to_dict(), **bad})
 
 
-# -- exports of two runs load together --------------------------------------------------------------
+# -- exports of two runs load together -------------------------------------------------------------
 def test_two_runs_with_different_settings_load_together(tmp_path):
     import datasets
     import pyarrow.parquet as pq
@@ -269,7 +269,7 @@ def test_exports_are_deterministic_and_round_trip(tmp_path):
         assert [r.to_dict() for r in read_any(runs[0] / table)] == expected, table
 
 
-# -- the card ---------------------------------------------------------------------------------------
+# -- the card --------------------------------------------------------------------------------------
 def split_card(text: str):
     assert text.startswith("---\n")
     _, front, body = text.split("---\n", 2)
@@ -357,7 +357,7 @@ def test_card_of_one_dataset_takes_its_licence_and_loads_by_config(tmp_path):
     assert ds["id"] == ["snli-0", "snli-1"] and ds.features == triple_features()
 
 
-# -- the export command -----------------------------------------------------------------------------
+# -- the export command ----------------------------------------------------------------------------
 def test_export_command_on_a_finished_run(tmp_path):
     run = make_run(tmp_path / "run", [record(i) for i in range(2)], [rejected_grammar(3)])
     before = (run / "triples.jsonl").read_bytes()
@@ -409,7 +409,7 @@ def test_parse_kinds():
         parse_kinds([""])
 
 
-# -- publish ----------------------------------------------------------------------------------------
+# -- publish ---------------------------------------------------------------------------------------
 class FakeApi:
     def __init__(self):
         self.calls = []
@@ -519,10 +519,11 @@ def test_publish_reports_an_unreachable_or_refusing_hub(tmp_path, monkeypatch):
         server.shutdown()
 
 
-# -- real runs --------------------------------------------------------------------------------------
+# -- real runs -------------------------------------------------------------------------------------
 def test_real_runs_of_two_presets_export_and_load_together(tmp_path):
     """Every stage of two real generation runs (the default preset with its filters and checks; no
-    checks but sense_fit) gives records the declared schema takes, and their exports load together."""
+    checks but sense_fit) gives records the declared schema takes, and their exports load
+    together."""
     import datasets
     from transnli.resources import resource_path
 

@@ -1,6 +1,7 @@
 """Sentence families: grouping, rules over every chain, stran(K), scomm, sneg (hand-made label
 graphs with known values), a set-semantics check that true labels are always consistent, and
-`transnli evaluate --families` end to end (hand labels through precomputed:, and a tiny hf model)."""
+`transnli evaluate --families` end to end (hand labels through precomputed:, and a tiny hf
+model)."""
 
 from __future__ import annotations
 

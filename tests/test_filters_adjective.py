@@ -1,5 +1,6 @@
 """Adjective filters (transnli.generator.filters.adjective) on sentences parsed by spaCy's small
-model and judged from the real WordNet 3.0: each with sentences it must catch and ones it must pass."""
+model and judged from the real WordNet 3.0: each with sentences it must catch and ones it must
+pass."""
 
 import pytest
 from filter_items import item, verdicts

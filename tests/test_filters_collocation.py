@@ -1,6 +1,6 @@
-"""The collocation filter (transnli.generator.filters.collocation): the word-pair arithmetic on small
-hand-made counts, and the filter on sentences parsed by spaCy's small model with symspellpy's real
-web counts: swaps it must catch and swaps it must pass."""
+"""The collocation filter (transnli.generator.filters.collocation): the word-pair arithmetic on
+small hand-made counts, and the filter on sentences parsed by spaCy's small model with symspellpy's
+real web counts: swaps it must catch and swaps it must pass."""
 
 import math
 

@@ -60,7 +60,8 @@ def test_attributive_participle_catches_verb_participles_before_nouns(tagger):
 
 def test_verb_complements_pp_frames_and_adjectives_for_verbs_with_complements(tagger):
     caught = [
-        # an intransitive verb's prepositional phrase; WordNet gives "idle" and "undress" no PP frame
+        # an intransitive verb's prepositional phrase; WordNet gives "idle" and "undress" no PP
+        # frame
         ("She worked as a spy in East Germany", "worked", "idle", "v"),
         ("She dresses in the latest Paris fashion", "dresses", "undress", "v"),
         # an adjective antonym for a verb with a verb complement, a purpose clause, a by-agent

@@ -1,5 +1,6 @@
 """The transformers backend with small models built by the tests, one per label convention of the
-paper's checkpoints, forced to a known class index so the index -> name mapping is really checked."""
+paper's checkpoints, forced to a known class index so the index -> name mapping is really
+checked."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The LLM acceptability check (`--acceptability llm`) against a scripted OpenAI-compatible server."""
+"""The LLM acceptability check (`--acceptability llm`) against a scripted OpenAI-compatible
+server."""
 
 import pytest
 from llm_fakes import FakeLLM

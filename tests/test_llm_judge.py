@@ -81,7 +81,7 @@ def test_rules_skip_triples_without_a_label():
     assert m["unlabelled"] == {"p_h": 1, "h_h2": 0, "h2_h": 0, "p_h2": 1}
 
 
-# -- the backend and the CLI ------------------------------------------------------------------------
+# -- the backend and the CLI -----------------------------------------------------------------------
 T = [  # premise, hypothesis, modified, gold
     (
         "A man is sleeping on a bench in the park.",

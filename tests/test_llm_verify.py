@@ -75,8 +75,10 @@ def test_tokens_split_contractions_and_ignore_quotes():
 # -- parsing --------------------------------------------------------------------------------------
 GOOD = [
     "A man is awake on a bench.",
-    'Modified sentence: "A man is awake on a bench."\n\nExplanation: I replaced "sleeping" with "awake".',
-    '**Original sentence:** A man is "sleeping" on a bench.\n**Modified sentence:** A man is "awake" on a bench.',
+    'Modified sentence: "A man is awake on a bench."\n\nExplanation: I replaced "sleeping" with '
+    '"awake".',
+    '**Original sentence:** A man is "sleeping" on a bench.\n**Modified sentence:** A man is '
+    '"awake" on a bench.',
     'A man is awake on a bench. (I changed "sleeping" to its antonym "awake".)',
     "<think>sleeping... the opposite is awake</think>\nA man is awake on a bench.",
     '"A man is sleeping on a bench" -> "A man is awake on a bench"',

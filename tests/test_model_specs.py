@@ -197,7 +197,8 @@ def test_revision_for_a_folder_is_refused(tmp_path, tiny_nli_entailing_model_dir
 
 def test_limit_and_run_info(tmp_path, tiny_nli_entailing_model_dir, monkeypatch):
     out = tmp_path / "out"
-    # what a shell would have put in sys.argv for this run (pytest's own argv varies with how it is called)
+    # what a shell would have put in sys.argv for this run (pytest's own argv varies with how it is
+    # called)
     monkeypatch.setattr(
         "sys.argv", ["/venv/bin/transnli", "evaluate", "triples.jsonl", "--limit", "4"]
     )

@@ -177,7 +177,7 @@ def test_the_edit_is_described_by_word_antonym_and_span(negate):
         assert text[neg.char_start : neg.char_end] == neg.word
 
 
-# -- the pipeline, end to end ------------------------------------------------------------------------
+# -- the pipeline, end to end ----------------------------------------------------------------------
 def generate(out, *extra):
     result = CliRunner().invoke(main, ["generate", SAMPLE, "--out", str(out), "-q", *extra])
     assert result.exit_code == 0, result.output
@@ -330,9 +330,9 @@ def test_negation_needs_no_llm_model_and_llm_pipelines_still_do():
 
 @pytest.mark.slow
 def test_the_hand_judged_outputs_do_not_regress(negate):
-    """benchmarks/data/negation_judged.jsonl: 559 outputs read and judged by hand (docs/negation.md).
-    Every output judged correct must still come out the same; a change to the rules that alters
-    one needs it judged again."""
+    """benchmarks/data/negation_judged.jsonl: 559 outputs read and judged by hand
+    (docs/negation.md). Every output judged correct must still come out the same; a change to the
+    rules that alters one needs it judged again."""
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "negation_judged.jsonl"
     rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
     good = [r for r in rows if r["correct"]]

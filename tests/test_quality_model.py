@@ -1,6 +1,7 @@
-"""The learned quality scorer (generator/filters/quality_model.py, generator/filters/quality_features.py,
-benchmarks/train_quality_model.py): deterministic training, numpy scoring equal to scikit-learn's,
-the filter stage's threshold, the shipped model's provenance, config and CLI."""
+"""The learned quality scorer (generator/filters/quality_model.py,
+generator/filters/quality_features.py, benchmarks/train_quality_model.py): deterministic training,
+numpy scoring equal to scikit-learn's, the filter stage's threshold, the shipped model's provenance,
+config and CLI."""
 
 import json
 import sys

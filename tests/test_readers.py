@@ -58,7 +58,8 @@ def test_snli_txt_tsv_keeps_unbalanced_quotes(tmp_path):
     header = "gold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\t"
     header += "sentence2_parse\tsentence1\tsentence2\tcaptionID\tpairID\tlabel1\tlabel2"
     rows = [
-        'neutral\t( A )\t( B )\t(ROOT)\t(ROOT)\t"Hi," says a girl.\tA girl talks.\tc1\tp1\tneutral\t',
+        'neutral\t( A )\t( B )\t(ROOT)\t(ROOT)\t"Hi," says a girl.\tA girl '
+        "talks.\tc1\tp1\tneutral\t",
         "-\t( A )\t( B )\t(ROOT)\t(ROOT)\tTwo dogs run.\tDogs sleep.\tc2\tp2\tneutral\tentailment",
     ]
     path = tmp_path / "snli_1.0_test.txt"
@@ -307,10 +308,13 @@ def test_missing_file(tmp_path):
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ({"premise": "P.", "hypothesis": 3}, r"x\.jsonl:2: field 'hypothesis': missing or not a string"),
+        ({"premise": "P.", "hypothesis": 3}, r"x\.jsonl:2: field 'hypothesis': missing or not a "
+                                             r"string"),
         ({"premise": "P."}, r"x\.jsonl:2: field 'hypothesis': missing or not a string"),
-        ({"premise": "P.", "hypothesis": "H.", "label": "yes"}, r"x\.jsonl:2: field 'label': unknown label 'yes'"),
-        ({"premise": "P.", "hypothesis": "H.", "label": 1}, r"x\.jsonl:2: field 'label': .*integer"),
+        ({"premise": "P.", "hypothesis": "H.", "label": "yes"}, r"x\.jsonl:2: field 'label': "
+                                                                r"unknown label 'yes'"),
+        ({"premise": "P.", "hypothesis": "H.", "label": 1}, r"x\.jsonl:2: field 'label': "
+                                                            r".*integer"),
         ('{"premise": "P.", "hyp', r"x\.jsonl:2: invalid JSON"),
         ("[1, 2]", r"x\.jsonl:2: not a JSON object"),
     ],
@@ -336,7 +340,8 @@ def test_skip_bad_counts_and_continues(tmp_path):
     path = write_jsonl(
         tmp_path / "x.jsonl",
         [{"premise": "P1.", "hypothesis": "H1."}, "not json", {"premise": "P3."},
-         {"premise": "P4.", "hypothesis": "H4.", "label": "?"}, {"premise": "P5.", "hypothesis": "H5."}],
+         {"premise": "P4.", "hypothesis": "H4.", "label": "?"},
+         {"premise": "P5.", "hypothesis": "H5."}],
     )  # fmt: skip
     bad = Counter()
     pairs = list(read_pairs(path, skip_bad=True, bad_counter=bad))

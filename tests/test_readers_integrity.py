@@ -156,7 +156,8 @@ def test_jsonl_lone_surrogate_escape_is_reported_with_its_field(tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_text('{"premise": "P.", "hypothesis": "H."}\n'
                     '{"premise": "P.", "hypothesis": "H\\ud800."}\n'
-                    '{"premise": "P.", "hypothesis": "\\ud83d\\ude00"}\n', encoding="utf-8")  # fmt: skip
+                    '{"premise": "P.", "hypothesis": "\\ud83d\\ude00"}\n',
+                    encoding="utf-8")  # fmt: skip
     with pytest.raises(
         InputError, match=r"s\.jsonl:2: field 'hypothesis': a lone surrogate \\ud800"
     ):

@@ -1,4 +1,5 @@
-"""Realiser (transnli.generator.realise): one token replaced, inflected and capitalised like the original."""
+"""Realiser (transnli.generator.realise): one token replaced, inflected and capitalised like the
+original."""
 
 import pytest
 from transnli.generator.realise import Realiser, indefinite_article, inflect, match_case, realise

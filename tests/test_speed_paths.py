@@ -276,7 +276,7 @@ def test_workers_refused_for_llm_pipelines(tmp_path):
     assert result.exit_code != 0 and "--workers" in result.output
 
 
-# -- spaCy without torch -----------------------------------------------------------------------------
+# -- spaCy without torch ---------------------------------------------------------------------------
 _TAG_SCRIPT = """
 import json, sys
 if sys.argv[1] == "torch-first":
@@ -285,7 +285,8 @@ from transnli.generator.tagging import SpacyTagger
 tagged = SpacyTagger().tag(["The old man was happy to see the young children.",
                             "She quickly opened the heavy door and walked inside."])
 print(json.dumps({"torch": sys.modules.get("torch") is not None,
-                  "tags": [[(t.pos, t.tag, t.dep, t.head, t.lemma) for t in s.tokens] for s in tagged]}))
+                  "tags": [[(t.pos, t.tag, t.dep, t.head, t.lemma) for t in s.tokens]
+                           for s in tagged]}))
 import torch  # still importable afterwards
 """
 
@@ -306,14 +307,14 @@ def test_the_small_spacy_pipeline_loads_without_torch_and_tags_the_same():
     assert hidden["tags"] == loaded["tags"]
 
 
-# -- memory: glibc's thresholds ---------------------------------------------------------------------
+# -- memory: glibc's thresholds --------------------------------------------------------------------
 _MALLOC_PROBE = """
 import ctypes, sys
 from transnli.generator.memory import tune_allocator
 
 class MallInfo2(ctypes.Structure):
-    _fields_ = [(k, ctypes.c_size_t) for k in
-                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+    _fields_ = [(k, ctypes.c_size_t) for k in (
+        "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split())]
 
 libc = ctypes.CDLL("libc.so.6")
 libc.mallinfo2.restype = MallInfo2

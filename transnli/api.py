@@ -10,8 +10,8 @@
 
 Both functions write files only when given `out_dir` (then exactly what `transnli generate` /
 `transnli evaluate` write there). They are thin: `generate` runs the generator's driver
-(`generate_run`), `evaluate` runs `evaluate_triples`, as the command line does. Errors a user can fix raise `TransnliError` with the CLI's
-one-line message.
+(`generate_run`), `evaluate` runs `evaluate_triples`, as the command line does. Errors a user can
+fix raise `TransnliError` with the CLI's one-line message.
 """
 
 from __future__ import annotations

@@ -100,9 +100,9 @@ def resolve_label_order(
         return tuple(mapping[i] for i in range(3)), "label-map"
     if all(is_generic_label(n) for n in names):
         raise BackendError(
-            f"{model_name} has placeholder labels ({shown}), so which class is entailment cannot be "
-            "read from it; pass --label-map, e.g. --label-map 0=contradiction,1=neutral,2=entailment "
-            "(check the model card)"
+            f"{model_name} has placeholder labels ({shown}), so which class is entailment cannot "
+            "be read from it; pass --label-map, e.g. --label-map "
+            "0=contradiction,1=neutral,2=entailment (check the model card)"
         )
     raise BackendError(
         f"{model_name} labels ({shown}) are not the three NLI labels entailment, neutral, "
@@ -310,9 +310,9 @@ class _ModelLocation:
             why = hub_unreachable()
             if why is not None:
                 raise BackendError(
-                    f"cannot load hf model {self.arg!r}: it is neither a folder here nor in the Hugging Face "
-                    f"cache, and the hub cannot be reached ({why}); give a model folder, or download "
-                    "the model where there is network"
+                    f"cannot load hf model {self.arg!r}: it is neither a folder here nor in the "
+                    f"Hugging Face cache, and the hub cannot be reached ({why}); give a model "
+                    "folder, or download the model where there is network"
                 ) from e
             return fn(self.src, **self.load_kw, **kw)
 
@@ -698,8 +698,8 @@ class HFBackend(NLIBackend):
                 logits = self.replicas[d](**batch).logits.float()
         except oom as e:
             raise BackendError(
-                f"{self.name}: out of memory on a batch of {len(next(iter(batch.values())))} pairs; "
-                "try a smaller --batch-size, --batch-tokens or --max-length"
+                f"{self.name}: out of memory on a batch of {len(next(iter(batch.values())))} "
+                "pairs; try a smaller --batch-size, --batch-tokens or --max-length"
             ) from e
         self.forward_calls += 1
         return logits

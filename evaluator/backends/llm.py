@@ -100,7 +100,8 @@ def _split(arg: str) -> tuple[str, str]:
 
 
 def _max_tokens(value: Any) -> int | None:
-    """128 by default (the template asks for one word; room for a short explanation); 0: no limit."""
+    """128 by default (the template asks for one word; room for a short explanation); 0: no
+    limit."""
     if value is None:
         return 128
     return int(value) or None

@@ -345,8 +345,9 @@ class LinkGrammarAcceptability(ThreadedCheck):
     counts on 20,000 WordNet examples), for less time and memory: a long candidate that the swap
     made worse is no longer searched up to the cap (measured: docs/speed.md, 'Acceptability check
     (link-grammar)').
-    Results are cached per (sentence, skipped words searched up to): originals repeat a lot. A result never
-    depends on what else is in the cache, so batches and worker processes give the same results.
+    Results are cached per (sentence, skipped words searched up to): originals repeat a lot. A
+    result never depends on what else is in the cache, so batches and worker processes give the same
+    results.
 
     max_null_count (default 8): on long sentences it barely understands (WordNet's examples
     about quoted words: "`and' in `John and Mary' or ...", 26 words, 11 to 19 skipped) a parse is

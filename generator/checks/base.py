@@ -1,7 +1,8 @@
 """The check interface shared by grammar and acceptability backends.
 
 A check judges candidate sentences in batches. Grammar checks compare each candidate with the
-sentence it was made from (errors *added*), because source sentences often carry errors of their own.
+sentence it was made from (errors *added*), because source sentences often carry errors of their
+own.
 """
 
 from __future__ import annotations

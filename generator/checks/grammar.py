@@ -483,7 +483,10 @@ class HarperGrammar(ThreadedCheck, _ComparingGrammarCheck):
 
     def version(self) -> str:
         spelling = "changed words" if self.spelling == "changed" else "whole sentences"
-        return f"harper-py {dist_version('harper-py') or 'unknown'} ({self.dialect}, spelling: {spelling})"
+        return (
+            f"harper-py {dist_version('harper-py') or 'unknown'} ({self.dialect}, spelling: "
+            f"{spelling})"
+        )
 
 
 # ------------------------------------------------------------------------------ languagetool
@@ -604,7 +607,7 @@ class LanguageToolGrammar(_ComparingGrammarCheck):
         lt_version = getattr(tool, "_language_tool_download_version", "") or "local"
         self._software = (
             f"LanguageTool {lt_version} via language_tool_python "
-            f"{dist_version('language_tool_python') or dist_version('language-tool-python') or 'unknown'}"
+            f"{dist_version('language_tool_python') or dist_version('language-tool-python') or 'unknown'}"  # noqa: E501
         )
 
     # -- checking ---------------------------------------------------------------------------

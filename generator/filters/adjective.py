@@ -1,4 +1,5 @@
-"""Adjective filters: where an adjective's antonym cannot stand in for it, from WordNet and the parse.
+"""Adjective filters: where an adjective's antonym cannot stand in for it, from WordNet and the
+parse.
 
 Adjectives are most of what the generator accepts, and their bad swaps are mostly a wrong sense or a
 true opposite that the sentence cannot take. One shape that WordNet can see without guessing the
@@ -36,7 +37,8 @@ _RELATIONAL_GLOSS = re.compile(
 
 
 def is_relational(synset_name: str) -> bool:
-    """A WordNet adjective sense that classifies (relates a noun to a domain) rather than describes."""
+    """A WordNet adjective sense that classifies (relates a noun to a domain) rather than
+    describes."""
     synset = wordnet().synset(synset_name)
     return synset.lexname() == "adj.pert" or bool(_RELATIONAL_GLOSS.match(synset.definition()))
 
@@ -52,17 +54,19 @@ def _negated_form(antonym: str, *words: str) -> bool:
 @register_filter(
     "relational_adj",
     rank=80,
-    summary="a relational adjective before a noun is not swapped for an antonym of only a later, descriptive sense",
+    summary="a relational adjective before a noun is not swapped for an antonym of only a later, "
+    "descriptive sense",
 )
 class RelationalAdjectiveFilter(PerItemFilter):
     """An attributive adjective whose first relational sense ranks before every sense that carries
     the antonym (WordNet ranks senses by their sense-tagged frequency): the classifying reading is
-    the likelier one, and the antonym opposes only a descriptive reading. Predicative uses ("she felt
-    provincial") pass: a relational adjective is rarely predicative, so there the descriptive sense
-    is the one meant. With `keep_negated` (the default) an antonym that is the word with a negative
-    prefix also passes ("musical" -> "unmusical", "modern" -> "nonmodern"): it keeps the word's stem
-    and so its domain, and on the dev set such swaps were good as often as not, while an antonym of
-    another stem switches the domain ("medical" -> "surgical", "academic" -> "applied")."""
+    the likelier one, and the antonym opposes only a descriptive reading. Predicative uses ("she
+    felt provincial") pass: a relational adjective is rarely predicative, so there the descriptive
+    sense is the one meant. With `keep_negated` (the default) an antonym that is the word with a
+    negative prefix also passes ("musical" -> "unmusical", "modern" -> "nonmodern"): it keeps the
+    word's stem and so its domain, and on the dev set such swaps were good as often as not, while an
+    antonym of another stem switches the domain ("medical" -> "surgical", "academic" ->
+    "applied")."""
 
     DEPS = ("amod",)
 

@@ -1,9 +1,9 @@
 """What every candidate filter shares: the item it judges, the verdict it gives, and a base class.
 
-A filter is a small stage with one job and a batch method, `judge_many(items) -> list[FilterVerdict]`;
-a filter whose verdicts are independent per item subclasses `PerItemFilter` and writes `judge`.
-It is built from the run's `FilterOptions` (`from_options`), so the registry can build any filter
-by name (transnli.generator.filters.registry).
+A filter is a small stage with one job and a batch method, `judge_many(items) ->
+list[FilterVerdict]`; a filter whose verdicts are independent per item subclasses `PerItemFilter`
+and writes `judge`. It is built from the run's `FilterOptions` (`from_options`), so the registry can
+build any filter by name (transnli.generator.filters.registry).
 """
 
 from __future__ import annotations

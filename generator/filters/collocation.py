@@ -105,7 +105,8 @@ class Side:
     m: tuple[str, str]
     h_count: int
     m_count: int
-    drop: float  # lower bound on PMI(H bigram) - PMI(H' bigram), in nats; 0 when the counts say nothing
+    # lower bound on PMI(H bigram) - PMI(H' bigram), in nats; 0 when the counts say nothing
+    drop: float
 
     def to_dict(self) -> dict:
         return {
@@ -195,7 +196,8 @@ def governed_preposition(item: FilterItem) -> Token | None:
 @register_filter(
     "collocation",
     rank=130,
-    summary="the antonym must go with the preposition the word governs as the word does (web bigram counts)",
+    summary="the antonym must go with the preposition the word governs as the word does (web "
+    "bigram counts)",
 )
 class CollocationFilter(PerItemFilter):
     """Rejects a swap when the preposition the word governs ("responsible for") goes much less

@@ -31,7 +31,8 @@ def word_lists() -> dict[str, frozenset[str]]:
 @register_filter(
     "licensing",
     rank=40,
-    summary="negative-polarity antonyms without a licensor, antonyms already in the sentence and slots the antonym cannot fill are rejected",
+    summary="negative-polarity antonyms without a licensor, antonyms already in the sentence and "
+    "slots the antonym cannot fill are rejected",
 )
 class LicensingFilter(PerItemFilter):
     """What the new word needs from the rest of the sentence: a licensor for a negative-polarity

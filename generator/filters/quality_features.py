@@ -1,4 +1,5 @@
-"""Features of one built candidate for the learned quality scorer (quality_model.py beside this module).
+"""Features of one built candidate for the learned quality scorer (quality_model.py beside this
+module).
 
 Everything here is computed from what the pipeline already has when the filters run: the spaCy
 parse of H, the replaced token, the antonym WordNet gave and the realised H'. The feature set is

@@ -139,7 +139,8 @@ class QualityModelFilter:
         missing = [n for n in self.model.feature_names if n not in self.features.names]
         if missing:
             raise QualityModelError(
-                f"field 'feature_names': features this version does not compute: {', '.join(missing)}"
+                "field 'feature_names': features this version does not compute: "
+                f"{', '.join(missing)}"
             )
         self._columns = [self.features.names.index(n) for n in self.model.feature_names]
         self.threshold = threshold

@@ -142,7 +142,8 @@ def item_senses(item: FilterItem, pos: str) -> tuple[SenseInfo, ...]:
 
 
 def antonym_sense_prior(senses: Sequence[SenseInfo]) -> float:
-    """Share of the word's sense-tagged uses (add-half smoothing) on senses that carry the antonym."""
+    """Share of the word's sense-tagged uses (add-half smoothing) on senses that carry the
+    antonym."""
     total = sum(s.count + 0.5 for s in senses)
     return sum(s.count + 0.5 for s in senses if s.carries) / total if total else 0.0
 

@@ -1,8 +1,8 @@
 """Candidate filters for replaced verbs, read from the spaCy parse and WordNet's verb frames.
 
-Verbs were the weakest part of the generator's output (dev set: 113 accepted verb triples, 46% good).
-Studying the accepted verb triples of benchmarks/data/quality_dev.jsonl, these mechanisms separate
-good from bad swaps without a word list:
+Verbs were the weakest part of the generator's output (dev set: 113 accepted verb triples, 46%
+good). Studying the accepted verb triples of benchmarks/data/quality_dev.jsonl, these mechanisms
+separate good from bad swaps without a word list:
 
 - ``clause_link``: the verb heads an adverbial clause or a coordinated clause/predicate (spaCy's
   ``advcl`` or ``conj``). Such a clause stands in a discourse relation to the clause it hangs on
@@ -236,7 +236,8 @@ def verbal_complement(item: FilterItem) -> str | None:
 @register_filter(
     "verb_complements",
     rank=110,
-    summary="an antonym needs a WordNet frame for an intransitive verb's prepositional phrase, and an adjective antonym cannot replace a verb with an object, agent or verb complement",
+    summary="an antonym needs a WordNet frame for an intransitive verb's prepositional phrase, and "
+    "an adjective antonym cannot replace a verb with an object, agent or verb complement",
 )
 class VerbComplementFilter(PerItemFilter):
     """The antonym must admit the verb's complements where argument_structure does not look: an

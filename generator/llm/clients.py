@@ -77,7 +77,8 @@ def redact(text: str, secret: str | None = None) -> str:
 
 
 class LLMError(RuntimeError):
-    """A client that cannot be built or used (missing model, unreachable server for a whole batch)."""
+    """A client that cannot be built or used (missing model, unreachable server for a whole
+    batch)."""
 
 
 @dataclass
@@ -249,7 +250,7 @@ class LLMClient(ABC):
         pass
 
 
-# -- OpenAI-compatible HTTP -------------------------------------------------------------------------
+# -- OpenAI-compatible HTTP ------------------------------------------------------------------------
 def resolve_base_url(base_url: str | None) -> str:
     if base_url:
         return base_url
@@ -319,7 +320,8 @@ def _refused(e: BaseException) -> bool:
 
 
 def _truncated_json(body: str) -> bool:
-    """A body that is the start of a JSON document cut short (as opposed to one that is not JSON)."""
+    """A body that is the start of a JSON document cut short (as opposed to one that is not
+    JSON)."""
     body = body.strip()
     if not body.startswith(("{", "[")):
         return False
@@ -584,7 +586,7 @@ class OpenAIChatClient(LLMClient):
                     fut.cancel()
 
 
-# -- local transformers models ----------------------------------------------------------------------
+# -- local transformers models ---------------------------------------------------------------------
 def resolve_device(device: str = "auto") -> str:
     if device and device != "auto":
         return device
@@ -633,7 +635,8 @@ class _HFClient(LLMClient):
         super().__init__()
         if not model:
             raise LLMError(
-                f"the {self.backend} backend needs a model: a hub id or a local folder (--llm-model)"
+                f"the {self.backend} backend needs a model: a hub id or a local folder "
+                "(--llm-model)"
             )
         self.model = model
         self.device_name = device
@@ -677,8 +680,8 @@ class _HFClient(LLMClient):
             ) from e
         except (OSError, ValueError) as e:
             raise LLMError(
-                f"cannot load {self.model!r} with {self.auto_model}: {str(e).rstrip('.')}. Give a local folder "
-                "or a hub id that is in the Hugging Face cache."
+                f"cannot load {self.model!r} with {self.auto_model}: {str(e).rstrip('.')}. Give a "
+                "local folder or a hub id that is in the Hugging Face cache."
             ) from e
         self.device = resolve_device(self.device_name)
         self._model = model.to(self.device).eval()
@@ -813,7 +816,7 @@ class HFCausalClient(_HFClient):
         return output[:, enc["input_ids"].shape[1] :]
 
 
-# -- the reply cache --------------------------------------------------------------------------------
+# -- the reply cache -------------------------------------------------------------------------------
 CACHE_ENV = "TRANSNLI_LLM_CACHE"
 
 
@@ -845,9 +848,9 @@ class ReplyCache:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             with self.conn:
                 self.conn.execute(
-                    "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, backend TEXT NOT NULL, "
-                    "model TEXT NOT NULL, params TEXT NOT NULL, prompt TEXT NOT NULL, "
-                    "reply TEXT NOT NULL, created REAL NOT NULL)"
+                    "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, backend TEXT NOT "
+                    "NULL, model TEXT NOT NULL, params TEXT NOT NULL, prompt TEXT NOT NULL, reply "
+                    "TEXT NOT NULL, created REAL NOT NULL)"
                 )
         except sqlite3.DatabaseError as e:
             raise self._problem(e) from e
@@ -863,7 +866,8 @@ class ReplyCache:
         msg = str(e)
         if "full" in msg:
             return LLMError(
-                f"the LLM reply cache {self.path} cannot grow: the disk is full ({msg}); free some space"
+                f"the LLM reply cache {self.path} cannot grow: the disk is full ({msg}); free some "
+                "space"
             )
         if "malformed" in msg or "not a database" in msg or type(e) is sqlite3.DatabaseError:
             return LLMError(
@@ -989,7 +993,8 @@ class CachedClient(LLMClient):
 
     @property
     def run_usage(self) -> dict[str, Any]:
-        """This process's figures: prompts and cache hits from the cache, the rest from the client."""
+        """This process's figures: prompts and cache hits from the cache, the rest from the
+        client."""
         inner = self.inner.usage.to_dict()
         return {
             **inner,

@@ -93,7 +93,8 @@ class LLMGenerationStats(GenerationStats):
             "answers_meeting_requirements_rate": _rate(ok, answers),
             "answer_failures": {r: c[f"llm_verdict_{r}"] for r in FAILURES},
             "answer_failure_rates": {r: _rate(c[f"llm_verdict_{r}"], answers) for r in FAILURES},
-            # Table 7: how many of those antonyms differ from the WordNet pipeline's for the same word
+            # Table 7: how many of those antonyms differ from the WordNet pipeline's for the same
+            # word
             "compared_with_wordnet": {
                 "compared": compared,
                 "same_as_wordnet": c["llm_wordnet_same"],

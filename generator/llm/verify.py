@@ -2,7 +2,8 @@
 meets the prompt's requirements (the paper's Table 7).
 
     verdict = verify_reply(reply_text, sentence, char_start, char_end)
-    verdict.reason  # ok | unparseable | no_change | negation_added | multiple_words_changed | wrong_position
+    verdict.reason  # ok | unparseable | no_change | negation_added | multiple_words_changed
+                    # | wrong_position
 
 Parsing: `<think>` blocks, markdown, bullets and labels such as "Modified sentence:" are stripped;
 every line, every quoted passage, and every piece of a line cut at an arrow, a dash or a bracket is
@@ -304,6 +305,7 @@ def check_answer(
 
 
 def verify_reply(reply: str | None, original: str, char_start: int, char_end: int) -> Verdict:
-    """Parse `reply` and check it against `original`, whose word at [char_start, char_end) was quoted."""
+    """Parse `reply` and check it against `original`, whose word at [char_start, char_end) was
+    quoted."""
     answer, sim = parse_answer(reply, original)
     return check_answer(answer, original, char_start, char_end, sim)

@@ -94,7 +94,8 @@ EVALUATION_OPTIONS = [
         "--device",
         default="auto",
         show_default=True,
-        help="auto (cuda, then mps, then cpu), cpu, cuda (every GPU), cuda:N, a list such as cuda:0,cuda:1, or mps.",
+        help="auto (cuda, then mps, then cpu), cpu, cuda (every GPU), cuda:N, a list such as "
+        "cuda:0,cuda:1, or mps.",
     ),
     option(
         "evaluation",

@@ -104,7 +104,8 @@ GENERATION_OPTIONS = [
         "dataset",
         "--dataset",
         default=None,
-        help="Dataset name written into each record (default: the detected dataset, else the input file's stem).",
+        help="Dataset name written into each record (default: the detected dataset, else the input "
+        "file's stem).",
     ),
     option(
         "run",
@@ -120,7 +121,8 @@ GENERATION_OPTIONS = [
         "--label-order",
         callback=_label_order,
         default=None,
-        help="Labels of integer labels 0,1,2 in a file, e.g. entailment,neutral,contradiction (-1: no label).",
+        help="Labels of integer labels 0,1,2 in a file, e.g. entailment,neutral,contradiction (-1: "
+        "no label).",
     ),
     option(
         "config",
@@ -167,7 +169,8 @@ GENERATION_OPTIONS = [
         "--quality-threshold",
         type=click.FloatRange(0, 1),
         default=None,
-        help="Minimum learned quality score for the quality_model filter (see docs/quality-model.md).",
+        help="Minimum learned quality score for the quality_model filter (see "
+        "docs/quality-model.md).",
     ),
     option(
         "config",
@@ -262,7 +265,8 @@ RUN_FOLDER_OPTIONS = [
         type=click.IntRange(min=1),
         default=1,
         show_default=True,
-        help="Worker processes for the wordnet and negation pipelines (the output is identical to one worker's).",
+        help="Worker processes for the wordnet and negation pipelines (the output is identical to "
+        "one worker's).",
     ),
     option(
         "run",
@@ -277,7 +281,8 @@ RUN_FOLDER_OPTIONS = [
         "--export",
         multiple=True,
         type=click.Choice(["parquet", "hf", "card"]),
-        help="Also write Parquet files, a Hugging Face datasets folder and/or a Hub-ready folder with a dataset card (OUT/hub; see `transnli export`).",
+        help="Also write Parquet files, a Hugging Face datasets folder and/or a Hub-ready folder "
+        "with a dataset card (OUT/hub; see `transnli export`).",
     ),
     option(
         "run",
@@ -305,7 +310,9 @@ LLM_CHOICE_OPTIONS = [
         "--pipeline",
         type=click.Choice(PIPELINES),
         default=None,
-        help="wordnet (default); llm: an LLM replaces each word; wordnet+llm: the LLM only where WordNet has no antonym; negation: the hypothesis with its main clause negated; wordnet+negation: both WordNet's and the negation's triples.",
+        help="wordnet (default); llm: an LLM replaces each word; wordnet+llm: the LLM only where "
+        "WordNet has no antonym; negation: the hypothesis with its main clause negated; "
+        "wordnet+negation: both WordNet's and the negation's triples.",
     ),
     option(
         "config",
@@ -313,7 +320,8 @@ LLM_CHOICE_OPTIONS = [
         "--llm-backend",
         type=click.Choice(LLM_BACKENDS),
         default=None,
-        help="openai: any OpenAI-compatible server; hf-seq2seq / hf-causal: a local transformers model.",
+        help="openai: any OpenAI-compatible server; hf-seq2seq / hf-causal: a local transformers "
+        "model.",
     ),
     option(
         "config",

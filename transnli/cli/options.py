@@ -53,7 +53,8 @@ _LLM_TRANSPORT = (
         "llm_base_url",
         "--llm-base-url",
         None,
-        "OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (default: $TRANSNLI_LLM_BASE_URL, $OPENAI_BASE_URL, else api.openai.com).",
+        "OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (default: "
+        "$TRANSNLI_LLM_BASE_URL, $OPENAI_BASE_URL, else api.openai.com).",
         "llm: models: OpenAI-compatible base URL, e.g. http://localhost:8000/v1 "
         "(default: $TRANSNLI_LLM_BASE_URL, $OPENAI_BASE_URL, else api.openai.com).",
     ),
@@ -61,7 +62,8 @@ _LLM_TRANSPORT = (
         "llm_api_key_env",
         "--llm-api-key-env",
         None,
-        "Name of the environment variable holding the API key (default OPENAI_API_KEY; may be unset for local servers).",
+        "Name of the environment variable holding the API key (default OPENAI_API_KEY; may be "
+        "unset for local servers).",
         "llm: models: name of the environment variable with the API key (default OPENAI_API_KEY).",
     ),
     (
