@@ -286,6 +286,18 @@ def _grouped_bars(
     return labels, width
 
 
+def _legend_and_note(fig, ax, names, with_legend: bool) -> None:
+    """The models' legend above the bars (when there are several) and the bars' note below."""
+    if with_legend:
+        fig.legend(
+            *ax.get_legend_handles_labels(),
+            loc="outside upper center",
+            ncol=legend_columns(names, fig.get_figwidth()),
+            frameon=False,
+        )
+    fig.supxlabel(BAR_NOTE, fontsize=CELL_FONT, color="#444444")
+
+
 def mutual_figure(summary: dict[str, Any]):
     """Mutual entailment and mutual contradiction rates of (H,H'): one panel each, a group of bars
     per dataset, one bar per model, Wilson 95% error bars, k/n above each bar."""
@@ -315,14 +327,7 @@ def mutual_figure(summary: dict[str, Any]):
         labelled.append((ax, *_grouped_bars(ax, datasets, series, top)))
         ax.set_title(f"mutual {which}")
     axes[0].set_ylabel("share of triples (%)")
-    if len(models) > 1:
-        fig.legend(
-            *axes[0].get_legend_handles_labels(),
-            loc="outside upper center",
-            ncol=legend_columns(names, fig.get_figwidth()),
-            frameon=False,
-        )
-    fig.supxlabel(BAR_NOTE, fontsize=CELL_FONT, color="#444444")
+    _legend_and_note(fig, axes[0], names, len(models) > 1)
     fit_count_labels(fig, labelled)
     return fig
 
@@ -352,14 +357,7 @@ def comparison_figure(summary: dict[str, Any]):
     n = sum(e["n_triples"] for e in models[0]["datasets"]) if models else 0
     pooled = "all datasets" if len(summary["datasets"]) > 1 else summary["datasets"][0]
     ax.set_title(f"Rule violations, {pooled} ({n} triples)")
-    if len(models) > 1:
-        fig.legend(
-            *ax.get_legend_handles_labels(),
-            loc="outside upper center",
-            ncol=legend_columns(names, fig.get_figwidth()),
-            frameon=False,
-        )
-    fig.supxlabel(BAR_NOTE, fontsize=CELL_FONT, color="#444444")
+    _legend_and_note(fig, ax, names, len(models) > 1)
     fit_count_labels(fig, [(ax, labels, slot)])
     return fig
 

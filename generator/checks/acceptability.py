@@ -19,6 +19,7 @@ from typing import Any
 from transnli.generator.checks.base import (
     BackendUnavailable,
     CheckResult,
+    SwitchedOff,
     ThreadedCheck,
     ThreadPool,
     check_lengths,
@@ -520,16 +521,5 @@ class LinkGrammarAcceptability(ThreadedCheck):
 
 # -------------------------------------------------------------------------------------- none
 @register_check("acceptability", "none")
-class NoAcceptability:
+class NoAcceptability(SwitchedOff):
     """Acceptability checking switched off: every candidate passes."""
-
-    @classmethod
-    def from_options(cls, **_options: Any) -> NoAcceptability:
-        return cls()
-
-    def check_many(self, originals: Sequence[str], candidates: Sequence[str]) -> list[CheckResult]:
-        check_lengths(originals, candidates)
-        return [CheckResult("none", True) for _ in candidates]
-
-    def version(self) -> str:
-        return "none"

@@ -73,6 +73,7 @@ from transnli.common.versions import dist_version
 from transnli.generator.checks.base import (
     BackendUnavailable,
     CheckResult,
+    SwitchedOff,
     ThreadedCheck,
     ThreadPool,
     check_lengths,
@@ -708,19 +709,8 @@ def _normalise_lt_url(url: str) -> str:
 
 # -------------------------------------------------------------------------------------- none
 @register_check("grammar", "none")
-class NoGrammar:
+class NoGrammar(SwitchedOff):
     """Grammar checking switched off: every candidate passes."""
-
-    @classmethod
-    def from_options(cls, **_options: Any) -> NoGrammar:
-        return cls()
-
-    def check_many(self, originals: Sequence[str], candidates: Sequence[str]) -> list[CheckResult]:
-        check_lengths(originals, candidates)
-        return [CheckResult("none", True) for _ in candidates]
-
-    def version(self) -> str:
-        return "none"
 
 
 # ----------------------------------------------------------------------------------- factory
