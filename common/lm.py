@@ -37,6 +37,7 @@ ROUND_DIGITS = 4
 #: written last into a converted model folder: what it was made from, and its weights' digest
 CONVERSION_RECORD = "transnli-lm.json"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf")
+DTYPES = ("float32", "bfloat16", "float16")
 
 
 class LMError(Exception):
@@ -59,9 +60,6 @@ class LMSettings:
             raise LMError(
                 f"language model dtype must be one of {', '.join(DTYPES)}, not {self.dtype}"
             )
-
-
-DTYPES = ("float32", "bfloat16", "float16")
 
 
 @dataclass(frozen=True)
