@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from transnli.common.devices import resolve_device
+
 BACKENDS = ("openai", "hf-seq2seq", "hf-causal")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BASE_URL_ENVS = ("TRANSNLI_LLM_BASE_URL", "OPENAI_BASE_URL")
@@ -587,19 +589,6 @@ class OpenAIChatClient(LLMClient):
 
 
 # -- local transformers models ---------------------------------------------------------------------
-def resolve_device(device: str = "auto") -> str:
-    if device and device != "auto":
-        return device
-    import torch
-
-    if torch.cuda.is_available():
-        return "cuda"
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
-        return "mps"
-    return "cpu"
-
-
 def model_fingerprint(name_or_path: str) -> str:
     """Pins the weights a name refers to: for a local folder, a digest of its files' names and
     sizes plus the first and last MiB of each (cheap, yet changes when the weights do); for a hub
