@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_generate.py [--n 5000] [--preset default] [--workers N]
     .venv/bin/python benchmarks/bench_generate.py --repeat 3  # fresh process per run, medians
     .venv/bin/python benchmarks/bench_generate.py --memory-check  # peak RSS at 1k vs 20k sentences
+    .venv/bin/python benchmarks/bench_generate.py --n 500 --set acceptability=lm  # LM on
 
 The examples (about 48k; the synset's definition as premise, the example as hypothesis) are
 written once to a JSONL file in the transnli cache; the timed loop then does what `transnli
@@ -16,7 +17,12 @@ grammar, acceptability, plus writing in the parent; with several workers the pip
 summed over the workers), peak_rss_mb (this process; with workers also peak_rss_workers_mb, the
 largest worker), startup_seconds (loading resources and starting workers, outside the timed
 loop), load_avg (the machine's 1-minute load average before and after: other work on a shared
-machine slows the figures down). Not a test: nothing is asserted.
+machine slows the figures down). With the lm acceptability check (--set acceptability=lm) the
+model scores every candidate afresh (its score cache is left out, so a rerun measures the model,
+not the cache), and `lm` reports the check's own rate (sentences_per_s: H and H' each count) beside
+the bare model's: a plain full forward pass over the same sentences, batched the same way without
+the check's savings (bare_forward_sentences_per_s), and their ratio. Not a test: nothing is
+asserted.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def examples_file() -> Path:
@@ -73,9 +80,12 @@ def one_run(args) -> dict:
     source = examples_file()
     load_before = load_avg()
     t0 = time.perf_counter()
-    config = resolve_config(args.preset, batch_size=args.batch_size)
+    config = resolve_config(args.preset, batch_size=args.batch_size, **overrides(args))
     pipeline = build_wordnet_pipeline(config)
+    lm_pairs = uncached_lm(pipeline)
     warm_up(pipeline)
+    if lm_pairs is not None:
+        lm_pairs.clear()  # the warm-up's sentences are not the benchmark's
     runner = None
     if args.workers > 1:
         runner = ParallelRunner(config, args.workers, stats=pipeline.stats, timer=pipeline.timer)
@@ -122,11 +132,71 @@ def one_run(args) -> dict:
         else os.cpu_count(),
         "stats": pipeline.stats.to_dict(),
     }
+    if lm_pairs is not None:
+        out["lm"] = lm_rates(pipeline, lm_pairs, stages.get("acceptability", 0.0))
     if args.workers > 1:
         out["peak_rss_workers_mb"] = round(
             resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
         )
     return out
+
+
+def overrides(args) -> dict:
+    from bench_quality import parse_value
+
+    return {k.strip(): parse_value(v.strip()) for k, _, v in (s.partition("=") for s in args.set)}
+
+
+def uncached_lm(pipeline) -> list | None:
+    """With the lm check: take its score cache away and record the pairs it scores."""
+    from transnli.common.lm import CausalLMScorer
+
+    check = next((c for c in pipeline.checks if c.backend == "lm"), None)
+    if check is None:
+        return None
+    old = check.scorer
+    check.scorer = CausalLMScorer(old.model, old.tokenizer, old.identity, old.settings, cache=None)
+    seen: list = []
+    score = check.scorer.compare_many
+
+    def recording(pairs):
+        seen.extend(pairs)
+        return score(pairs)
+
+    check.scorer.compare_many = recording
+    return seen
+
+
+def lm_rates(pipeline, pairs: list, check_seconds: float) -> dict:
+    """The check's rate, and a bare full forward pass over the same sentences (no cache, every
+    position's logits, equal-length batches of the check's batch size)."""
+    import torch
+
+    scorer = next(c for c in pipeline.checks if c.backend == "lm").scorer
+    sentences = [s for pair in pairs for s in pair]
+    by_length: dict[int, list] = {}
+    for ids in map(scorer.encode, sentences):
+        by_length.setdefault(len(ids), []).append(ids)
+    size = scorer.settings.batch_size
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        for group in by_length.values():
+            for k in range(0, len(group), size):
+                ids = torch.tensor(group[k : k + size], device=scorer.model.device)
+                scorer.model(input_ids=ids).logits.log_softmax(-1)
+    bare = time.perf_counter() - t0
+    check_rate = len(sentences) / check_seconds if check_seconds else None
+    bare_rate = len(sentences) / bare if bare else None
+    return {
+        "model": scorer.identity,
+        "pairs_scored": len(pairs),
+        "check_seconds": round(check_seconds, 3),
+        "sentences_per_s": round(check_rate, 2) if check_rate else None,
+        "bare_forward_seconds": round(bare, 3),
+        "bare_forward_sentences_per_s": round(bare_rate, 2) if bare_rate else None,
+        "check_over_bare": round(check_rate / bare_rate, 3) if check_rate and bare_rate else None,
+        "torch_threads": torch.get_num_threads(),
+    }
 
 
 def fresh_run(args, n: int) -> dict:
@@ -142,6 +212,7 @@ def fresh_run(args, n: int) -> dict:
         str(args.batch_size),
         "--workers",
         str(args.workers),
+        *(f"--set={item}" for item in args.set),
     ]
     done = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(done.stdout)
@@ -166,6 +237,13 @@ def main() -> None:
     )
     ap.add_argument("--preset", default="default")
     ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="A configuration override, e.g. acceptability=lm, lm_threshold=-8.",
+    )
     ap.add_argument(
         "--workers", type=int, default=1, help="worker processes (as transnli generate --workers)"
     )
