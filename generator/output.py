@@ -190,6 +190,8 @@ class RunWriter:
             self._lock.acquire()
 
     def _refuse_foreign(self) -> None:
+        if self.dir.exists() and not self.dir.is_dir():
+            raise OutputError(f"{self.dir} is a file, not a folder; give --out a folder")
         foreign = foreign_entries(self.dir)
         if foreign:
             shown = ", ".join(foreign[:3]) + (

@@ -416,7 +416,7 @@ def negation(i: int) -> TripleRecord:
     )
 
 
-def test_negation_records_export_and_round_trip(tmp_path):
+def test_negation_records_export_publish_and_round_trip(tmp_path, monkeypatch):
     # issue 27: `field candidates[0]: unknown key(s) rule` stopped every negation export
     accepted = [negation(0), record(1), negation(2)]  # wordnet+negation: both kinds in one run
     run = make_run(tmp_path / "run", accepted, [])
@@ -426,6 +426,10 @@ def test_negation_records_export_and_round_trip(tmp_path):
     for table in ("triples.parquet", "hf_dataset", "hub/data/snli/test.parquet"):
         assert [r.to_dict() for r in read_any(run / table)] == expected, table
     assert normalise(negation(0).to_dict())["candidates"][0]["rule"] == "add_not"
+    monkeypatch.setenv("MY_TOKEN", "hf_secret")
+    fake = FakeApi()
+    publish(run, "someone/negations", token_env="MY_TOKEN", api=fake)
+    assert fake.calls[-1][1]["files"] == ["README.md", "data/snli/test.parquet"]
 
 
 def test_parse_kinds():

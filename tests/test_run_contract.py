@@ -119,6 +119,16 @@ def test_generate_refuses_a_folder_that_is_not_a_run(contents, overwrite, tmp_pa
     assert folder_bytes(out) == before
 
 
+def test_a_file_is_no_run_folder_in_the_api(tmp_path):
+    import transnli
+
+    out = tmp_path / "notes.txt"
+    out.write_text("mine\n", encoding="utf-8")
+    with pytest.raises(transnli.TransnliError, match="is a file, not a folder"):
+        transnli.generate(SAMPLE, out_dir=out, limit=1, grammar="none", acceptability="none")
+    assert out.read_text(encoding="utf-8") == "mine\n"
+
+
 def test_an_empty_folder_or_a_run_folder_is_taken(tmp_path):
     out = tmp_path / "empty"
     out.mkdir()
