@@ -9,8 +9,13 @@ What a run folder says about itself:
   fsynced before the checkpoint is, and the checkpoint is replaced atomically). A stopped run
   is resumed by truncating the files back to the checkpoint (dropping any half-written batch)
   and skipping the pairs already done, so no line is lost or duplicated.
-- `finished.json` is written last, after stats.json and the exports: only then is the run
-  finished. A folder without it is never taken for a finished run.
+- `finished.json` is written after stats.json, when every output is complete: from then on the
+  run is finished. A folder without it is never taken for a finished run. The exports (Parquet,
+  HF, card) come after it: they are copies made from the finished files, so an export that fails
+  leaves a finished run whose exports can be made again (the same command again reuses the run
+  and exports; so does `transnli export`).
+- A folder holding anything else (docs/, another tool's output) is no run folder: it is refused,
+  and nothing is written into it (run_folder.foreign_entries).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from transnli.generator.run_folder import (
     STATS,
     TRIPLES,
     OutputError,
+    foreign_entries,
 )
 
 
@@ -175,10 +181,26 @@ class RunWriter:
             raise OutputError(disk_error(e, path)) from e
 
     def lock(self) -> None:
-        """Create the folder and take its lock (RunBusy when another process holds it)."""
+        """Create the folder and take its lock (RunBusy when another process holds it). A folder
+        that holds files no run writes is refused before anything is written into it."""
         with self._writing(self.dir):
+            if not self._lock.held:
+                self._refuse_foreign()
             self.dir.mkdir(parents=True, exist_ok=True)
             self._lock.acquire()
+
+    def _refuse_foreign(self) -> None:
+        if self.dir.exists() and not self.dir.is_dir():
+            raise OutputError(f"{self.dir} is a file, not a folder; give --out a folder")
+        foreign = foreign_entries(self.dir)
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (
+                f" and {len(foreign) - 3} more" if foreign[3:] else ""
+            )
+            raise OutputError(
+                f"{self.dir} is not a generation run folder (it holds {shown}); give --out a new "
+                "or empty folder, or the folder of an earlier `transnli generate` run"
+            )
 
     def open(self) -> int:
         """Prepare the folder; returns the number of input pairs already done (0 for a new run).
@@ -204,7 +226,8 @@ class RunWriter:
             return None
         if self.path(FINISHED).exists():
             raise OutputError(
-                f"{self.dir} already holds a finished run; pass --overwrite to replace it"
+                f"{self.dir} already holds a finished run with a different input or configuration "
+                "(or made by another transnli version); pass --overwrite to replace it"
             )
         if self.path(PROGRESS).exists():
             state = self._read_progress()
@@ -312,20 +335,42 @@ class RunWriter:
             write_json_atomic(self.path(PROGRESS), self._progress_doc(offsets, stats))
 
     def finish(self, stats: dict, exports: list[str] | tuple[str, ...] = ()) -> list[Path]:
-        """stats.json, the exports, then the finished marker; returns the exported paths."""
-        with self._writing(self.dir):
-            for fh in self._fh.values():
-                fh.flush()
-                os.fsync(fh.fileno())
-            write_json_atomic(self.path(STATS), stats)
-            written = export(self.dir, list(exports)) if exports else []
-            write_json_atomic(
-                self.path(FINISHED), {"run_fingerprint": self.fp, "pairs_done": self.pairs_done}
+        """stats.json, the finished marker, then the exports; returns the exported paths. The lock
+        is released whatever happens."""
+        try:
+            with self._writing(self.dir):
+                for fh in self._fh.values():
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                write_json_atomic(self.path(STATS), stats)
+                write_json_atomic(
+                    self.path(FINISHED),
+                    {"run_fingerprint": self.fp, "pairs_done": self.pairs_done},
+                )
+                self.path(PROGRESS).unlink(missing_ok=True)
+                fsync_dir(self.dir)
+            return self.write_exports(exports)
+        finally:
+            self.close()
+
+    def write_exports(self, kinds: list[str] | tuple[str, ...]) -> list[Path]:
+        """The exports `kinds` of the finished run in this folder (held locked); returns their
+        paths. A failure says that the run itself is finished and how to export again."""
+        if not kinds:
+            return []
+        try:
+            return export(self.dir, list(kinds))
+        except (OutputError, OSError, ValueError) as e:  # ValueError: pyarrow's ArrowInvalid too
+            why = (
+                f"cannot write {e.filename or self.dir}: {e.strerror or e}"
+                if isinstance(e, OSError)
+                else str(e)
             )
-            self.path(PROGRESS).unlink(missing_ok=True)
-            fsync_dir(self.dir)
-        self.close()
-        return written
+            raise OutputError(
+                f"{self.dir} holds a finished run, but exporting it ({','.join(kinds)}) failed: "
+                f"{why}; once that is fixed, run the same command again (it reuses the run) or "
+                f"`transnli export {self.dir} --to {','.join(kinds)}`"
+            ) from e
 
     def close(self) -> None:
         """Close the files and release the lock; what follows the last checkpoint is dropped on

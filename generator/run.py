@@ -4,7 +4,8 @@
 `GeneratorConfig` (what a pair yields) and `RunOptions` (how the input is read and the output
 kept), and translate the `GeneratorError` it raises. A run folder is resumable: the input is
 opened and hashed, and the folder locked, before the pipeline's slow start, so that an unreadable
-input or a busy folder fails at once.
+or empty input or a busy folder fails at once. A finished run of the same input, configuration
+and transnli version is reused as it is (every caller alike), its requested exports made again.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from transnli.generator.record import TripleRecord
 # What config.json records as the source of pairs handed over in memory.
 MEMORY_SOURCE = "<memory>"
 # Options that concern the run folder, refused when nothing is written.
-FOLDER_ONLY = ("exports", "overwrite", "reuse_finished")
+FOLDER_ONLY = ("exports", "overwrite")
 
 
 @dataclass
@@ -51,9 +52,8 @@ class RunOptions:
     `fmt`, `dataset`, `columns`, `label_order` and `skip_bad` read the input (see
     transnli.generator.readers.read_pairs); `workers` runs the wordnet and negation pipelines on
     several processes (the output is identical). A run folder takes `exports` (parquet, hf,
-    card), `overwrite` (start again instead of resuming or refusing) and `reuse_finished` (a
-    finished run of the same settings is returned as it is: `transnli run` reruns only what is
-    new). `quiet`: no progress bar."""
+    card) and `overwrite` (start again instead of resuming, reusing or refusing). `quiet`: no
+    progress bar."""
 
     fmt: str | None = None
     dataset: str | None = None
@@ -63,7 +63,6 @@ class RunOptions:
     workers: int = 1
     exports: Sequence[str] = ()
     overwrite: bool = False
-    reuse_finished: bool = False
     quiet: bool = False
 
     @classmethod
@@ -118,9 +117,10 @@ def generate_run(
     SNLI, MultiNLI, ANLI, WANLI), a hub dataset as "hf:NAME:SPLIT", or NLIPair objects in memory.
 
     With `out_dir`, the run folder (triples.jsonl, rejected.jsonl, stats.json, config.json; an
-    unfinished run there is resumed); without, nothing is written and the triples come back in
-    memory. `echo` receives the lines a user reads (resuming, exports, the run's summary).
-    Raises GeneratorError (a subclass) for anything the user can fix."""
+    unfinished run there is resumed, a finished one of the same settings reused); without,
+    nothing is written and the triples come back in memory. `echo` receives the lines a user
+    reads (resuming, reusing, exports, the run's summary). Raises GeneratorError (a subclass) for
+    anything the user can fix, an input without a single pair included."""
     options = options or RunOptions()
     say = echo or (lambda line: None)
     options.check(config, writes_folder=out_dir is not None)
@@ -140,11 +140,13 @@ def generate_run(
     writer = RunWriter(out_dir, run_fp, overwrite=options.overwrite)
     try:
         writer.lock()  # before the slow start too: a second run into OUT refuses at once
-        if options.reuse_finished:
-            finished = writer.finished_stats()
-            if finished is not None:
-                say(f"{out_dir} already holds this generation run; reusing it.")
-                return RunResult(stats=finished, out_dir=out)
+        finished = writer.finished_stats()
+        if finished is not None:
+            same = "(same input and config); --overwrite to redo"
+            say(f"reusing the finished run in {out_dir} {same}")
+            for path in writer.write_exports(list(options.exports)):
+                say(f"exported {path}")
+            return RunResult(stats=finished, out_dir=out)
         pipeline = _build(config)
         stats = _write_run(writer, pipeline, config, opened, out_dir, options, say)
         return RunResult(stats=stats, out_dir=out)
@@ -159,6 +161,8 @@ def _open_input(source, options: RunOptions) -> _Input:
     reading = options.reading()
     if not isinstance(source, (str, Path)):
         pairs = list(source)
+        if not pairs:
+            raise InputSourceError("no NLI pairs were given (an empty list); nothing to generate")
         desc = {"source": MEMORY_SOURCE, "format": None, **_memory_identity(pairs)}
         desc.update({key: value for key, value in reading.items() if value})
         return _Input(iter(pairs), Counter(), desc)
@@ -170,6 +174,7 @@ def _open_input(source, options: RunOptions) -> _Input:
         pairs = read_pairs(
             source, format=options.fmt, skip_bad=options.skip_bad, bad_counter=bad, **reading
         )
+        pairs = _not_empty(pairs, source, bad)
         desc = input_identity(source, options.fmt)
     except InputError as e:
         raise InputSourceError(str(e), e.line) from e
@@ -178,6 +183,16 @@ def _open_input(source, options: RunOptions) -> _Input:
     desc.update({key: value for key, value in reading.items() if value})  # as before when unset
     path = Path(source)
     return _Input(pairs, bad, desc, path if path.is_file() else None)
+
+
+def _not_empty(pairs: Iterator[NLIPair], source: str, bad: Counter) -> Iterator[NLIPair]:
+    """`pairs` as they were, once its first pair is read; an input without one is an error (a run
+    of nothing would finish with 0 triples, exit status 0, and hide a wrong file or filter)."""
+    first = next(pairs, None)
+    if first is None:
+        skipped = f" ({bad['malformed']} malformed lines skipped)" if bad["malformed"] else ""
+        raise InputSourceError(f"{source} holds no NLI pairs{skipped}; nothing to generate")
+    return itertools.chain([first], pairs)
 
 
 def _memory_identity(pairs: Sequence[NLIPair]) -> dict[str, Any]:

@@ -4,6 +4,10 @@ Both the writer of a run (transnli.generator.output) and its readers after the f
 (transnli.generator.publish) name these files; output.py says what each one means.
 """
 
+from __future__ import annotations
+
+from pathlib import Path
+
 TRIPLES, REJECTED, STATS, CONFIG, PROGRESS = (
     "triples.jsonl",
     "rejected.jsonl",
@@ -14,7 +18,24 @@ TRIPLES, REJECTED, STATS, CONFIG, PROGRESS = (
 FINISHED, LOCK = "finished.json", "run.lock"
 EXPORT_PATHS = ("triples.parquet", "rejected.parquet", "hf_dataset", "hub")
 OUTPUTS = (TRIPLES, REJECTED)
+# Every name a run writes at the top of its folder; NAME.tmp is NAME being replaced atomically.
+RUN_NAMES = (TRIPLES, REJECTED, STATS, CONFIG, PROGRESS, FINISHED, LOCK, *EXPORT_PATHS)
+TEMPORARY_SUFFIX = ".tmp"
 
 
 class OutputError(RuntimeError):
     """A run folder that cannot be written, resumed or read as a finished run."""
+
+
+def foreign_entries(directory: Path) -> list[str]:
+    """The names in `directory` that no generation run writes, sorted (none when it is missing or
+    empty). Hidden names (.gitkeep, .DS_Store) are not counted: a file manager or git puts them
+    in any folder."""
+    if not directory.is_dir():
+        return []
+    known = set(RUN_NAMES) | {name + TEMPORARY_SUFFIX for name in RUN_NAMES}
+    return sorted(
+        entry.name
+        for entry in directory.iterdir()
+        if entry.name not in known and not entry.name.startswith(".")
+    )

@@ -10,7 +10,8 @@ loaded together. Here the schema is declared once, and every record is normalise
   does not report that field; keys no field names go, as JSON, to the check's `extra`;
 - `gold_label` is a ClassLabel over LABELS; a missing gold label is -1 (the `datasets` convention
   for "no label", which `ClassLabel.int2str` refuses, so it can never be read as a class);
-- `candidates` is a list of {antonym: string, score: float64}; an LLM answer has a null score.
+- `candidates` is a list of {antonym: string, score: float64, rule: string}; an LLM answer and a
+  negation have a null score, and only a negation names its `rule` (add_not, modal, ...).
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def _features():
             "pos": string,
             "tag": string,
             "antonym": string,
-            "candidates": [{"antonym": string, "score": f64}],
+            # rule: the negation rule that made H¬ (transnli.generator.negation); null otherwise
+            "candidates": [{"antonym": string, "score": f64, "rule": string}],
             "pipeline": string,
             "checks": {name: check for name in CHECK_NAMES},
             "rejected_by": string,
@@ -255,13 +257,26 @@ def _strip(value: Any) -> Any:
     return out
 
 
+# Candidate keys only some pipelines write (a null one was added by the schema, not the record).
+_CANDIDATE_OPTIONAL = ("rule",)
+
+
+def _candidate(value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    return {k: v for k, v in value.items() if v is not None or k not in _CANDIDATE_OPTIONAL}
+
+
 def denormalise(row: dict[str, Any]) -> dict[str, Any]:
     """A table row back as a triples.jsonl record (a dict): gold label by name, only the checks
-    that ran, each with only the fields its backend gave. Columns the schema does not name are
-    kept as they are; validation is the record reader's (transnli.generator.record)."""
+    that ran, each with only the fields its backend gave, candidates without the keys their
+    pipeline does not write. Columns the schema does not name are kept as they are; validation is
+    the record reader's (transnli.generator.record)."""
     out = dict(row)
     if "gold_label" in out:
         out["gold_label"] = gold_from_int(out["gold_label"])
+    if isinstance(out.get("candidates"), list):
+        out["candidates"] = [_candidate(c) for c in out["candidates"]]
     checks = out.get("checks")
     if isinstance(checks, dict):
         out["checks"] = {name: _strip(c) for name, c in checks.items() if isinstance(c, dict)}
@@ -313,10 +328,11 @@ FIELD_DOCS = (
     ("antonym", "string", "the antonym put in its place"),
     (
         "candidates",
-        "list of {antonym, score}",
-        "every antonym considered, best first, with its similarity score",
+        "list of {antonym, score, rule}",
+        "every antonym considered, best first, with its similarity score (null for an LLM "
+        "answer or a negation); rule: the negation rule that made H' (negation pipeline only)",
     ),
-    ("pipeline", "string", "wordnet or llm"),
+    ("pipeline", "string", "wordnet, llm or negation"),
     (
         "checks",
         "struct",

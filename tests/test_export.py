@@ -219,7 +219,7 @@ def test_two_runs_with_different_settings_load_together(tmp_path):
     assert ds["gold_label"] == [0, 0, 0, -1, -1, 0]
     assert ds[5]["checks"]["grammar"]["added"] == ["AN_A: Use 'an' before a vowel"]
     assert ds[0]["checks"]["grammar"]["added"] == [] and ds[3]["checks"]["grammar"] is None
-    assert ds[3]["candidates"] == [{"antonym": "man", "score": None}]
+    assert ds[3]["candidates"] == [{"antonym": "man", "score": None, "rule": None}]
 
 
 def test_exports_are_deterministic_and_round_trip(tmp_path):
@@ -401,6 +401,35 @@ def test_export_names_the_bad_line(tmp_path):
         fh.write(json.dumps({**record(1).to_dict(), "gold_label": "maybe"}) + "\n")
     res = cli("export", run, "--to", "parquet")
     assert res.exit_code == 1 and "triples.jsonl:2: field gold_label" in res.output
+
+
+def negation(i: int) -> TripleRecord:
+    """A record as the negation pipeline writes it: its one candidate names the rule."""
+    return record(
+        i,
+        pipeline="negation",
+        modified_hypothesis=f"A woman is not here {i}.",
+        word="is",
+        antonym="is not",
+        candidates=[{"antonym": "is not", "score": None, "rule": "add_not"}],
+        checks={"grammar": {"backend": "harper", "passed": True}},
+    )
+
+
+def test_negation_records_export_publish_and_round_trip(tmp_path, monkeypatch):
+    # issue 27: `field candidates[0]: unknown key(s) rule` stopped every negation export
+    accepted = [negation(0), record(1), negation(2)]  # wordnet+negation: both kinds in one run
+    run = make_run(tmp_path / "run", accepted, [])
+    res = cli("export", run, "--to", "parquet,hf,card")
+    assert res.exit_code == 0, res.output
+    expected = [r.to_dict() for r in accepted]
+    for table in ("triples.parquet", "hf_dataset", "hub/data/snli/test.parquet"):
+        assert [r.to_dict() for r in read_any(run / table)] == expected, table
+    assert normalise(negation(0).to_dict())["candidates"][0]["rule"] == "add_not"
+    monkeypatch.setenv("MY_TOKEN", "hf_secret")
+    fake = FakeApi()
+    publish(run, "someone/negations", token_env="MY_TOKEN", api=fake)
+    assert fake.calls[-1][1]["files"] == ["README.md", "data/snli/test.parquet"]
 
 
 def test_parse_kinds():

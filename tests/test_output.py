@@ -74,6 +74,7 @@ def test_export_parquet_and_hf_datasets(tmp_path):
     assert table.num_rows == 2 and table.column("candidates")[0].as_py()[1] == {
         "antonym": "evil",
         "score": None,
+        "rule": None,  # only a negation names its rule
     }
     ds = datasets.load_from_disk(str(tmp_path / "hf_dataset"))
     assert ds["triples"][0]["modified_hypothesis"] == "H'0"

@@ -47,7 +47,7 @@ def test_run_generates_then_evaluates(tmp_path, tiny_nli_entailing_model_dir):
     triples_before = (tmp_path / "generate" / "triples.jsonl").read_bytes()
     again = CliRunner().invoke(main, args)  # same settings: generation reused, labels cached
     assert again.exit_code == 0, again.output
-    assert "reusing it" in again.output
+    assert "reusing the finished run" in again.output
     assert (tmp_path / "generate" / "triples.jsonl").read_bytes() == triples_before
     assert json.loads((tmp_path / "evaluate" / "summary.json").read_text()) == summary
 

@@ -344,14 +344,14 @@ def test_a_changed_limit_is_another_run(tmp_path):
     from transnli.generator.run import RunOptions, generate_run
 
     out = tmp_path / "generate"
-    reuse = RunOptions(quiet=True, reuse_finished=True)
+    reuse = RunOptions(quiet=True)
     ten = resolve_config(grammar="none", acceptability="none", limit=10)
     every = resolve_config(grammar="none", acceptability="none")
     assert generate_run(str(SAMPLE), ten, out, reuse).stats["sentences_read"] == 10
     assert generate_run(str(SAMPLE), ten, out, reuse).stats["sentences_read"] == 10  # reused
     with pytest.raises(RunFolderError, match="--overwrite"):  # not the 10-pair run again
         generate_run(str(SAMPLE), every, out, reuse)
-    again = RunOptions(quiet=True, reuse_finished=True, overwrite=True)
+    again = RunOptions(quiet=True, overwrite=True)
     assert generate_run(str(SAMPLE), every, out, again).stats["sentences_read"] == 108
 
 

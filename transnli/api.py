@@ -129,6 +129,7 @@ def generate(
     its Python name (seed, pos, antonyms, filters, grammar, acceptability, limit, dataset,
     columns, label_order, fmt, workers, ...). With `out_dir`, the run folder `transnli generate`
     writes (resumable; `exports=("parquet",)` etc. allowed); without, nothing is written.
+    An input without a single pair (an empty list too) raises TransnliError.
     """
     from transnli.generator.config import resolve_config
     from transnli.generator.errors import GeneratorError

@@ -382,7 +382,8 @@ def generate(input_source, out_dir, config, run, llm):
 
     INPUT is a local file (JSONL, CSV, TSV, or the native files of SNLI, MultiNLI, ANLI, WANLI)
     or a Hugging Face dataset as hf:NAME:SPLIT (e.g. hf:snli:validation). An unfinished run in
-    OUT is resumed when the same command is run again.
+    OUT is resumed when the same command is run again, and a finished one reused (--overwrite
+    redoes it). OUT must be new, empty, or the folder of an earlier run.
     """
     generate_folder(input_source, out_dir, {**config, **llm}, RunOptions(**run))
 

@@ -43,7 +43,7 @@ def run(input_source, out_dir, config, run, models, evaluation, llm):
     settings = evaluation_settings(evaluation, llm, overwrite=True)
     generation = {**config, "device": settings.device, **llm}
     # -q / --no-progress silence both stages
-    options = RunOptions(**run, quiet=not settings.show_progress, reuse_finished=True)
+    options = RunOptions(**run, quiet=not settings.show_progress)
     gen_dir, eval_dir = Path(out_dir) / "generate", Path(out_dir) / "evaluate"
     stats = generate_folder(input_source, gen_dir, generation, options)
     if not stats["triples_accepted"]:
