@@ -12,14 +12,16 @@ import click
 _TITLE = click.option(
     "--title",
     default=None,
-    help="Title of the dataset card (default: made from the source datasets' names).",
+    help="Title of the dataset card (default: made from the source datasets' names; for an "
+    "evaluation, from the models' names).",
 )
 _LICENSE = click.option(
     "--license",
     "license_",
     default=None,
     help="Licence id for the card (a Hub licence id such as cc-by-sa-4.0; default: the "
-    "source datasets' licence when they share a known one, else 'other').",
+    "source datasets' licence when they share a known one, else 'other'; an evaluation card "
+    "has none unless given).",
 )
 
 
