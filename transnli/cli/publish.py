@@ -12,16 +12,14 @@ import click
 _TITLE = click.option(
     "--title",
     default=None,
-    help="Title of the dataset card (default: made from the source datasets' names; for an "
-    "evaluation, from the models' names).",
+    help="Title of the dataset card (default: made from the source datasets' names).",
 )
 _LICENSE = click.option(
     "--license",
     "license_",
     default=None,
     help="Licence id for the card (a Hub licence id such as cc-by-sa-4.0; default: the "
-    "source datasets' licence when they share a known one, else 'other'; an evaluation card "
-    "has none unless given).",
+    "source datasets' licence when they share a known one, else 'other').",
 )
 
 
@@ -119,8 +117,20 @@ def folder_kind(folder: Path) -> str:
     help="Evaluation folders only: the Hub dataset the evaluated triples were published as; "
     "the card links it.",
 )
-@_TITLE
-@_LICENSE
+@click.option(
+    "--title",
+    default=None,
+    help="Title of the card (default: a run's from its source datasets' names, an "
+    "evaluation's from its models' names).",
+)
+@click.option(
+    "--license",
+    "license_",
+    default=None,
+    help="Licence id for the card (a Hub licence id such as cc-by-sa-4.0). A run's default: the "
+    "source datasets' licence when they share a known one, else 'other'; an evaluation's card "
+    "has none unless given.",
+)
 def publish(out_dir, repo_id, private, token_env, triples_repo_id, title, license_):
     """Upload a generation run or an evaluation in FOLDER to the Hugging Face Hub as a dataset.
 
