@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from transnli.generator.publish import PAPER_BIBTEX, PAPER_TITLE, tool_bibtex
+from transnli.common.citation import PAPER_BIBTEX, PAPER_TITLE, tool_bibtex
 
 from .formatting import DASH, count_rate, markdown_table, rate_with_ci
 from .report import rules_table

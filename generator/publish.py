@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from transnli.common.citation import PAPER_BIBTEX, PAPER_TITLE, tool_bibtex
 from transnli.common.hub import HubError, check_repo_id, hub_token, upload_folder
 from transnli.generator.filters.registry import filter_summary
 from transnli.generator.run_folder import (
@@ -47,15 +48,6 @@ from transnli.generator.schema import (
 KINDS = ("parquet", "hf", "card")
 HUB_DIR = "hub"
 CARD = "README.md"
-
-PAPER_TITLE = "Transitive self-consistency evaluation of NLI models without gold labels"
-PAPER_BIBTEX = """@inproceedings{wu-last-2025-transitive,
-  title = {Transitive self-consistency evaluation of {NLI} models without gold labels},
-  author = {Wu, Wei and Last, Mark},
-  booktitle = {Proceedings of the 2025 Conference on Empirical Methods in Natural Language Processing},
-  year = {2025},
-  publisher = {Association for Computational Linguistics}
-}"""  # noqa: E501
 
 # The licences of the source datasets as their own cards state them; the triples copy their
 # sentences, so a card inherits the source's licence. Anything else is "other" (see the card).
@@ -356,19 +348,6 @@ def card_license(datasets_: list[str] | None, chosen: str | None = None) -> str:
         return chosen
     found = {SOURCE_LICENSES.get(d.lower().split("_")[0]) for d in datasets_ or []}
     return found.pop() if len(found) == 1 and None not in found else "other"
-
-
-def tool_bibtex(config: dict[str, Any] | None) -> str:
-    version = (config or {}).get("transnli_version", "")
-    lines = [
-        "@software{transnli,",
-        "  title = {transnli: adversarial {NLI} test sets by antonym replacement and transitive "
-        "self-consistency evaluation},",
-    ]
-    if version:
-        lines.append(f"  version = {{{version}}},")
-    lines += ["  license = {MIT},", "  note = {Python package transnli}", "}"]
-    return "\n".join(lines)
 
 
 def card_metadata(
