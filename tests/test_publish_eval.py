@@ -223,3 +223,18 @@ def test_publish_options_that_do_not_fit(tmp_path, evaluation, hub):
     res = publish(run, "--triples-repo-id", "someone/triples")
     assert res.exit_code == 2 and "applies to an evaluation folder" in res.output
     assert hub.repos == {}
+
+
+def test_an_unreachable_hub_is_one_line_naming_the_folder_to_publish_again(evaluation, monkeypatch):
+    import socket
+
+    import huggingface_hub.constants
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("TRANSNLI_TEST_TOKEN", "hf_write_token")
+    res = publish(evaluation)
+    assert res.exit_code == 1 and "cannot reach the Hugging Face Hub" in res.output
+    assert f"publish {evaluation} again later" in res.output and "Traceback" not in res.output
