@@ -21,11 +21,12 @@ import json
 import os
 import re
 import shutil
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from transnli.common.citation import PAPER_BIBTEX, PAPER_TITLE, tool_bibtex
+from transnli.common.hub import HubError, check_repo_id, hub_token, upload_folder
 from transnli.generator.filters.registry import filter_summary
 from transnli.generator.run_folder import (
     CONFIG,
@@ -47,15 +48,6 @@ from transnli.generator.schema import (
 KINDS = ("parquet", "hf", "card")
 HUB_DIR = "hub"
 CARD = "README.md"
-
-PAPER_TITLE = "Transitive self-consistency evaluation of NLI models without gold labels"
-PAPER_BIBTEX = """@inproceedings{wu-last-2025-transitive,
-  title = {Transitive self-consistency evaluation of {NLI} models without gold labels},
-  author = {Wu, Wei and Last, Mark},
-  booktitle = {Proceedings of the 2025 Conference on Empirical Methods in Natural Language Processing},
-  year = {2025},
-  publisher = {Association for Computational Linguistics}
-}"""  # noqa: E501
 
 # The licences of the source datasets as their own cards state them; the triples copy their
 # sentences, so a card inherits the source's licence. Anything else is "other" (see the card).
@@ -358,19 +350,6 @@ def card_license(datasets_: list[str] | None, chosen: str | None = None) -> str:
     return found.pop() if len(found) == 1 and None not in found else "other"
 
 
-def tool_bibtex(config: dict[str, Any] | None) -> str:
-    version = (config or {}).get("transnli_version", "")
-    lines = [
-        "@software{transnli,",
-        "  title = {transnli: adversarial {NLI} test sets by antonym replacement and transitive "
-        "self-consistency evaluation},",
-    ]
-    if version:
-        lines.append(f"  version = {{{version}}},")
-    lines += ["  license = {MIT},", "  note = {Python package transnli}", "}"]
-    return "\n".join(lines)
-
-
 def card_metadata(
     run: FinishedRun,
     files: dict[str, dict[str, str]],
@@ -658,42 +637,25 @@ def render_card(
 
 
 # -- publishing ------------------------------------------------------------------------------------
-REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-def hub_token(token_env: str) -> str:
-    """The Hub token: from the environment variable `token_env`, else the one `hf auth login`
-    saved."""
-    token = os.environ.get(token_env, "").strip()
-    if token:
-        return token
-    from huggingface_hub import get_token
-
-    token = get_token()
-    if not token:
-        raise ExportError(
-            f"no Hugging Face token: set {token_env} (a token with write access, from "
-            "https://huggingface.co/settings/tokens) or run `hf auth login`"
-        )
-    return token
-
-
 def publish(
     out_dir: str | Path,
     repo_id: str,
     *,
     private: bool = False,
-    token_env: str = "HF_TOKEN",
+    token_env: str | None = None,
     title: str | None = None,
     license: str | None = None,
     api=None,
 ) -> str:
     """Upload OUT/hub (made now from the finished run) to the dataset repo `repo_id`; returns its
-    URL."""
-    if not REPO_ID.match(repo_id):
-        raise ExportError(f"--repo-id {repo_id!r} is not of the form USER/NAME")
-    run = open_finished_run(out_dir)
-    token = hub_token(token_env)
+    URL. The token comes from the variable `token_env` only, or huggingface_hub's own lookup when
+    none is named (`transnli.common.hub.hub_token`)."""
+    try:
+        check_repo_id(repo_id)
+        run = open_finished_run(out_dir)
+        token = hub_token(token_env)
+    except HubError as e:
+        raise ExportError(str(e)) from e
     try:
         written = export_card(run, title=title, license=license, repo_id=repo_id)
     finally:
@@ -701,50 +663,15 @@ def publish(
     if not written:
         raise ExportError(f"{run.dir} holds no triples; there is nothing to publish")
     hub = written[0]
-    if api is None:
-        from huggingface_hub import HfApi
-
-        api = HfApi()
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
-
     try:
-        url = api.create_repo(
-            repo_id, repo_type="dataset", private=private, exist_ok=True, token=token
-        )
-        api.upload_folder(
-            folder_path=str(hub),
-            repo_id=repo_id,
-            repo_type="dataset",
+        return upload_folder(
+            hub,
+            repo_id,
             token=token,
+            private=private,
             commit_message=f"Upload transnli triples from {run.dir.name}",
+            retry_hint=f"upload {hub} later with `transnli publish`",
+            api=api,
         )
-    except OfflineModeIsEnabled as e:
-        raise ExportError(
-            f"cannot publish: the Hugging Face Hub is switched off here (HF_HUB_OFFLINE is set): "
-            f"{e}"
-        ) from e
-    except HfHubHTTPError as e:
-        raise ExportError(
-            f"the Hugging Face Hub refused the upload to {repo_id}: {str(e).splitlines()[0]}"
-        ) from e
-    except _network_errors() as e:
-        raise ExportError(
-            f"cannot reach the Hugging Face Hub ({type(e).__name__}: {e}); check the network, "
-            f"or upload {hub} later with `transnli publish`"
-        ) from e
-    return str(url) if url else f"https://huggingface.co/datasets/{repo_id}"
-
-
-def _network_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions a failed connection raises, whichever HTTP library huggingface_hub uses."""
-    import importlib
-
-    found: list[type[BaseException]] = [OSError]
-    for module, name in (
-        ("httpx", "TransportError"),
-        ("httpx2", "TransportError"),
-        ("requests", "RequestException"),
-    ):
-        with suppress(ImportError, AttributeError):
-            found.append(getattr(importlib.import_module(module), name))
-    return tuple(found)
+    except HubError as e:
+        raise ExportError(str(e)) from e

@@ -1,5 +1,7 @@
-"""`transnli export` and `transnli publish`: exports of a finished generation run, and its upload
-to the Hugging Face Hub (the work is in transnli.generator.publish)."""
+"""`transnli export` and `transnli publish`: exports of a finished generation run, and the upload
+of a generation run or of an evaluation folder to the Hugging Face Hub (the work is in
+transnli.generator.publish and transnli.evaluator.publish_eval; the transport they share is
+transnli.common.hub)."""
 
 from __future__ import annotations
 
@@ -53,8 +55,46 @@ def export(out_dir, kinds, title, license_):
         click.echo(f"{out_dir} has no triples; nothing was exported", err=True)
 
 
+def folder_kind(folder: Path) -> str:
+    """What `transnli publish` was given: "generate" (a generation run folder) or "evaluation"
+    (the --out of `transnli evaluate`); a ClickException saying so when it is neither."""
+    from transnli.evaluator.outdir import OUTPUT_NAMES
+    from transnli.generator.run_folder import FINISHED, PROGRESS, REJECTED, TRIPLES
+
+    if not folder.is_dir():
+        raise click.ClickException(
+            f"{folder} is not a folder; give the --out folder of `transnli generate` (publishes "
+            "the triples) or of `transnli evaluate` (publishes the results)"
+        )
+    names = {p.name for p in folder.iterdir()}
+    generation = names & {FINISHED, PROGRESS, TRIPLES, REJECTED}
+    evaluation = names & (set(OUTPUT_NAMES) - {"tables"})
+    if generation and evaluation:
+        raise click.ClickException(
+            f"{folder} holds both a generation run ({', '.join(sorted(generation))}) and "
+            f"evaluation outputs ({', '.join(sorted(evaluation))}); keep them in separate folders"
+        )
+    if generation:
+        return "generate"
+    if evaluation:
+        return "evaluation"
+    nested = [folder / sub for sub in ("generate", "evaluate") if (folder / sub).is_dir()]
+    hint = (
+        " (it looks like the --out of `transnli run`: publish "
+        + " or ".join(str(p) for p in nested)
+        + ")"
+        if nested
+        else ""
+    )
+    raise click.ClickException(
+        f"{folder} is neither a generation run (no {FINISHED}, {TRIPLES}) nor an evaluation "
+        f"folder (no summary.json, report.md){hint}; give the --out folder of `transnli "
+        "generate` or of `transnli evaluate`"
+    )
+
+
 @click.command("publish")
-@click.argument("out_dir", metavar="OUT_DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("out_dir", metavar="FOLDER", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--repo-id",
     required=True,
@@ -64,26 +104,62 @@ def export(out_dir, kinds, title, license_):
 @click.option("--private", is_flag=True, help="Create the repository as private.")
 @click.option(
     "--token-env",
-    default="HF_TOKEN",
-    show_default=True,
-    help="Environment variable holding a Hub token with write access (else the token "
-    "`hf auth login` saved).",
+    default=None,
+    metavar="NAME",
+    help="Environment variable holding a Hub token with write access; only that variable is "
+    "read (an error when it is unset or empty). Default: huggingface_hub's own token, HF_TOKEN "
+    "or else the one `hf auth login` saved.",
 )
-@_TITLE
-@_LICENSE
-def publish(out_dir, repo_id, private, token_env, title, license_):
-    """Upload the finished run in OUT_DIR to the Hugging Face Hub as a dataset.
+@click.option(
+    "--triples-repo-id",
+    default=None,
+    metavar="USER/NAME",
+    help="Evaluation folders only: the Hub dataset the evaluated triples were published as; "
+    "the card links it.",
+)
+@click.option(
+    "--title",
+    default=None,
+    help="Title of the card (default: a run's from its source datasets' names, an "
+    "evaluation's from its models' names).",
+)
+@click.option(
+    "--license",
+    "license_",
+    default=None,
+    help="Licence id for the card (a Hub licence id such as cc-by-sa-4.0). A run's default: the "
+    "source datasets' licence when they share a known one, else 'other'; an evaluation's card "
+    "has none unless given.",
+)
+def publish(out_dir, repo_id, private, token_env, triples_repo_id, title, license_):
+    """Upload a generation run or an evaluation in FOLDER to the Hugging Face Hub as a dataset.
 
-    Writes OUT_DIR/hub first (as `transnli export --to card`): one Parquet folder per source
-    dataset and the dataset card (README.md), then uploads that folder.
+    A finished `transnli generate` run: writes FOLDER/hub first (as `transnli export --to
+    card`), one Parquet folder per source dataset and the dataset card (README.md), then uploads
+    that folder. An evaluation folder (the --out of `transnli evaluate`): uploads summary.json,
+    report.md, run_info.json, samples.jsonl and plots/ with an evaluation card (README.md) that
+    describes the models, the triples and the rules; nothing is written into FOLDER.
     """
-    from transnli.generator.publish import ExportError
-    from transnli.generator.publish import publish as publish_run
+    kind = folder_kind(out_dir)
+    options = {"private": private, "token_env": token_env, "title": title, "license": license_}
+    if kind == "generate":
+        if triples_repo_id is not None:
+            raise click.UsageError(
+                "--triples-repo-id applies to an evaluation folder; "
+                f"{out_dir} is a generation run (its triples are what is published)"
+            )
+        from transnli.generator.publish import ExportError
+        from transnli.generator.publish import publish as publish_run
 
-    try:
-        url = publish_run(
-            out_dir, repo_id, private=private, token_env=token_env, title=title, license=license_
-        )
-    except ExportError as e:
-        raise click.ClickException(str(e)) from e
+        try:
+            url = publish_run(out_dir, repo_id, **options)
+        except ExportError as e:
+            raise click.ClickException(str(e)) from e
+    else:
+        from transnli.evaluator.publish_eval import PublishEvaluationError, publish_evaluation
+
+        try:
+            url = publish_evaluation(out_dir, repo_id, triples_repo_id=triples_repo_id, **options)
+        except PublishEvaluationError as e:
+            raise click.ClickException(str(e)) from e
     click.echo(f"published {out_dir} to {url}", err=True)
