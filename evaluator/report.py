@@ -276,7 +276,11 @@ def _report_intro(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examples=None) -> str:
+def render_report(
+    summary: dict[str, Any], gen_rows: list[dict[str, Any]], examples=None, comparison=None
+) -> str:
+    """report.md; `comparison`: the paired comparison of the models (compare.comparison_result),
+    None with one model."""
     lines = _report_intro(summary)
     lines += [
         "## Table 1. Accuracy of M(P,H) against gold labels",
@@ -328,6 +332,7 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
     from .alarm_report import report_lines
 
     lines += report_lines(summary)  # no-knowledge alarms (two or more models)
+    lines += paired_comparison_lines(comparison)
     if gen_rows:
         lines += [
             "## Table 9. Acceptance rate of generated sentences",
@@ -340,6 +345,31 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
     if examples is not None:  # samples.ExampleCollector: the violating triples themselves
         lines += render_examples(summary, examples)
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- paired comparison
+def paired_comparison(
+    out_dir: Path, summary: dict[str, Any], files: list[Path]
+) -> dict[str, Any] | None:
+    """With two or more models: the paired comparison (evaluator/compare.py) from the samples.jsonl
+    just written, into comparison.json and tables/comparison.csv (added to `files`); else None."""
+    if len(summary["models"]) < 2:
+        return None
+    from .compare import CompareSettings, comparison_result, read_flags, write_comparison
+
+    flags, n_triples = read_flags(out_dir)
+    result = comparison_result(flags, n_triples, CompareSettings())
+    files += write_comparison(out_dir, result)
+    return result
+
+
+def paired_comparison_lines(comparison: dict[str, Any] | None) -> list[str]:
+    """report.md's "Paired comparison of models" section (nothing with one model)."""
+    if comparison is None:
+        return []
+    from .compare import report_lines
+
+    return report_lines(comparison)
 
 
 # --------------------------------------------------------------------------- files
@@ -414,12 +444,13 @@ def write_outputs(
         pending = plot_worker.render(summary, plot_dir)
     files = rows.finish()
     examples = rows.examples
+    comparison = paired_comparison(out_dir, summary, files)
     p = out_dir / "summary.json"
     write_json(p, summary)
     files.append(p)
 
     p = out_dir / "report.md"
-    p.write_text(render_report(summary, gen_rows, examples), encoding="utf-8")
+    p.write_text(render_report(summary, gen_rows, examples, comparison), encoding="utf-8")
     files.append(p)
 
     tables = {
