@@ -34,12 +34,14 @@ from transnli.generator.jsonl import jsonl_objects
 from .errors import EvaluatorError
 from .formatting import DASH, json_text, markdown_table, pct
 from .plots import short_names
-from .rules import RULES_BY_KEY
-from .samples import SAMPLES_NAME, all_rule_keys, violates
+from .rules import EXTRA_KEYS, RULES, RULES_BY_KEY
+from .samples import SAMPLES_NAME
 
 COMPARISON_NAME = "comparison.json"
 TABLE_NAME = "comparison.csv"  # under tables/
 NOT_APPLICABLE, HELD, VIOLATED = -1, 0, 1
+RULE_KEYS = tuple(r.key for r in RULES)
+CHECK_KEYS = (*RULE_KEYS, *EXTRA_KEYS)  # what is compared, in this order
 CHECK_NAMES = {
     **{key: rule.name for key, rule in RULES_BY_KEY.items()},
     "substitution": "mutual E => M(P,H')=M(P,H)",
@@ -88,11 +90,6 @@ class CompareSettings:
 
 
 # --------------------------------------------------------------------------- statistics
-def outcome_code(violated: bool | None) -> int:
-    """A rule's outcome on one triple as a code: None (does not apply), False (held), True."""
-    return NOT_APPLICABLE if violated is None else (VIOLATED if violated else HELD)
-
-
 def paired_counts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """3x3 counts of (A's outcome, B's outcome) over the triples; index 0 not applicable, 1 held,
     2 violated (code + 1)."""
@@ -205,7 +202,7 @@ def compare_models(
     settings.validate()
     rows = [
         compare_pair(check, a, b, paired_counts(flags[a][check], flags[b][check]), settings)
-        for check in all_rule_keys()
+        for check in CHECK_KEYS
         for a, b in combinations(flags, 2)
     ]
     for row, adjusted in zip(rows, holm([r["p_mcnemar"] for r in rows]), strict=True):
@@ -217,40 +214,70 @@ def compare_models(
 # --------------------------------------------------------------------------- reading
 class FlagTable:
     """Per model, per check, the outcome code of every triple, from samples.jsonl's rows (model
-    by model, each in input order); checks that every model judged the same triples in the same
-    order."""
+    by model, each in input order), kept as one byte per triple and check; checks that every model
+    judged the same triples in the same order. Fed by `read_flags` from the file, or by the
+    evaluation's RowsWriter as it writes the rows (then the file is not read again)."""
 
     def __init__(self) -> None:
-        self.keys: list[tuple[str, str]] = []  # (dataset, id) of the first model's triples
-        self._codes: dict[str, dict[str, array]] = {}
+        # a hash of (dataset, id) per triple of the first model: the others must match it (a
+        # tuple of strings per triple would cost far more memory on a large run)
+        self._keys = array("q")
+        self._codes: dict[str, list[array]] = {}  # per model, one array per check
+        self._model: str | None = None
+        self._current: list[array] = []
 
-    def add(self, row: Mapping[str, Any], where: str) -> None:
-        model = row["model"]
+    def _switch(self, model: str) -> None:
         codes = self._codes.get(model)
         if codes is None:
-            codes = self._codes[model] = {check: array("b") for check in all_rule_keys()}
-        position = len(codes["rule1"])
-        key = (row["dataset"], row["id"])
+            codes = self._codes[model] = [array("b") for _ in CHECK_KEYS]
+        self._model, self._current = model, codes
+
+    def add(self, row: Mapping[str, Any], where: str = "") -> None:
+        """One samples row; `where` ("FILE:LINE") names it in an error."""
+        if row["model"] != self._model:
+            self._switch(row["model"])
+        codes, keys = self._current, self._keys
+        position = len(codes[0])
+        key = hash((row["dataset"], row["id"]))
         if len(self._codes) == 1:
-            self.keys.append(key)
-        elif position >= len(self.keys) or self.keys[position] != key:
+            keys.append(key)
+        elif position >= len(keys) or keys[position] != key:
             first = next(iter(self._codes))
             raise CompareError(
-                f"{where}: model {model}'s triple {position + 1} is {key[0]}/{key[1]}, not the "
-                f"same as {first}'s; the models were not evaluated on the same triples"
+                f"{where + ': ' if where else ''}model {self._model}'s triple {position + 1} is "
+                f"{row['dataset']}/{row['id']}, not the same as {first}'s; the models were not "
+                "evaluated on the same triples"
             )
-        for check, values in codes.items():
-            values.append(outcome_code(violates(row, check)))
+        # samples.violates, unrolled (this runs once per row of a large run)
+        rule, violated = row["rule"], row["violated"]
+        code = NOT_APPLICABLE if rule is None or violated is None else int(bool(violated))
+        for i, check in enumerate(RULE_KEYS):
+            codes[i].append(code if rule == check else NOT_APPLICABLE)
+        extras = row.get("extras") or {}
+        for i, check in enumerate(EXTRA_KEYS, start=len(RULE_KEYS)):
+            value = extras.get(check)
+            codes[i].append(NOT_APPLICABLE if value is None else int(bool(value)))
+
+    @property
+    def n_triples(self) -> int:
+        return len(self._keys)
+
+    @property
+    def n_models(self) -> int:
+        return len(self._codes)
 
     def arrays(self) -> dict[str, dict[str, np.ndarray]]:
+        """Per model, per check, the codes as int8 arrays."""
         for model, codes in self._codes.items():
-            if len(codes["rule1"]) != len(self.keys):
+            if len(codes[0]) != len(self._keys):
                 raise CompareError(
-                    f"model {model} has {len(codes['rule1'])} triples, the first model "
-                    f"{len(self.keys)}; the models were not evaluated on the same triples"
+                    f"model {model} has {len(codes[0])} triples, the first model "
+                    f"{len(self._keys)}; the models were not evaluated on the same triples"
                 )
         return {
-            model: {check: np.frombuffer(v, dtype=np.int8) for check, v in codes.items()}
+            model: dict(
+                zip(CHECK_KEYS, (np.frombuffer(v, dtype=np.int8) for v in codes), strict=True)
+            )
             for model, codes in self._codes.items()
         }
 
@@ -258,9 +285,8 @@ class FlagTable:
 SAMPLE_KEYS = ("id", "dataset", "model", "rule", "violated")
 
 
-def read_flags(eval_dir: Path) -> tuple[dict[str, dict[str, np.ndarray]], int]:
-    """Every model's outcome codes from EVAL/samples.jsonl (streamed), and the number of
-    triples."""
+def read_flags(eval_dir: Path) -> FlagTable:
+    """Every model's outcome codes from EVAL/samples.jsonl (streamed)."""
     path = eval_dir / SAMPLES_NAME
     if not path.is_file():
         raise CompareError(
@@ -272,17 +298,16 @@ def read_flags(eval_dir: Path) -> tuple[dict[str, dict[str, np.ndarray]], int]:
         if missing:
             raise CompareError(f"{path}:{line}: not a samples row (no {', '.join(missing)})")
         table.add(row, f"{path}:{line}")
-    return table.arrays(), len(table.keys)
+    return table
 
 
 # --------------------------------------------------------------------------- outputs
-def comparison_result(
-    flags: Mapping[str, Mapping[str, np.ndarray]], n_triples: int, settings: CompareSettings
-) -> dict[str, Any]:
+def comparison_result(table: FlagTable, settings: CompareSettings) -> dict[str, Any]:
     """comparison.json's content."""
+    flags = table.arrays()
     return {
         "models": list(flags),
-        "n_triples": n_triples,
+        "n_triples": table.n_triples,
         "pooled": "all datasets",
         "method": settings.describe(),
         "comparisons": compare_models(flags, settings),
@@ -415,14 +440,13 @@ def compare_folder(
     tables/comparison.csv; returns the comparison."""
     settings = settings or CompareSettings()
     settings.validate()
-    flags, n_triples = read_flags(eval_dir)
-    if len(flags) < 2:
-        names = ", ".join(flags) or "none"
+    table = read_flags(eval_dir)
+    if table.n_models < 2:
         raise CompareError(
-            f"{eval_dir} holds {len(flags)} model ({names}); a comparison needs two or more "
-            "models evaluated on the same triples (`transnli evaluate ... --model A --model B`)"
+            f"{eval_dir} holds {table.n_models} model; a comparison needs two or more models "
+            "evaluated on the same triples (`transnli evaluate ... --model A --model B`)"
         )
-    result = comparison_result(flags, n_triples, settings)
+    result = comparison_result(table, settings)
     if write:
         write_comparison(eval_dir, result)
     return result

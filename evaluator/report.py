@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .compare import FlagTable
 from .formatting import (
     DASH,
     count_rate,
@@ -348,17 +349,14 @@ def render_report(
 
 
 # --------------------------------------------------------------------------- paired comparison
-def paired_comparison(
-    out_dir: Path, summary: dict[str, Any], files: list[Path]
-) -> dict[str, Any] | None:
-    """With two or more models: the paired comparison (evaluator/compare.py) from the samples.jsonl
-    just written, into comparison.json and tables/comparison.csv (added to `files`); else None."""
-    if len(summary["models"]) < 2:
+def paired_comparison(out_dir: Path, rows: RowsWriter, files: list[Path]) -> dict[str, Any] | None:
+    """With two or more models: the paired comparison (evaluator/compare.py) of the rows written,
+    into comparison.json and tables/comparison.csv (added to `files`); else None."""
+    if rows.flags is None or rows.flags.n_models < 2:
         return None
-    from .compare import CompareSettings, comparison_result, read_flags, write_comparison
+    from .compare import CompareSettings, comparison_result, write_comparison
 
-    flags, n_triples = read_flags(out_dir)
-    result = comparison_result(flags, n_triples, CompareSettings())
+    result = comparison_result(rows.flags, CompareSettings())
     files += write_comparison(out_dir, result)
     return result
 
@@ -376,15 +374,17 @@ def paired_comparison_lines(comparison: dict[str, Any] | None) -> list[str]:
 class RowsWriter:
     """samples.jsonl and predictions.jsonl, written row by row as the run goes (samples.sample_row;
     each predictions line is a subset of its samples row) into hidden partial files beside the
-    final ones; `finish()` moves them into place. Keeps the violating triples report.md shows."""
+    final ones; `finish()` moves them into place. Keeps the violating triples report.md shows and,
+    with `compare` (two or more models), every row's rule outcomes for the paired comparison."""
 
     PARTIAL = ".partial-"  # name prefix of the files being written
 
-    def __init__(self, out_dir: Path):
+    def __init__(self, out_dir: Path, compare: bool = False):
         self._made_dir = not out_dir.exists()
         out_dir.mkdir(parents=True, exist_ok=True)
         self.out_dir = out_dir
         self.examples = ExampleCollector()
+        self.flags = FlagTable() if compare else None
         self.final = (out_dir / SAMPLES_NAME, out_dir / "predictions.jsonl")
         self.partial = tuple(p.with_name(self.PARTIAL + p.name) for p in self.final)
         self._samples = open(self.partial[0], "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - closed in finish/discard
@@ -392,8 +392,11 @@ class RowsWriter:
 
     def write(self, rows: Iterable[dict[str, Any]]) -> None:
         samples, predictions, examples = self._samples, self._predictions, self.examples
+        flags = self.flags
         for row in rows:
             examples.add(row)
+            if flags is not None:
+                flags.add(row)
             predictions.write(json_text(self.final[1], prediction_of(row)) + "\n")
             samples.write(json_text(self.final[0], row) + "\n")
 
@@ -444,7 +447,7 @@ def write_outputs(
         pending = plot_worker.render(summary, plot_dir)
     files = rows.finish()
     examples = rows.examples
-    comparison = paired_comparison(out_dir, summary, files)
+    comparison = paired_comparison(out_dir, rows, files)
     p = out_dir / "summary.json"
     write_json(p, summary)
     files.append(p)
