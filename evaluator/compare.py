@@ -49,9 +49,9 @@ CHECK_NAMES = {
 }
 DENOMINATOR_NOTE = (
     "McNemar's exact test counts only the triples where both models' antecedents hold (each "
-    "model's antecedent depends on its own labels; elsewhere one of the two flags does not exist); "
-    "both_cases says how many. The rates and their difference are each over the model's own "
-    "cases, as in Table 4, and the bootstrap resamples all triples."
+    "model's antecedent depends on its own labels; elsewhere one of the two flags does not "
+    "exist); both_cases (report.md: `both`) says how many. The rates and their difference are "
+    "each over the model's own cases, as in Table 4, and the bootstrap resamples all triples."
 )
 
 
@@ -422,9 +422,8 @@ def report_lines(result: Mapping[str, Any] | None) -> list[str]:
         "Per rule and pair of models, on the same triples (all datasets pooled): each model's "
         "violation rate over its own cases, the difference A - B in percentage points with a "
         f"{100 * method['confidence']:.0f}% interval ({method['interval']}), and McNemar's "
-        "exact test on the per-triple violation flags. " + DENOMINATOR_NOTE + " Column `both`: "
-        "those triples; 'A only / B only': the ones of them that only A (only B) violated. Holm's "
-        "correction "
+        "exact test on the per-triple violation flags. " + DENOMINATOR_NOTE + " 'A only / B "
+        "only': the triples of `both` that only A (only B) violated. Holm's correction "
         f"runs over every rule x pair with a test; * marks Holm p < {method['alpha']}. The same "
         f"numbers: `{COMPARISON_NAME}`, `tables/{TABLE_NAME}`; `transnli compare EVAL_DIR`.",
         "",

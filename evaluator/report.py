@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .compare import FlagTable
+from .compare import CompareSettings, FlagTable, comparison_result, write_comparison
+from .compare import report_lines as comparison_lines
 from .formatting import (
     DASH,
     count_rate,
@@ -333,7 +334,7 @@ def render_report(
     from .alarm_report import report_lines
 
     lines += report_lines(summary)  # no-knowledge alarms (two or more models)
-    lines += paired_comparison_lines(comparison)
+    lines += comparison_lines(comparison)  # paired comparison (two or more models)
     if gen_rows:
         lines += [
             "## Table 9. Acceptance rate of generated sentences",
@@ -354,20 +355,9 @@ def paired_comparison(out_dir: Path, rows: RowsWriter, files: list[Path]) -> dic
     into comparison.json and tables/comparison.csv (added to `files`); else None."""
     if rows.flags is None or rows.flags.n_models < 2:
         return None
-    from .compare import CompareSettings, comparison_result, write_comparison
-
     result = comparison_result(rows.flags, CompareSettings())
     files += write_comparison(out_dir, result)
     return result
-
-
-def paired_comparison_lines(comparison: dict[str, Any] | None) -> list[str]:
-    """report.md's "Paired comparison of models" section (nothing with one model)."""
-    if comparison is None:
-        return []
-    from .compare import report_lines
-
-    return report_lines(comparison)
 
 
 # --------------------------------------------------------------------------- files
