@@ -285,6 +285,28 @@ class FlagTable:
 SAMPLE_KEYS = ("id", "dataset", "model", "rule", "violated")
 
 
+def _sample_problem(row: Mapping[str, Any]) -> str | None:
+    """What makes `row` unreadable as a samples row, or None."""
+    missing = [k for k in SAMPLE_KEYS if k not in row]
+    if missing:
+        return f"not a samples row (no {', '.join(missing)})"
+    for key in ("id", "dataset", "model"):
+        if not isinstance(row[key], str):
+            return f"field {key!r} must be a string, got {row[key]!r}"
+    if row["rule"] is not None and row["rule"] not in RULES_BY_KEY:
+        return f"field 'rule' must be one of {', '.join(RULE_KEYS)} or null, got {row['rule']!r}"
+    extras = row.get("extras")
+    flags = [("violated", row["violated"])]
+    if isinstance(extras, dict):
+        flags += [(f"extras.{k}", extras.get(k)) for k in EXTRA_KEYS]
+    elif extras is not None:
+        return f"field 'extras' must be an object, got {extras!r}"
+    for name, value in flags:
+        if value is not None and not isinstance(value, bool):
+            return f"field {name!r} must be true, false or null, got {value!r}"
+    return None
+
+
 def read_flags(eval_dir: Path) -> FlagTable:
     """Every model's outcome codes from EVAL/samples.jsonl (streamed)."""
     path = eval_dir / SAMPLES_NAME
@@ -293,11 +315,14 @@ def read_flags(eval_dir: Path) -> FlagTable:
             f"{eval_dir} holds no {SAMPLES_NAME}: is it the --out folder of `transnli evaluate`?"
         )
     table = FlagTable()
-    for line, row in jsonl_objects(path, CompareError):
-        missing = [k for k in SAMPLE_KEYS if k not in row]
-        if missing:
-            raise CompareError(f"{path}:{line}: not a samples row (no {', '.join(missing)})")
-        table.add(row, f"{path}:{line}")
+    try:
+        for line, row in jsonl_objects(path, CompareError):
+            problem = _sample_problem(row)
+            if problem:
+                raise CompareError(f"{path}:{line}: {problem}")
+            table.add(row, f"{path}:{line}")
+    except (OSError, UnicodeDecodeError) as e:
+        raise CompareError(f"{path}: cannot be read ({e})") from e
     return table
 
 
@@ -366,10 +391,13 @@ def _csv_field(text: str) -> str:
 def write_comparison(eval_dir: Path, result: Mapping[str, Any]) -> list[Path]:
     """comparison.json and tables/comparison.csv in EVAL; returns their paths."""
     json_path = eval_dir / COMPARISON_NAME
-    json_path.write_text(json_text(json_path, result, indent=2) + "\n", encoding="utf-8")
     csv_path = eval_dir / "tables" / TABLE_NAME
-    csv_path.parent.mkdir(exist_ok=True)
-    csv_path.write_text(comparison_csv(result), encoding="utf-8", newline="\n")
+    try:
+        json_path.write_text(json_text(json_path, result, indent=2) + "\n", encoding="utf-8")
+        csv_path.parent.mkdir(exist_ok=True)
+        csv_path.write_text(comparison_csv(result), encoding="utf-8", newline="\n")
+    except OSError as e:
+        raise CompareError(f"cannot write the comparison into {eval_dir} ({e})") from e
     return [json_path, csv_path]
 
 

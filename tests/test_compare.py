@@ -259,6 +259,17 @@ def test_compare_errors_are_one_line(two_model_eval, tmp_path):
     samples.write_text("\n".join(lines[:8]) + "\n")  # the first model only
     res = CliRunner().invoke(main, ["compare", str(two_model_eval)])
     assert res.exit_code == 1 and "a comparison needs two or more models" in res.output
+    for field, value, said in (
+        ("violated", "yes", "field 'violated' must be true, false or null, got 'yes'"),
+        ("rule", "rule9", "field 'rule' must be one of rule1, rule2, rule3, rule4 or null"),
+        ("model", ["x"], "field 'model' must be a string"),
+        ("extras", {"substitution": 1}, "field 'extras.substitution' must be true, false or null"),
+    ):
+        bad = {**json.loads(lines[0]), field: value}
+        samples.write_text(json.dumps(bad) + "\n")
+        res = CliRunner().invoke(main, ["compare", str(two_model_eval)])
+        assert res.exit_code == 1 and f"{samples}:1: {said}" in res.output, res.output
+        assert "Traceback" not in res.output
     samples.write_text("{not json\n")
     res = CliRunner().invoke(main, ["compare", str(two_model_eval)])
     assert res.exit_code == 1 and f"{samples}:1: not valid JSON" in res.output
@@ -312,3 +323,13 @@ def test_two_tiny_hf_models_end_to_end_and_deterministic(
     res = CliRunner().invoke(main, ["compare", str(outs[1])])
     assert res.exit_code == 0, res.output
     assert (outs[0] / "comparison.json").read_bytes() == (outs[1] / "comparison.json").read_bytes()
+
+
+def test_compare_cannot_write_is_one_line(two_model_eval):
+    import shutil
+
+    shutil.rmtree(two_model_eval / "tables")
+    (two_model_eval / "tables").write_text("a file where the tables folder goes\n")
+    res = CliRunner().invoke(main, ["compare", str(two_model_eval)])
+    assert res.exit_code == 1 and "cannot write the comparison into" in res.output
+    assert "Traceback" not in res.output
