@@ -130,7 +130,7 @@ def evaluate_triples(
         preload_in_background(plots)  # output libraries load while the models run
         started = run_clock()
         fam = FamilyLabelling(source.all()) if settings.families else None
-        rows = RowsWriter(out) if out is not None else None
+        rows = RowsWriter(out, compare=len(model_list) > 1) if out is not None else None
         try:
             run = _label_models(
                 model_list,

@@ -22,6 +22,7 @@ OUTPUT_NAMES = (
     "plots",
     "families.jsonl",
     "run_info.json",
+    "comparison.json",
 )
 # Settings that do not change a label: rerunning with another value is the same evaluation.
 _NOT_IDENTITY = ("batch_size", "device", "batch_tokens", "compile")

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .compare import CompareSettings, FlagTable, comparison_result, write_comparison
+from .compare import report_lines as comparison_lines
 from .formatting import (
     DASH,
     count_rate,
@@ -276,7 +278,11 @@ def _report_intro(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examples=None) -> str:
+def render_report(
+    summary: dict[str, Any], gen_rows: list[dict[str, Any]], examples=None, comparison=None
+) -> str:
+    """report.md; `comparison`: the paired comparison of the models (compare.comparison_result),
+    None with one model."""
     lines = _report_intro(summary)
     lines += [
         "## Table 1. Accuracy of M(P,H) against gold labels",
@@ -328,6 +334,7 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
     from .alarm_report import report_lines
 
     lines += report_lines(summary)  # no-knowledge alarms (two or more models)
+    lines += comparison_lines(comparison)  # paired comparison (two or more models)
     if gen_rows:
         lines += [
             "## Table 9. Acceptance rate of generated sentences",
@@ -342,19 +349,32 @@ def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examp
     return "\n".join(lines)
 
 
+# --------------------------------------------------------------------------- paired comparison
+def paired_comparison(out_dir: Path, rows: RowsWriter, files: list[Path]) -> dict[str, Any] | None:
+    """With two or more models: the paired comparison (evaluator/compare.py) of the rows written,
+    into comparison.json and tables/comparison.csv (added to `files`); else None."""
+    if rows.flags is None or rows.flags.n_models < 2:
+        return None
+    result = comparison_result(rows.flags, CompareSettings())
+    files += write_comparison(out_dir, result)
+    return result
+
+
 # --------------------------------------------------------------------------- files
 class RowsWriter:
     """samples.jsonl and predictions.jsonl, written row by row as the run goes (samples.sample_row;
     each predictions line is a subset of its samples row) into hidden partial files beside the
-    final ones; `finish()` moves them into place. Keeps the violating triples report.md shows."""
+    final ones; `finish()` moves them into place. Keeps the violating triples report.md shows and,
+    with `compare` (two or more models), every row's rule outcomes for the paired comparison."""
 
     PARTIAL = ".partial-"  # name prefix of the files being written
 
-    def __init__(self, out_dir: Path):
+    def __init__(self, out_dir: Path, compare: bool = False):
         self._made_dir = not out_dir.exists()
         out_dir.mkdir(parents=True, exist_ok=True)
         self.out_dir = out_dir
         self.examples = ExampleCollector()
+        self.flags = FlagTable() if compare else None
         self.final = (out_dir / SAMPLES_NAME, out_dir / "predictions.jsonl")
         self.partial = tuple(p.with_name(self.PARTIAL + p.name) for p in self.final)
         self._samples = open(self.partial[0], "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - closed in finish/discard
@@ -362,8 +382,11 @@ class RowsWriter:
 
     def write(self, rows: Iterable[dict[str, Any]]) -> None:
         samples, predictions, examples = self._samples, self._predictions, self.examples
+        flags = self.flags
         for row in rows:
             examples.add(row)
+            if flags is not None:
+                flags.add(row)
             predictions.write(json_text(self.final[1], prediction_of(row)) + "\n")
             samples.write(json_text(self.final[0], row) + "\n")
 
@@ -414,12 +437,13 @@ def write_outputs(
         pending = plot_worker.render(summary, plot_dir)
     files = rows.finish()
     examples = rows.examples
+    comparison = paired_comparison(out_dir, rows, files)
     p = out_dir / "summary.json"
     write_json(p, summary)
     files.append(p)
 
     p = out_dir / "report.md"
-    p.write_text(render_report(summary, gen_rows, examples), encoding="utf-8")
+    p.write_text(render_report(summary, gen_rows, examples, comparison), encoding="utf-8")
     files.append(p)
 
     tables = {

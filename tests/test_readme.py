@@ -3,6 +3,7 @@ swapped for tiny local models (no hub here) and the Hub upload left out."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
@@ -55,12 +56,14 @@ def test_tutorial_commands_run_as_written(tmp_path, local_models, monkeypatch):
         res = CliRunner().invoke(main, args)
         assert res.exit_code == 0, (args, res.output)
         ran.append(args[0])
-    assert ran == ["generate", "evaluate", "show", "export"]
+    assert ran == ["generate", "evaluate", "show", "compare", "export"]
     assert (runs / "eval" / "samples.jsonl").is_file() and (
         runs / "sample" / "triples.parquet"
     ).is_file()
     assert (runs / "sample" / "hub" / "README.md").read_text().startswith("---\n")
     assert "No-knowledge alarm" in (runs / "eval" / "report.md").read_text()
+    assert "Paired comparison of models" in (runs / "eval" / "report.md").read_text()
+    assert json.loads((runs / "eval" / "comparison.json").read_text())["comparisons"]
 
 
 def test_python_api_block_runs_as_written(tmp_path, local_models, monkeypatch):

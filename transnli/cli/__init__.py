@@ -9,6 +9,7 @@ import click
 
 from transnli.cli.alarm import alarm
 from transnli.cli.augment import augment_command
+from transnli.cli.compare import compare
 from transnli.cli.doctor import doctor
 from transnli.cli.evaluate import evaluate, pairs
 from transnli.cli.generate import generate
@@ -40,4 +41,5 @@ main.add_command(publish_command)
 main.add_command(augment_command)
 main.add_command(show)
 main.add_command(alarm)
+main.add_command(compare)
 main.add_command(run)

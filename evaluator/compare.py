@@ -1,0 +1,479 @@
+"""Paired comparison of models on the same triples (`transnli compare EVAL`, and report.md's
+"Paired comparison of models" section when an evaluation has two or more models).
+
+Every model judges the same triples, so per rule and pair of models (A, B) the comparison is
+paired, triple by triple:
+
+- the difference in violation rate, rate(A) - rate(B), each rate over that model's own cases
+  (the triples where its antecedent holds: the rates of Table 4, all datasets pooled);
+- a paired bootstrap interval for that difference: the triples are resampled with replacement
+  (the same triples for both models), `resamples` times from a fixed seed, percentile interval;
+- McNemar's exact test on the per-triple violation flags over the triples where BOTH models'
+  antecedents hold (the only triples where both flags exist; each model's antecedent depends on
+  its own labels, so the two sets of cases differ): the discordant pairs (A violated and B held,
+  or the reverse) against a fair coin;
+- Holm's correction over every rule x pair that has a McNemar test.
+
+The statistics are pure functions of per-triple outcome codes (NOT_APPLICABLE, HELD, VIOLATED);
+the reading of samples.jsonl and the writing of comparison.json and tables/comparison.csv sit at
+the edges (`read_flags`, `write_comparison`).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from transnli.generator.jsonl import jsonl_objects
+
+from .errors import EvaluatorError
+from .formatting import DASH, json_text, markdown_table, pct
+from .plots import short_names
+from .rules import EXTRA_KEYS, RULES, RULES_BY_KEY
+from .samples import SAMPLES_NAME
+
+COMPARISON_NAME = "comparison.json"
+TABLE_NAME = "comparison.csv"  # under tables/
+NOT_APPLICABLE, HELD, VIOLATED = -1, 0, 1
+RULE_KEYS = tuple(r.key for r in RULES)
+CHECK_KEYS = (*RULE_KEYS, *EXTRA_KEYS)  # what is compared, in this order
+CHECK_NAMES = {
+    **{key: rule.name for key, rule in RULES_BY_KEY.items()},
+    "substitution": "mutual E => M(P,H')=M(P,H)",
+    "contradiction_symmetry": "M(H,H')=C => M(H',H)=C",
+}
+DENOMINATOR_NOTE = (
+    "McNemar's exact test counts only the triples where both models' antecedents hold (each "
+    "model's antecedent depends on its own labels; elsewhere one of the two flags does not "
+    "exist); both_cases (report.md: `both`) says how many. The rates and their difference are "
+    "each over the model's own cases, as in Table 4, and the bootstrap resamples all triples."
+)
+
+
+class CompareError(EvaluatorError):
+    """A folder that cannot be compared; one line, no traceback."""
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    """How the comparison is computed; the defaults are what `transnli evaluate` uses."""
+
+    resamples: int = 10_000  # bootstrap resamples
+    seed: int = 0  # the bootstrap's seed: the same seed gives the same interval
+    confidence: float = 0.95
+    alpha: float = 0.05  # family-wise error rate for Holm's "significant"
+
+    def validate(self) -> None:
+        if self.resamples < 100:
+            raise CompareError(f"resamples must be at least 100, got {self.resamples}")
+        if not 0 < self.confidence < 1:
+            raise CompareError(f"confidence must be between 0 and 1, got {self.confidence}")
+        if not 0 < self.alpha < 1:
+            raise CompareError(f"alpha must be between 0 and 1, got {self.alpha}")
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "difference": "rate(model_a) - rate(model_b), each over its own cases",
+            "interval": f"paired bootstrap over triples, percentile, {self.resamples} resamples, "
+            f"seed {self.seed}",
+            "confidence": self.confidence,
+            "test": "McNemar exact (binomial on the discordant pairs), two-sided",
+            "denominator": DENOMINATOR_NOTE,
+            "correction": "Holm over every rule x pair with a test",
+            "alpha": self.alpha,
+        }
+
+
+# --------------------------------------------------------------------------- statistics
+def paired_counts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """3x3 counts of (A's outcome, B's outcome) over the triples; index 0 not applicable, 1 held,
+    2 violated (code + 1)."""
+    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    if a.shape != b.shape:
+        raise ValueError(f"the two models' flags differ in length ({a.size} and {b.size})")
+    return np.bincount((a + 1) * 3 + (b + 1), minlength=9).reshape(3, 3)
+
+
+def _rates(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(cases A, violations A, cases B, violations B) of counts shaped (..., 3, 3)."""
+    cases_a = counts[..., 1:, :].sum(axis=(-2, -1))
+    viol_a = counts[..., 2, :].sum(axis=-1)
+    cases_b = counts[..., :, 1:].sum(axis=(-2, -1))
+    viol_b = counts[..., :, 2].sum(axis=-1)
+    return cases_a, viol_a, cases_b, viol_b
+
+
+def rate_difference(counts: np.ndarray) -> tuple[float | None, float | None, float | None]:
+    """(rate A, rate B, rate A - rate B); None where a model has no case."""
+    cases_a, viol_a, cases_b, viol_b = (int(x) for x in _rates(counts))
+    rate_a = viol_a / cases_a if cases_a else None
+    rate_b = viol_b / cases_b if cases_b else None
+    diff = rate_a - rate_b if rate_a is not None and rate_b is not None else None
+    return rate_a, rate_b, diff
+
+
+def bootstrap_interval(
+    counts: np.ndarray, resamples: int, seed: int, confidence: float = 0.95
+) -> list[float] | None:
+    """Paired bootstrap percentile interval for rate A - rate B; None where a model has no case.
+
+    Resampling the N triples with replacement and counting each (A outcome, B outcome) category
+    draws the nine category counts from Multinomial(N, observed shares), and the statistic
+    depends on those counts only; so the counts are drawn directly (the same distribution as
+    resampling triple indices, in time independent of N; tests/test_compare.py checks it against
+    scipy.stats.bootstrap(paired=True)). Resamples where a model has no case have no difference
+    and are left out."""
+    if rate_difference(counts)[2] is None:
+        return None
+    n = int(counts.sum())
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(n, counts.ravel() / n, size=resamples).reshape(resamples, 3, 3)
+    cases_a, viol_a, cases_b, viol_b = _rates(draws)
+    valid = (cases_a > 0) & (cases_b > 0)
+    diffs = viol_a[valid] / cases_a[valid] - viol_b[valid] / cases_b[valid]
+    if not diffs.size:
+        return None
+    tail = (1 - confidence) / 2
+    lo, hi = np.quantile(diffs, [tail, 1 - tail])
+    return [float(lo), float(hi)]
+
+
+def mcnemar_exact(counts: np.ndarray) -> float | None:
+    """McNemar's exact two-sided p-value over the triples where both models' antecedents hold;
+    None when there is no such triple."""
+    both = counts[1:, 1:]  # rows: A held, violated; columns: B held, violated
+    if not both.sum():
+        return None
+    from statsmodels.stats.contingency_tables import mcnemar  # only with two or more models
+
+    # statsmodels reads the discordant cells at [0, 1] and [1, 0]
+    return float(mcnemar(both, exact=True).pvalue)
+
+
+def holm(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Holm-adjusted p-values over the ones that exist (None stays None)."""
+    present = [p for p in pvalues if p is not None]
+    if not present:
+        return [None] * len(pvalues)
+    from statsmodels.stats.multitest import multipletests
+
+    adjusted = iter(multipletests(present, method="holm")[1])
+    return [None if p is None else float(next(adjusted)) for p in pvalues]
+
+
+def compare_pair(
+    check: str, model_a: str, model_b: str, counts: np.ndarray, settings: CompareSettings
+) -> dict[str, Any]:
+    """One row of the comparison (without the Holm columns)."""
+    cases_a, viol_a, cases_b, viol_b = (int(x) for x in _rates(counts))
+    rate_a, rate_b, diff = rate_difference(counts)
+    return {
+        "rule": check,
+        "name": CHECK_NAMES[check],
+        "model_a": model_a,
+        "model_b": model_b,
+        "cases_a": cases_a,
+        "violations_a": viol_a,
+        "rate_a": rate_a,
+        "cases_b": cases_b,
+        "violations_b": viol_b,
+        "rate_b": rate_b,
+        "difference": diff,
+        "ci95": bootstrap_interval(counts, settings.resamples, settings.seed, settings.confidence),
+        "both_cases": int(counts[1:, 1:].sum()),
+        "both_violated": int(counts[2, 2]),
+        "only_a_violated": int(counts[2, 1]),
+        "only_b_violated": int(counts[1, 2]),
+        "p_mcnemar": mcnemar_exact(counts),
+    }
+
+
+def compare_models(
+    flags: Mapping[str, Mapping[str, np.ndarray]], settings: CompareSettings | None = None
+) -> list[dict[str, Any]]:
+    """Every check x pair of models (in check, then model order), with Holm's correction over all
+    of them. `flags`: per model (in order), per check, the outcome codes of the same triples."""
+    settings = settings or CompareSettings()
+    settings.validate()
+    rows = [
+        compare_pair(check, a, b, paired_counts(flags[a][check], flags[b][check]), settings)
+        for check in CHECK_KEYS
+        for a, b in combinations(flags, 2)
+    ]
+    for row, adjusted in zip(rows, holm([r["p_mcnemar"] for r in rows]), strict=True):
+        row["p_holm"] = adjusted
+        row["significant"] = None if adjusted is None else adjusted < settings.alpha
+    return rows
+
+
+# --------------------------------------------------------------------------- reading
+class FlagTable:
+    """Per model, per check, the outcome code of every triple, from samples.jsonl's rows (model
+    by model, each in input order), kept as one byte per triple and check; checks that every model
+    judged the same triples in the same order. Fed by `read_flags` from the file, or by the
+    evaluation's RowsWriter as it writes the rows (then the file is not read again)."""
+
+    def __init__(self) -> None:
+        # a hash of (dataset, id) per triple of the first model: the others must match it (a
+        # tuple of strings per triple would cost far more memory on a large run)
+        self._keys = array("q")
+        self._codes: dict[str, list[array]] = {}  # per model, one array per check
+        self._model: str | None = None
+        self._current: list[array] = []
+
+    def _switch(self, model: str) -> None:
+        codes = self._codes.get(model)
+        if codes is None:
+            codes = self._codes[model] = [array("b") for _ in CHECK_KEYS]
+        self._model, self._current = model, codes
+
+    def add(self, row: Mapping[str, Any], where: str = "") -> None:
+        """One samples row; `where` ("FILE:LINE") names it in an error."""
+        if row["model"] != self._model:
+            self._switch(row["model"])
+        codes, keys = self._current, self._keys
+        position = len(codes[0])
+        key = hash((row["dataset"], row["id"]))
+        if len(self._codes) == 1:
+            keys.append(key)
+        elif position >= len(keys) or keys[position] != key:
+            first = next(iter(self._codes))
+            raise CompareError(
+                f"{where + ': ' if where else ''}model {self._model}'s triple {position + 1} is "
+                f"{row['dataset']}/{row['id']}, not the same as {first}'s; the models were not "
+                "evaluated on the same triples"
+            )
+        # samples.violates, unrolled (this runs once per row of a large run)
+        rule, violated = row["rule"], row["violated"]
+        code = NOT_APPLICABLE if rule is None or violated is None else int(bool(violated))
+        for i, check in enumerate(RULE_KEYS):
+            codes[i].append(code if rule == check else NOT_APPLICABLE)
+        extras = row.get("extras") or {}
+        for i, check in enumerate(EXTRA_KEYS, start=len(RULE_KEYS)):
+            value = extras.get(check)
+            codes[i].append(NOT_APPLICABLE if value is None else int(bool(value)))
+
+    @property
+    def n_triples(self) -> int:
+        return len(self._keys)
+
+    @property
+    def n_models(self) -> int:
+        return len(self._codes)
+
+    def arrays(self) -> dict[str, dict[str, np.ndarray]]:
+        """Per model, per check, the codes as int8 arrays."""
+        for model, codes in self._codes.items():
+            if len(codes[0]) != len(self._keys):
+                raise CompareError(
+                    f"model {model} has {len(codes[0])} triples, the first model "
+                    f"{len(self._keys)}; the models were not evaluated on the same triples"
+                )
+        return {
+            model: dict(
+                zip(CHECK_KEYS, (np.frombuffer(v, dtype=np.int8) for v in codes), strict=True)
+            )
+            for model, codes in self._codes.items()
+        }
+
+
+SAMPLE_KEYS = ("id", "dataset", "model", "rule", "violated")
+
+
+def _sample_problem(row: Mapping[str, Any]) -> str | None:
+    """What makes `row` unreadable as a samples row, or None."""
+    missing = [k for k in SAMPLE_KEYS if k not in row]
+    if missing:
+        return f"not a samples row (no {', '.join(missing)})"
+    for key in ("id", "dataset", "model"):
+        if not isinstance(row[key], str):
+            return f"field {key!r} must be a string, got {row[key]!r}"
+    if row["rule"] is not None and row["rule"] not in RULES_BY_KEY:
+        return f"field 'rule' must be one of {', '.join(RULE_KEYS)} or null, got {row['rule']!r}"
+    extras = row.get("extras")
+    flags = [("violated", row["violated"])]
+    if isinstance(extras, dict):
+        flags += [(f"extras.{k}", extras.get(k)) for k in EXTRA_KEYS]
+    elif extras is not None:
+        return f"field 'extras' must be an object, got {extras!r}"
+    for name, value in flags:
+        if value is not None and not isinstance(value, bool):
+            return f"field {name!r} must be true, false or null, got {value!r}"
+    return None
+
+
+def read_flags(eval_dir: Path) -> FlagTable:
+    """Every model's outcome codes from EVAL/samples.jsonl (streamed)."""
+    path = eval_dir / SAMPLES_NAME
+    if not path.is_file():
+        raise CompareError(
+            f"{eval_dir} holds no {SAMPLES_NAME}: is it the --out folder of `transnli evaluate`?"
+        )
+    table = FlagTable()
+    try:
+        for line, row in jsonl_objects(path, CompareError):
+            problem = _sample_problem(row)
+            if problem:
+                raise CompareError(f"{path}:{line}: {problem}")
+            table.add(row, f"{path}:{line}")
+    except (OSError, UnicodeDecodeError) as e:
+        raise CompareError(f"{path}: cannot be read ({e})") from e
+    return table
+
+
+# --------------------------------------------------------------------------- outputs
+def comparison_result(table: FlagTable, settings: CompareSettings) -> dict[str, Any]:
+    """comparison.json's content."""
+    flags = table.arrays()
+    return {
+        "models": list(flags),
+        "n_triples": table.n_triples,
+        "pooled": "all datasets",
+        "method": settings.describe(),
+        "comparisons": compare_models(flags, settings),
+    }
+
+
+CSV_COLUMNS = (
+    "rule",
+    "name",
+    "model_a",
+    "model_b",
+    "cases_a",
+    "violations_a",
+    "rate_a",
+    "cases_b",
+    "violations_b",
+    "rate_b",
+    "difference",
+    "ci95_low",
+    "ci95_high",
+    "both_cases",
+    "both_violated",
+    "only_a_violated",
+    "only_b_violated",
+    "p_mcnemar",
+    "p_holm",
+    "significant",
+)
+
+
+def comparison_csv(result: Mapping[str, Any]) -> str:
+    """tables/comparison.csv: one row per rule x pair; rates with 6 decimals, p-values with 6
+    significant digits (a small p-value must not print as 0); empty cells where there is none."""
+
+    def cell(value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, bool):
+            return str(value).lower()
+        return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+    lines = [",".join(CSV_COLUMNS)]
+    for r in result["comparisons"]:
+        lo, hi = r["ci95"] or (None, None)
+        values = {**r, "ci95_low": lo, "ci95_high": hi}
+        for k in ("rate_a", "rate_b", "difference", "ci95_low", "ci95_high"):
+            values[k] = None if values[k] is None else f"{values[k]:.6f}"
+        lines.append(",".join(_csv_field(cell(values[k])) for k in CSV_COLUMNS))
+    return "\n".join(lines) + "\n"
+
+
+def _csv_field(text: str) -> str:
+    return f'"{text.replace(chr(34), chr(34) * 2)}"' if any(c in text for c in ',"\n') else text
+
+
+def write_comparison(eval_dir: Path, result: Mapping[str, Any]) -> list[Path]:
+    """comparison.json and tables/comparison.csv in EVAL; returns their paths."""
+    json_path = eval_dir / COMPARISON_NAME
+    csv_path = eval_dir / "tables" / TABLE_NAME
+    try:
+        json_path.write_text(json_text(json_path, result, indent=2) + "\n", encoding="utf-8")
+        csv_path.parent.mkdir(exist_ok=True)
+        csv_path.write_text(comparison_csv(result), encoding="utf-8", newline="\n")
+    except OSError as e:
+        raise CompareError(f"cannot write the comparison into {eval_dir} ({e})") from e
+    return [json_path, csv_path]
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return DASH
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def _difference(r: Mapping[str, Any]) -> str:
+    if r["difference"] is None:
+        return DASH
+    lo, hi = r["ci95"]
+    return f"{100 * r['difference']:+.1f} pp [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+
+
+def comparison_table(result: Mapping[str, Any]):
+    """The comparison as a DataFrame of text cells (report.md and `transnli compare`); models by
+    their short names, as the figures name them."""
+    import pandas as pd
+
+    short = dict(zip(result["models"], short_names(result["models"]), strict=True))
+    rows = []
+    for r in result["comparisons"]:
+        rows.append(
+            {
+                "rule": f"{r['rule']} {r['name']}" if r["rule"] in RULES_BY_KEY else r["rule"],
+                "A": short[r["model_a"]],
+                "B": short[r["model_b"]],
+                "rate A": f"{pct(r['rate_a'])} ({r['violations_a']}/{r['cases_a']})",
+                "rate B": f"{pct(r['rate_b'])} ({r['violations_b']}/{r['cases_b']})",
+                "A - B [95% CI]": _difference(r),
+                "both": str(r["both_cases"]),
+                "A only / B only": f"{r['only_a_violated']} / {r['only_b_violated']}",
+                "McNemar p": _p(r["p_mcnemar"]),
+                "Holm p": _p(r["p_holm"]) + (" *" if r["significant"] else ""),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def report_lines(result: Mapping[str, Any] | None) -> list[str]:
+    """report.md's "Paired comparison of models" section (nothing with fewer than two models)."""
+    if not result:
+        return []
+    method = result["method"]
+    return [
+        "## Paired comparison of models",
+        "",
+        "Per rule and pair of models, on the same triples (all datasets pooled): each model's "
+        "violation rate over its own cases, the difference A - B in percentage points with a "
+        f"{100 * method['confidence']:.0f}% interval ({method['interval']}), and McNemar's "
+        "exact test on the per-triple violation flags. " + DENOMINATOR_NOTE + " 'A only / B "
+        "only': the triples of `both` that only A (only B) violated. Holm's correction "
+        f"runs over every rule x pair with a test; * marks Holm p < {method['alpha']}. The same "
+        f"numbers: `{COMPARISON_NAME}`, `tables/{TABLE_NAME}`; `transnli compare EVAL_DIR`.",
+        "",
+        markdown_table(comparison_table(result)),
+        "",
+    ]
+
+
+def compare_folder(
+    eval_dir: Path, settings: CompareSettings | None = None, write: bool = True
+) -> dict[str, Any]:
+    """Read EVAL's samples.jsonl, compare its models and (with `write`) write comparison.json and
+    tables/comparison.csv; returns the comparison."""
+    settings = settings or CompareSettings()
+    settings.validate()
+    table = read_flags(eval_dir)
+    if table.n_models < 2:
+        raise CompareError(
+            f"{eval_dir} holds {table.n_models} model; a comparison needs two or more models "
+            "evaluated on the same triples (`transnli evaluate ... --model A --model B`)"
+        )
+    result = comparison_result(table, settings)
+    if write:
+        write_comparison(eval_dir, result)
+    return result
