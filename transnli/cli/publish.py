@@ -33,19 +33,33 @@ _LICENSE = click.option(
     "a saved datasets.DatasetDict), card (OUT/hub: the data per source dataset and a dataset "
     "card, ready for `transnli publish`). Repeat it or give a comma list.",
 )
+@click.option(
+    "--reviewed",
+    type=click.Choice(["good-only", "column"]),
+    default=None,
+    help="Apply RUN/review.jsonl (`transnli review`): keep only the triples judged good, or add "
+    "a human_judgement column; the card states the measured precision (parquet and card only).",
+)
 @_TITLE
 @_LICENSE
-def export(out_dir, kinds, title, license_):
+def export(out_dir, kinds, reviewed, title, license_):
     """Export the finished generation run in OUT_DIR, without generating again.
 
     Reads triples.jsonl, rejected.jsonl, stats.json and config.json; every table gets the same
     declared schema, so the exports of different runs load together.
     """
     from transnli.generator.publish import ExportError, export_finished, parse_kinds
+    from transnli.review.errors import ReviewError
+    from transnli.review.export import export_reviewed
 
     try:
-        written = export_finished(out_dir, parse_kinds(kinds), title=title, license=license_)
-    except ExportError as e:
+        if reviewed:
+            written = export_reviewed(
+                out_dir, parse_kinds(kinds), reviewed, title=title, license=license_
+            )
+        else:
+            written = export_finished(out_dir, parse_kinds(kinds), title=title, license=license_)
+    except (ExportError, ReviewError) as e:
         raise click.ClickException(str(e)) from e
     for path in written:
         click.echo(f"exported {path}", err=True)
