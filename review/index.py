@@ -2,8 +2,8 @@
 without loading a 100,000-line file into memory.
 
 The offsets of the non-blank lines are built in one pass and cached next to the file
-(triples.jsonl.offsets); the cache names the file's size and modification time, so a file that
-changed since is indexed again.
+(triples.jsonl.offsets; the `uncertain` order's margins likewise, triples.jsonl.margins); a cache
+names the file's size and modification time, so a file that changed since is indexed again.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,8 @@ def _signature(path: Path) -> array:
 
 
 def _scan(path: Path) -> array:
+    # A plain pass over the lines: about 0.3 s for 100,000 triples (benchmarks/bench_review.py),
+    # as fast as a numpy search of a memory map and without its file-sized temporary arrays.
     offsets = array("Q")
     pos = 0
     with open(path, "rb") as fh:
@@ -43,30 +45,33 @@ class LineIndex:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.cache = self.path.with_name(self.path.name + SUFFIX)
-        self.offsets = self._load_or_build()
+        self.offsets = self.cached(SUFFIX, "Q", lambda: _scan(self.path))
 
-    def _load_or_build(self) -> array:
+    def cached(self, suffix: str, typecode: str, build: Callable[[], array]) -> array:
+        """An array derived from the file, kept in FILE+suffix and built again when the file's
+        size or modification time differs from the ones the cache names."""
+        cache = self.path.with_name(self.path.name + suffix)
         sig = _signature(self.path)
         try:
-            raw = self.cache.read_bytes()
+            raw = cache.read_bytes()
             if raw[:8] == MAGIC:
                 head = array("Q")
                 head.frombytes(raw[8:24])
                 if head == sig:
-                    offsets = array("Q")
-                    offsets.frombytes(raw[24:])
-                    return offsets
+                    values = array(typecode)
+                    values.frombytes(raw[24:])
+                    return values
         except (OSError, ValueError):
             pass  # no cache, or a torn one: build it again
-        offsets = _scan(self.path)
-        tmp = self.cache.with_name(self.cache.name + ".tmp")
+        values = build()
+        tmp = cache.with_name(cache.name + ".tmp")
         try:
             with open(tmp, "wb") as fh:
-                fh.write(MAGIC + sig.tobytes() + offsets.tobytes())
-            os.replace(tmp, self.cache)
+                fh.write(MAGIC + sig.tobytes() + values.tobytes())
+            os.replace(tmp, cache)
         except OSError:
-            pass  # a read-only run folder still reviews; the index is rebuilt next time
-        return offsets
+            pass  # a read-only run folder still reviews; the array is built again next time
+        return values
 
     def __len__(self) -> int:
         return len(self.offsets)

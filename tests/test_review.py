@@ -5,6 +5,7 @@ tests/test_review_browser.py drives the same page in headless Chromium."""
 from __future__ import annotations
 
 import json
+import random
 import sys
 import threading
 import urllib.error
@@ -102,6 +103,12 @@ def test_the_index_reads_records_by_offset_and_is_rebuilt_when_the_file_changes(
     path.write_text('{"a": 9}\n{"a": 8}\n')
     again = LineIndex(path)
     assert len(again) == 2 and again.record(1) == {"a": 8}
+    path.write_bytes(
+        b'  \t\n{"a": 1}\r\n\n   \n{"a": 2}\n{"a": 3}'
+    )  # blank lines, CRLF, no last \\n
+    assert [LineIndex(path).record(i) for i in range(3)] == [{"a": 1}, {"a": 2}, {"a": 3}]
+    path.write_bytes(b"")
+    assert len(LineIndex(path)) == 0
     path.write_text('{"a": 9}\n[1]\n')
     with pytest.raises(ReviewError, match=r"t.jsonl: record 2: expected a JSON object"):
         LineIndex(path).record(1)
@@ -150,6 +157,10 @@ def test_least_certain_first_orders_by_distance_to_the_threshold(tmp_path):
     order = review_order(LineIndex(run / "triples.jsonl"), SessionSettings(order="uncertain"))
     assert order == [2, 3, 1, 0]
     assert certainty_margin(recs[0].to_dict()) is None
+    # Triples without a score keep the seeded random order among themselves.
+    run = make_run(tmp_path / "plain", [record(i) for i in range(20)], [])
+    order = review_order(LineIndex(run / "triples.jsonl"), SessionSettings(order="uncertain"))
+    assert order == random.Random(0).sample(range(20), 20) != list(range(20))
 
 
 def test_the_replaced_word_is_located_in_both_sentences():
