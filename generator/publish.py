@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -687,15 +688,17 @@ def publish(
     title: str | None = None,
     license: str | None = None,
     api=None,
+    make_card: Callable[..., list[Path]] | None = None,
 ) -> str:
     """Upload OUT/hub (made now from the finished run) to the dataset repo `repo_id`; returns its
-    URL."""
+    URL. `make_card` (default `export_card`, same arguments) writes OUT/hub; the human review
+    passes its own (transnli.review.export), which the generator does not import."""
     if not REPO_ID.match(repo_id):
         raise ExportError(f"--repo-id {repo_id!r} is not of the form USER/NAME")
     run = open_finished_run(out_dir)
     token = hub_token(token_env)
     try:
-        written = export_card(run, title=title, license=license, repo_id=repo_id)
+        written = (make_card or export_card)(run, title=title, license=license, repo_id=repo_id)
     finally:
         _READ.clear()
     if not written:

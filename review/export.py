@@ -133,10 +133,14 @@ def _card_front(text: str, mode: str) -> str:
 
 
 def export_reviewed_card(
-    run: FinishedRun, verdicts: dict[str, str], mode: str, section: str, **card: Any
+    run: FinishedRun, judgements: list[dict[str, Any]], mode: str, **card: Any
 ) -> Path | None:
     """OUT/hub as `export --to card` writes it, from the reviewed rows, with the review section."""
     import shutil
+
+    verdicts = item_verdicts(judgements)
+    kept = sum(verdicts.get(r["id"]) == "good" for r in read_records(run.dir / TRIPLES))
+    section = review_section(summarise(judgements), mode, kept)
 
     hub = run.dir / HUB_DIR
     if hub.exists():
@@ -180,6 +184,23 @@ def _export_parquet(run: FinishedRun, verdicts: dict[str, str], mode: str) -> li
     return written
 
 
+def reviewed_card_maker(mode: str):
+    """A `make_card` for `publish`: OUT/hub reviewed, from RUN/review.jsonl."""
+    check_mode(mode)
+
+    def make_card(run: FinishedRun, **card: Any) -> list[Path]:
+        judgements = read_judgements(run.dir / LOG)
+        hub = export_reviewed_card(run, judgements, mode, **card)
+        return [hub] if hub else []
+
+    return make_card
+
+
+def check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise ReviewError(f"--reviewed {mode!r} is not one of {', '.join(MODES)}")
+
+
 def export_reviewed(
     out_dir: str | Path,
     kinds: list[str],
@@ -189,8 +210,7 @@ def export_reviewed(
     license: str | None = None,
 ) -> list[Path]:
     """`transnli export RUN --reviewed MODE`: the exports `kinds` asks for, reviewed."""
-    if mode not in MODES:
-        raise ReviewError(f"--reviewed {mode!r} is not one of {', '.join(MODES)}")
+    check_mode(mode)
     unsupported = [k for k in kinds if k not in REVIEWED_KINDS]
     if unsupported:
         raise ReviewError(
@@ -205,10 +225,7 @@ def export_reviewed(
         if "parquet" in kinds:
             written += _export_parquet(run, verdicts, mode)
         if "card" in kinds:
-            triples = read_records(run.dir / TRIPLES)
-            kept = sum(verdicts.get(r["id"]) == "good" for r in triples)
-            section = review_section(summarise(judgements), mode, kept)
-            hub = export_reviewed_card(run, verdicts, mode, section, title=title, license=license)
+            hub = export_reviewed_card(run, judgements, mode, title=title, license=license)
             written += [hub] if hub else []
     except OSError as e:
         raise ExportError(f"cannot write under {run.dir}: {e.strerror or e}") from e

@@ -447,3 +447,26 @@ def test_review_sits_above_the_generator_and_beside_the_evaluator():
     ]
     assert wrong == []
     assert any(e.source.startswith("transnli.review") for e in import_edges())
+
+
+def test_publish_reviewed_uploads_the_reviewed_card(run_dir, monkeypatch):
+    import huggingface_hub
+    from test_export import FakeApi
+
+    judge_some(run_dir)
+    fake = FakeApi()
+    monkeypatch.setattr(
+        huggingface_hub.HfApi, "create_repo", lambda self, repo_id, **kw: fake.create_repo(repo_id)
+    )
+    monkeypatch.setattr(
+        huggingface_hub.HfApi, "upload_folder", lambda self, **kw: fake.upload_folder(**kw)
+    )
+    monkeypatch.setenv("HF_TOKEN", "hf_secret")
+    res = cli("publish", run_dir, "--repo-id", "someone/triples", "--reviewed", "good-only")
+    assert res.exit_code == 0, res.output
+    (_, up) = fake.calls[-1]
+    assert "**Measured precision: 0.600**" in up["card"]
+    assert 'load_dataset("someone/triples"' in up["card"]
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(run_dir / "hub" / "data" / "snli" / "test.parquet").num_rows == 6

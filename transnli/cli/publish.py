@@ -83,9 +83,15 @@ def export(out_dir, kinds, reviewed, title, license_):
     help="Environment variable holding a Hub token with write access (else the token "
     "`hf auth login` saved).",
 )
+@click.option(
+    "--reviewed",
+    type=click.Choice(["good-only", "column"]),
+    default=None,
+    help="Upload the reviewed data and card, as `transnli export --reviewed` writes them.",
+)
 @_TITLE
 @_LICENSE
-def publish(out_dir, repo_id, private, token_env, title, license_):
+def publish(out_dir, repo_id, private, token_env, reviewed, title, license_):
     """Upload the finished run in OUT_DIR to the Hugging Face Hub as a dataset.
 
     Writes OUT_DIR/hub first (as `transnli export --to card`): one Parquet folder per source
@@ -93,11 +99,19 @@ def publish(out_dir, repo_id, private, token_env, title, license_):
     """
     from transnli.generator.publish import ExportError
     from transnli.generator.publish import publish as publish_run
+    from transnli.review.errors import ReviewError
+    from transnli.review.export import reviewed_card_maker
 
     try:
         url = publish_run(
-            out_dir, repo_id, private=private, token_env=token_env, title=title, license=license_
+            out_dir,
+            repo_id,
+            private=private,
+            token_env=token_env,
+            title=title,
+            license=license_,
+            make_card=reviewed_card_maker(reviewed) if reviewed else None,
         )
-    except ExportError as e:
+    except (ExportError, ReviewError) as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"published {out_dir} to {url}", err=True)
