@@ -373,6 +373,15 @@ def test_the_review_command_refuses_what_it_cannot_use(tmp_path, run_dir):
     assert res.exit_code == 1 and "review.jsonl does not exist" in res.output
     res = cli("review", run_dir, "--sample", "0")
     assert res.exit_code == 1 and "--sample must be at least 1" in res.output
+    with open(run_dir / "triples.jsonl", "a") as fh:
+        fh.write("{not json\n")
+    res = cli("review", run_dir, "--order", "uncertain", "--port", "0")
+    assert res.exit_code == 1 and "triples.jsonl: record 31: not valid JSON" in res.output
+    (run_dir / LOG).mkdir()  # a log that cannot be read as a file
+    res = cli("review", run_dir, "--agreement")
+    assert (
+        res.exit_code == 1 and res.output.startswith("Error: ") and "Traceback" not in (res.output)
+    )
 
 
 # -- the reviewed export ---------------------------------------------------------------------------

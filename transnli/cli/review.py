@@ -114,3 +114,5 @@ def review(run_dir, order, sample, seed, annotator, port, agreement):
         _serve(run_dir, settings, port)
     except ReviewError as e:
         raise click.ClickException(str(e)) from e
+    except OSError as e:  # an unreadable run folder or log: one line, not a traceback
+        raise click.ClickException(f"cannot read {e.filename or run_dir}: {e.strerror or e}") from e
