@@ -479,3 +479,21 @@ def test_publish_reviewed_uploads_the_reviewed_card(run_dir, monkeypatch):
     import pyarrow.parquet as pq
 
     assert pq.read_table(run_dir / "hub" / "data" / "snli" / "test.parquet").num_rows == 6
+
+
+def test_every_line_is_fsynced_before_the_action_returns(run_dir, monkeypatch):
+    import os
+
+    synced = []
+    real = os.fsync
+
+    def fsync(fd):
+        synced.append((run_dir / LOG).read_text().count("\n"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    s = open_session(run_dir, order="all")
+    s.judge(0, Verdict("good"))
+    s.judge(1, Verdict("skip"))
+    s.undo()
+    assert synced == [1, 2, 3]
