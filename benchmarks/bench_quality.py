@@ -43,12 +43,18 @@ def key(hypothesis: str, modified: str) -> str:
 
 
 def load_judgements(path: Path = JUDGEMENTS) -> dict[str, dict]:
+    """Judged candidates by (H, H'); reads a `transnli review` log (RUN/review.jsonl) too: the last
+    line about a candidate stands, an `undone` line takes it back, a skip (good null) is none."""
     out = {}
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             if line.strip():
                 j = json.loads(line)
-                out[key(j["hypothesis"], j["modified_hypothesis"])] = j
+                k = key(j["hypothesis"], j["modified_hypothesis"])
+                if j.get("undone"):
+                    out.pop(k, None)
+                elif j.get("good") is not None:
+                    out[k] = j
     return out
 
 

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -646,10 +647,13 @@ def publish(
     title: str | None = None,
     license: str | None = None,
     api=None,
+    make_card: Callable[..., list[Path]] | None = None,
 ) -> str:
     """Upload OUT/hub (made now from the finished run) to the dataset repo `repo_id`; returns its
     URL. The token comes from the variable `token_env` only, or huggingface_hub's own lookup when
-    none is named (`transnli.common.hub.hub_token`)."""
+    none is named (`transnli.common.hub.hub_token`). `make_card` (default `export_card`, same
+    arguments) writes OUT/hub; the human review passes its own (transnli.review.export), which
+    the generator does not import."""
     try:
         check_repo_id(repo_id)
         run = open_finished_run(out_dir)
@@ -657,7 +661,7 @@ def publish(
     except HubError as e:
         raise ExportError(str(e)) from e
     try:
-        written = export_card(run, title=title, license=license, repo_id=repo_id)
+        written = (make_card or export_card)(run, title=title, license=license, repo_id=repo_id)
     finally:
         _READ.clear()
     if not written:

@@ -9,13 +9,17 @@ VENV="$ROOT/.venv"
 say() { printf '[setup] %s\n' "$*"; }
 
 # 1. Debian packages: WordNet 3.0 database, the link-grammar C library and its English dictionary
-#    (transnli calls the library through ctypes, so no Python binding is needed).
+#    (transnli calls the library through ctypes, so no Python binding is needed); Chromium for the
+#    browser tests.
 APT_PKGS=()
 [ -f /usr/share/wordnet/data.noun ] || APT_PKGS+=(wordnet-base)
 [ -f /usr/share/wordnet/index.sense ] || APT_PKGS+=(wordnet-sense-index)
 compgen -G '/usr/lib/*/liblink-grammar.so.5' >/dev/null || compgen -G '/usr/lib/liblink-grammar.so.5' >/dev/null \
   || APT_PKGS+=(liblink-grammar5)
 [ -d /usr/share/link-grammar/en ] || APT_PKGS+=(link-grammar-dictionaries-en)
+# Headless Chromium and its WebDriver: the review page's browser tests (tests/test_review_browser.py).
+[ -x /usr/bin/chromium ] || APT_PKGS+=(chromium)
+[ -x /usr/bin/chromedriver ] || APT_PKGS+=(chromium-driver)
 if [ ${#APT_PKGS[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null; then
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -19,6 +19,7 @@ PACKAGE_DIRS = {
     "transnli.evaluator": ROOT / "evaluator",
     "transnli.resources": ROOT / "resources",
     "transnli.common": ROOT / "common",
+    "transnli.review": ROOT / "review",
 }
 
 

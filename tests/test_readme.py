@@ -75,3 +75,67 @@ def test_python_api_block_runs_as_written(tmp_path, local_models, monkeypatch):
     assert isinstance(scope["ev"].rules, pd.DataFrame) and len(scope["ev"].rules)
     assert isinstance(scope["ev"].violations(rule="rule2", model="roberta"), pd.DataFrame)
     assert len(scope["gen"].records) > 100
+
+
+def judge_through_the_page(args: list[str], annotator_bad_every: int) -> int:
+    """Run `transnli review` as the README does (a server that waits for Ctrl-C), judge its whole
+    sample through the page's API as the keys would, then stop it with SIGINT; returns how many
+    triples were judged."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "transnli.cli", *args, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = proc.stdout.readline().split()[-1]
+        assert url.startswith("http://127.0.0.1:"), url
+
+        def call(path, body=None):
+            data = None if body is None else json.dumps(body).encode()
+            with urllib.request.urlopen(urllib.request.Request(url + path, data=data)) as res:
+                return json.loads(res.read())
+
+        state, judged = call("api/state"), 0
+        while state["triple"]:
+            i = state["triple"]["index"]
+            bad = i % annotator_bad_every == 0
+            verdict = {"verdict": "bad", "error_type": "grammar"} if bad else {"verdict": "good"}
+            state = call("api/judge", {"index": i, **verdict})
+            judged += 1
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0, proc.stderr.read()
+    return judged
+
+
+def test_review_and_publish_step_runs_as_written(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
+    runs = tmp_path / "runs"
+    generate = commands(block("## A five-minute tutorial", "bash"))[0]
+    steps = [generate, *commands(block("### Review and publish", "bash"))]
+    ran, judged = [], []
+    for argv in steps:
+        if argv[0].startswith("HF_TOKEN="):
+            continue  # the upload: tests/test_review.py publishes --reviewed to a mocked Hub
+        assert argv[0] == ".venv/bin/transnli", argv
+        args = [a.replace("runs/", f"{runs}/") for a in argv[1:]]
+        if args[0] == "review" and "--agreement" not in args:
+            judged.append(judge_through_the_page(args, 4 + len(judged)))
+        else:
+            res = CliRunner().invoke(main, args)
+            assert res.exit_code == 0, (args, res.output)
+            if "--agreement" in args:
+                assert "triples judged by 2 (alice, bob)" in res.output
+                assert "alice vs bob: 100 triples both judged" in res.output
+        ran.append(args[0])
+    assert ran == ["generate", "review", "review", "review", "export"] and judged == [100, 100]
+    card = (runs / "sample" / "hub" / "README.md").read_text()
+    assert "## Human review" in card and "**Measured precision: " in card

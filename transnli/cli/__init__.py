@@ -1,6 +1,6 @@
 """The `transnli` command: one click group, one module per command family (generate, run,
-evaluate and pairs, export and publish, augment, show, alarm, doctor). Each command builds the
-settings objects of its job and translates the library's errors into click's; no library module
+evaluate and pairs, export and publish, augment, show, alarm, doctor, review). Each command builds
+the settings objects of its job and translates the library's errors into click's; no library module
 imports click."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from transnli.cli.evaluate import evaluate, pairs
 from transnli.cli.generate import generate
 from transnli.cli.publish import export as export_command
 from transnli.cli.publish import publish as publish_command
+from transnli.cli.review import review
 from transnli.cli.run import run
 from transnli.cli.show import show
 from transnli.evaluator.gcpolicy import freeze_after_loading
@@ -43,3 +44,4 @@ main.add_command(show)
 main.add_command(alarm)
 main.add_command(compare)
 main.add_command(run)
+main.add_command(review)

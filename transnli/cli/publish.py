@@ -35,19 +35,33 @@ _LICENSE = click.option(
     "a saved datasets.DatasetDict), card (OUT/hub: the data per source dataset and a dataset "
     "card, ready for `transnli publish`). Repeat it or give a comma list.",
 )
+@click.option(
+    "--reviewed",
+    type=click.Choice(["good-only", "column"]),
+    default=None,
+    help="Apply RUN/review.jsonl (`transnli review`): keep only the triples judged good, or add "
+    "a human_judgement column; the card states the measured precision (parquet and card only).",
+)
 @_TITLE
 @_LICENSE
-def export(out_dir, kinds, title, license_):
+def export(out_dir, kinds, reviewed, title, license_):
     """Export the finished generation run in OUT_DIR, without generating again.
 
     Reads triples.jsonl, rejected.jsonl, stats.json and config.json; every table gets the same
     declared schema, so the exports of different runs load together.
     """
     from transnli.generator.publish import ExportError, export_finished, parse_kinds
+    from transnli.review.errors import ReviewError
+    from transnli.review.export import export_reviewed
 
     try:
-        written = export_finished(out_dir, parse_kinds(kinds), title=title, license=license_)
-    except ExportError as e:
+        if reviewed:
+            written = export_reviewed(
+                out_dir, parse_kinds(kinds), reviewed, title=title, license=license_
+            )
+        else:
+            written = export_finished(out_dir, parse_kinds(kinds), title=title, license=license_)
+    except (ExportError, ReviewError) as e:
         raise click.ClickException(str(e)) from e
     for path in written:
         click.echo(f"exported {path}", err=True)
@@ -131,7 +145,14 @@ def folder_kind(folder: Path) -> str:
     "source datasets' licence when they share a known one, else 'other'; an evaluation's card "
     "has none unless given.",
 )
-def publish(out_dir, repo_id, private, token_env, triples_repo_id, title, license_):
+@click.option(
+    "--reviewed",
+    type=click.Choice(["good-only", "column"]),
+    default=None,
+    help="Generation runs only: upload the reviewed data and card, as `transnli export "
+    "--reviewed` writes them.",
+)
+def publish(out_dir, repo_id, private, token_env, triples_repo_id, title, license_, reviewed):
     """Upload a generation run or an evaluation in FOLDER to the Hugging Face Hub as a dataset.
 
     A finished `transnli generate` run: writes FOLDER/hub first (as `transnli export --to
@@ -150,12 +171,19 @@ def publish(out_dir, repo_id, private, token_env, triples_repo_id, title, licens
             )
         from transnli.generator.publish import ExportError
         from transnli.generator.publish import publish as publish_run
+        from transnli.review.errors import ReviewError
+        from transnli.review.export import reviewed_card_maker
 
+        maker = reviewed_card_maker(reviewed) if reviewed else None
         try:
-            url = publish_run(out_dir, repo_id, **options)
-        except ExportError as e:
+            url = publish_run(out_dir, repo_id, make_card=maker, **options)
+        except (ExportError, ReviewError) as e:
             raise click.ClickException(str(e)) from e
     else:
+        if reviewed is not None:
+            raise click.UsageError(
+                f"--reviewed applies to a generation run; {out_dir} is an evaluation folder"
+            )
         from transnli.evaluator.publish_eval import PublishEvaluationError, publish_evaluation
 
         try:
