@@ -243,10 +243,13 @@ def report_lines(summary: Mapping[str, Any]) -> list[str]:
         "exceed theta*).",
         "",
         "theta* (M = 2) uses, beyond the paper, how each pair of models labelled the same pairs "
-        "(their joint counts): also proven, and never higher.",
+        "(their joint counts): also proven, and never higher; it is the bound to set alarms "
+        "against (the dashed lines of plots/alarm_curve.png). The items are the distinct pairs "
+        "of each kind (a (P,H) pair shared by several triples counts once): `transnli alarm` on "
+        "this run's samples.jsonl or predictions.jsonl prints the same two numbers.",
         "",
-        "| dataset | pairs | items | theta* | answer key at theta* (E/N/C) | theta* (M = 2) "
-        "| weakest true accuracy |",
+        "| dataset | pairs | items (distinct pairs) | theta* (M = 1) | answer key at theta* "
+        "(E/N/C) | theta* (M = 2) | weakest true accuracy |",
         "|---|---|---|---|---|---|---|",
     ]
     for e in section["results"]:
@@ -270,10 +273,60 @@ def report_lines(summary: Mapping[str, Any]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- plot
+CURVE_TITLE = "No-knowledge alarm: how accurate could every model be? (no gold labels)"
+CURVE_NOTE = (
+    "x: possible true label counts, most favourable first; solid: M = 1 curve, from θ* (dot) "
+    "down;\ndashed: θ* (M = 2, pair counts), the proven bound: an alarm threshold above it fires"
+)
+
+
+def curve_points(entry: Mapping[str, Any]) -> tuple[list[float], list[float]]:
+    """The alarm curve of one entry in percent: x, the share of answer keys (most favourable
+    first) and y, the accuracy every model can still reach on every label at that share (a step
+    function, matplotlib's where="pre"). It starts at one key (the best, y = theta*), so a log x
+    axis shows it."""
+    first = 1.0 / entry["answer_keys"]
+    best: dict[float, float] = {first: entry["theta_star"]}
+    counts = [tuple(c.values()) for c in entry["counts"].values()]
+    for t, s in A.curve_shares(counts, PLOT_LEVELS):
+        if s > 0:
+            best[float(s)] = max(float(t), best.get(float(s), 0.0))
+    shares = sorted(x for x in best if x >= first)
+    return [100 * x for x in shares], [100 * best[x] for x in shares]
+
+
+def _alarm_panel(ax, entries: Sequence[Mapping[str, Any]], kinds: Sequence[str]) -> None:
+    from .plots import PALETTE
+
+    handles, names = [], []
+    for e in entries:
+        colour = PALETTE[kinds.index(e["pairs"]) % len(PALETTE)]
+        xs, ys = curve_points(e)
+        (line,) = ax.step(xs, ys, where="pre", color=colour, linewidth=1.0)
+        ax.plot(xs[:1], ys[:1], "o", color=colour, markersize=3)
+        m2 = (e.get("m2_pairs") or {}).get("theta_star")
+        label = f"{KIND_TITLES[e['pairs']]}: θ* {pct(e['theta_star'])}"
+        if m2 is not None:
+            ax.axhline(100 * m2, color=colour, linestyle="--", linewidth=0.8)
+            label += f", M = 2: {pct(m2)}"
+        handles.append(line)
+        names.append(label)
+    ax.legend(handles, names, loc="lower left", frameon=False, handlelength=1.2)
+    ax.set_xscale("log")
+    ax.set_xlim(min(100.0 / e["answer_keys"] for e in entries), 100)
+    ax.xaxis.set_major_formatter("{x:g}")
+    ax.set_ylim(0, 100)
+    ax.set_yticks(range(0, 101, 20))
+    ax.yaxis.grid(True, color="#dddddd", linewidth=0.5)
+    ax.set_axisbelow(True)
+
+
 def alarm_curve_figure(summary: Mapping[str, Any]):
-    """plots/alarm_curve.{png,pdf,svg}: for each dataset x kind, the share of answer keys (x) at
-    which every model can still reach accuracy t on every label (y = t), i.e. the paper's Fig. 7
-    sorted curve with its x axis scaled to [0, 1]. None without alarms (no figure is written)."""
+    """plots/alarm_curve.{png,pdf,svg}, one panel per dataset: for each kind of pair, the
+    accuracy (y, %) that every model can still reach on every label at a given share of the
+    possible true label counts (x, %, most favourable first, log scale): the paper's Fig. 7 sorted
+    curve. It starts at theta* (M = 1); the dashed line is theta* (M = 2), the bound report.md
+    and `transnli alarm` give. None without alarms (no figure is written)."""
     section = summary.get("alarms")
     shown = [e for e in (section or {}).get("results", []) if "curve" in e]
     if not shown:
@@ -281,27 +334,25 @@ def alarm_curve_figure(summary: Mapping[str, Any]):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(6.5, 4.2))
+    from .plots import CELL_FONT, COLUMN_IN, FULL_IN
+
+    datasets = list(dict.fromkeys(e["dataset"] for e in shown))
+    kinds = [k for k in KINDS if any(e["pairs"] == k for e in shown)]
+    cols = min(len(datasets), 2)
+    rows = -(-len(datasets) // cols)
+    fig = Figure(
+        figsize=(FULL_IN if cols > 1 else COLUMN_IN, 0.9 + 2.2 * rows), layout="constrained"
+    )
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    for e in shown:
-        # the curve's value at share x is the largest t with share(t) >= x; it starts at theta*
-        best: dict[float, float] = {0.0: e["theta_star"]}
-        for t, s in A.curve_shares([tuple(c.values()) for c in e["counts"].values()], PLOT_LEVELS):
-            if s > 0:
-                best[float(s)] = max(float(t), best.get(float(s), 0.0))
-        shares = sorted(best)
-        ax.step(
-            shares,
-            [best[s] for s in shares],
-            where="pre",
-            label=f"{e['dataset']} {KIND_TITLES[e['pairs']]}: theta* = {pct(e['theta_star'])}",
-        )
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("share of answer keys (true label counts), best first")
-    ax.set_ylabel("accuracy every model can reach on every label")
-    ax.set_title("No-knowledge alarm: thresholds above the curve's start fire")
-    ax.legend(fontsize=6, loc="upper right")
-    fig.tight_layout()
+    axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
+        _alarm_panel(ax, [e for e in shown if e["dataset"] == dataset], kinds)
+        ax.set_title(dataset, loc="left", fontweight="bold")
+        ax.set_xlabel("share of possible true label counts (%, log)")
+    for ax in axes.flat[len(datasets) :]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accuracy every model could\nhave on every label (%)")
+    fig.suptitle(CURVE_TITLE)
+    fig.supxlabel(CURVE_NOTE, fontsize=CELL_FONT, color="#444444")
     return fig
