@@ -311,9 +311,19 @@ def _alarm_panel(ax, entries: Sequence[Mapping[str, Any]], kinds: Sequence[str])
             label += f", M = 2: {pct(m2)}"
         handles.append(line)
         names.append(label)
-    ax.legend(handles, names, loc="lower left", frameon=False, handlelength=1.2)
+    # an opaque box: curves that fall at once run through the lower left corner
+    ax.legend(
+        handles,
+        names,
+        loc="lower left",
+        handlelength=1.2,
+        facecolor="white",
+        edgecolor="none",
+        framealpha=1.0,
+    )
     ax.set_xscale("log")
-    ax.set_xlim(min(100.0 / e["answer_keys"] for e in entries), 100)
+    # room left of the first key: a curve that falls there at once is not hidden by the y axis
+    ax.set_xlim(min(100.0 / e["answer_keys"] for e in entries) / 2, 100)
     ax.xaxis.set_major_formatter("{x:g}")
     ax.set_ylim(0, 100)
     ax.set_yticks(range(0, 101, 20))
