@@ -1,5 +1,6 @@
 """No-knowledge alarms in `transnli evaluate`: the glue between the labels a run collected and
-the pure functions of alarms.py, plus the report paragraph and the plot.
+the pure functions of alarms.py, plus the report paragraph and the curve's points (the figure is
+drawn in plots.py, with the others).
 
 With two or more models, for every dataset and kind of pair that every model labelled (the same
 distinct pairs: always (P,H), (H,H'), (H',H); (P,H') only when every model was asked the same
@@ -273,13 +274,6 @@ def report_lines(summary: Mapping[str, Any]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- plot
-CURVE_TITLE = "No-knowledge alarm: how accurate could every model be? (no gold labels)"
-CURVE_NOTE = (
-    "x: possible true label counts, most favourable first; solid: M = 1 curve, from θ* (dot) "
-    "down;\ndashed: θ* (M = 2, pair counts), the proven bound: an alarm threshold above it fires"
-)
-
-
 def curve_points(entry: Mapping[str, Any]) -> tuple[list[float], list[float]]:
     """The alarm curve of one entry in percent: x, the share of answer keys (most favourable
     first) and y, the accuracy every model can still reach on every label at that share (a step
@@ -293,76 +287,3 @@ def curve_points(entry: Mapping[str, Any]) -> tuple[list[float], list[float]]:
             best[float(s)] = max(float(t), best.get(float(s), 0.0))
     shares = sorted(x for x in best if x >= first)
     return [100 * x for x in shares], [100 * best[x] for x in shares]
-
-
-def _alarm_panel(ax, entries: Sequence[Mapping[str, Any]], kinds: Sequence[str]) -> None:
-    from .plots import PALETTE
-
-    handles, names = [], []
-    for e in entries:
-        colour = PALETTE[kinds.index(e["pairs"]) % len(PALETTE)]
-        xs, ys = curve_points(e)
-        (line,) = ax.step(xs, ys, where="pre", color=colour, linewidth=1.0)
-        ax.plot(xs[:1], ys[:1], "o", color=colour, markersize=3)
-        m2 = (e.get("m2_pairs") or {}).get("theta_star")
-        label = f"{KIND_TITLES[e['pairs']]}: θ* {pct(e['theta_star'])}"
-        if m2 is not None:
-            ax.axhline(100 * m2, color=colour, linestyle="--", linewidth=0.8)
-            label += f", M = 2: {pct(m2)}"
-        handles.append(line)
-        names.append(label)
-    # an opaque box: curves that fall at once run through the lower left corner
-    ax.legend(
-        handles,
-        names,
-        loc="lower left",
-        handlelength=1.2,
-        facecolor="white",
-        edgecolor="none",
-        framealpha=1.0,
-    )
-    ax.set_xscale("log")
-    # room left of the first key: a curve that falls there at once is not hidden by the y axis
-    ax.set_xlim(min(100.0 / e["answer_keys"] for e in entries) / 2, 100)
-    ax.xaxis.set_major_formatter("{x:g}")
-    ax.set_ylim(0, 100)
-    ax.set_yticks(range(0, 101, 20))
-    ax.yaxis.grid(True, color="#dddddd", linewidth=0.5)
-    ax.set_axisbelow(True)
-
-
-def alarm_curve_figure(summary: Mapping[str, Any]):
-    """plots/alarm_curve.{png,pdf,svg}, one panel per dataset: for each kind of pair, the
-    accuracy (y, %) that every model can still reach on every label at a given share of the
-    possible true label counts (x, %, most favourable first, log scale): the paper's Fig. 7 sorted
-    curve. It starts at theta* (M = 1); the dashed line is theta* (M = 2), the bound report.md
-    and `transnli alarm` give. None without alarms (no figure is written)."""
-    section = summary.get("alarms")
-    shown = [e for e in (section or {}).get("results", []) if "curve" in e]
-    if not shown:
-        return None
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    from .plots import CELL_FONT, COLUMN_IN, FULL_IN
-
-    datasets = list(dict.fromkeys(e["dataset"] for e in shown))
-    kinds = [k for k in KINDS if any(e["pairs"] == k for e in shown)]
-    cols = min(len(datasets), 2)
-    rows = -(-len(datasets) // cols)
-    fig = Figure(
-        figsize=(FULL_IN if cols > 1 else COLUMN_IN, 0.9 + 2.2 * rows), layout="constrained"
-    )
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
-    for ax, dataset in zip(axes.flat, datasets, strict=False):
-        _alarm_panel(ax, [e for e in shown if e["dataset"] == dataset], kinds)
-        ax.set_title(dataset, loc="left", fontweight="bold")
-        ax.set_xlabel("share of possible true label counts (%, log)")
-    for ax in axes.flat[len(datasets) :]:
-        ax.set_visible(False)
-    for ax in axes[:, 0]:
-        ax.set_ylabel("accuracy every model could\nhave on every label (%)")
-    fig.suptitle(CURVE_TITLE)
-    fig.supxlabel(CURVE_NOTE, fontsize=CELL_FONT, color="#444444")
-    return fig

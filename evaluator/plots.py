@@ -7,8 +7,12 @@
 - mutual_rates: mutual entailment and contradiction rates of (H,H') per dataset and model, with
   Wilson 95% error bars and the counts;
 - model_comparison: violation rate per rule, models side by side (all datasets pooled), with
-  Wilson 95% error bars and the counts. A bar of 0/n is drawn as a thick line on the axis in the
-  model's colour (a bar of no height would leave its error bar standing alone).
+  Wilson 95% error bars and the counts;
+- alarm_curve (two or more models): the no-knowledge alarm's curve per dataset and kind of pair,
+  with theta* (M = 1) where it starts and theta* (M = 2) dashed (the data: alarm_report.py).
+
+A bar of 0/n is drawn as a thick line on the axis in the model's colour (a bar of no height would
+leave its error bar standing alone).
 
 Percent everywhere (cells, axes, colour bar). Sizes follow a two-column paper: 3.3 in (one
 column) or 7 in (both), text 7-8 pt. Each function returns the matplotlib Figure (no pyplot
@@ -18,12 +22,14 @@ byte-identical across runs (no creation date, a fixed SVG hash salt, TrueType fo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .formatting import pct
 from .metrics import wilson_interval
 from .rules import RULES
+from .schedule import KIND_TITLES, KINDS
 
 COLUMN_IN = 3.3  # one column of a two-column paper (ACL, NeurIPS-style two-column venues)
 FULL_IN = 7.0  # both columns
@@ -430,6 +436,85 @@ def comparison_figure(summary: dict[str, Any]):
     return fig
 
 
+# --------------------------------------------------------------------------- alarm curve
+CURVE_TITLE = "No-knowledge alarm: how accurate could every model be? (no gold labels)"
+CURVE_NOTE = (
+    "x: possible true label counts, most favourable first; solid: M = 1 curve, from θ* (dot) "
+    "down;\ndashed: θ* (M = 2, pair counts), the proven bound: an alarm threshold above it fires"
+)
+
+
+def _alarm_panel(ax, entries: Sequence[Mapping[str, Any]], kinds: Sequence[str]) -> None:
+    from .alarm_report import curve_points  # numpy and the alarms: only when there is a curve
+
+    handles, names = [], []
+    for e in entries:
+        colour = PALETTE[kinds.index(e["pairs"]) % len(PALETTE)]
+        xs, ys = curve_points(e)
+        (line,) = ax.step(xs, ys, where="pre", color=colour, linewidth=1.0)
+        ax.plot(xs[:1], ys[:1], "o", color=colour, markersize=3)
+        m2 = (e.get("m2_pairs") or {}).get("theta_star")
+        label = f"{KIND_TITLES[e['pairs']]}: θ* {pct(e['theta_star'])}"
+        if m2 is not None:
+            ax.axhline(100 * m2, color=colour, linestyle="--", linewidth=0.8)
+            label += f", M = 2: {pct(m2)}"
+        handles.append(line)
+        names.append(label)
+    # an opaque box: curves that fall at once run through the lower left corner
+    ax.legend(
+        handles,
+        names,
+        loc="lower left",
+        handlelength=1.2,
+        facecolor="white",
+        edgecolor="none",
+        framealpha=1.0,
+    )
+    ax.set_xscale("log")
+    # room left of the first key: a curve that falls there at once is not hidden by the y axis
+    ax.set_xlim(min(100.0 / e["answer_keys"] for e in entries) / 2, 100)
+    ax.xaxis.set_major_formatter("{x:g}")
+    ax.set_ylim(0, 100)
+    ax.set_yticks(range(0, 101, 20))
+    ax.yaxis.grid(True, color="#dddddd", linewidth=0.5)
+    ax.set_axisbelow(True)
+
+
+def alarm_curve_figure(summary: Mapping[str, Any]):
+    """plots/alarm_curve.{png,pdf,svg}, one panel per dataset: for each kind of pair, the
+    accuracy (y, %) that every model can still reach on every label at a given share of the
+    possible true label counts (x, %, most favourable first, log scale): the paper's Fig. 7 sorted
+    curve. It starts at theta* (M = 1); the dashed line is theta* (M = 2), the bound report.md
+    and `transnli alarm` give. None without alarms (no figure is written)."""
+    section = summary.get("alarms")
+    shown = [e for e in (section or {}).get("results", []) if "curve" in e]
+    if not shown:
+        return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    datasets = list(dict.fromkeys(e["dataset"] for e in shown))
+    kinds = [k for k in KINDS if any(e["pairs"] == k for e in shown)]
+    cols = min(len(datasets), 2)
+    rows = -(-len(datasets) // cols)
+    fig = Figure(
+        figsize=(FULL_IN if cols > 1 else COLUMN_IN, 0.9 + 2.2 * rows), layout="constrained"
+    )
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
+        _alarm_panel(ax, [e for e in shown if e["dataset"] == dataset], kinds)
+        ax.set_title(dataset, loc="left", fontweight="bold")
+        ax.set_xlabel("share of possible true label counts (%, log)")
+    for ax in axes.flat[len(datasets) :]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accuracy every model could\nhave on every label (%)")
+    fig.suptitle(CURVE_TITLE)
+    fig.supxlabel(CURVE_NOTE, fontsize=CELL_FONT, color="#444444")
+    return fig
+
+
 # --------------------------------------------------------------------------- files
 FIGURES = {
     "violation_heatmap": heatmap_figure,
@@ -484,8 +569,6 @@ def write_plots(
     """Build and save every figure into `folder`; returns the files written."""
     folder.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
-    from .alarm_report import alarm_curve_figure
-
     builders = {**FIGURES, "alarm_curve": alarm_curve_figure}  # the alarm curve: two or more models
     with style():
         for name, build in builders.items():

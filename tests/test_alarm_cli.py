@@ -461,7 +461,6 @@ def test_the_alarm_curve_reads_without_the_docs(tmp_path):
     """House style (percent on both axes, words on the axes and title, paper width) and the
     M = 2 theta* of report.md drawn as a dashed line per kind of pair."""
     from transnli.evaluator import plots
-    from transnli.evaluator.alarm_report import alarm_curve_figure
 
     tfile, files = shared_run(tmp_path)
     out = tmp_path / "out"
@@ -473,7 +472,7 @@ def test_the_alarm_curve_reads_without_the_docs(tmp_path):
     )
     summary = json.loads((out / "summary.json").read_text())
     with plots.style():
-        fig = alarm_curve_figure(summary)
+        fig = plots.alarm_curve_figure(summary)
     assert fig.get_figwidth() in (plots.COLUMN_IN, plots.FULL_IN)
     assert "no gold labels" in fig.get_suptitle()
     shown = [e for e in summary["alarms"]["results"] if "curve" in e]
