@@ -3,8 +3,11 @@
 Inputs (one kind per call):
 - a counts file: CSV with a `judge` column and one column per label (one row per judge), or JSON
   {"judge": {"label": count, ...}, ...}; any labels, at least two;
-- predictions.jsonl files written by `transnli evaluate` (one row per model and triple): the items
-  are the triples, per dataset, and the labels of one kind of pair (--pairs);
+- predictions.jsonl or samples.jsonl files written by `transnli evaluate` (one row per model and
+  triple): the items are the distinct pairs of one kind (--pairs) per dataset, exactly as in
+  `transnli evaluate`'s summary.json and report.md, so both give the same theta* (the sentences
+  come from samples.jsonl; a predictions.jsonl without its samples.jsonl beside it falls back to
+  the triples as items, and says so);
 - labelled-pairs files, one per judge ({"premise", "hypothesis", "label"} JSONL, the format of
   --model precomputed:FILE): the items are the pairs every file labels.
 
@@ -29,6 +32,8 @@ from transnli.generator.jsonl import jsonl_objects
 from . import alarms as A
 from .errors import EvaluatorError
 from .labels import LABELS, normalize_label
+from .schedule import KINDS, pairs_of
+from .triples import Triple
 
 
 class AlarmInputProblem(EvaluatorError):
@@ -115,14 +120,63 @@ def _label(value: Any, path: Path, line: int, field: str) -> str | None:
     return label
 
 
+SAMPLES_BESIDE = "samples.jsonl"  # written with predictions.jsonl: the same rows plus sentences
+SENTENCES = ("premise", "hypothesis", "modified_hypothesis")
+ITEMS_PAIRS = "distinct pairs"  # what `transnli evaluate` counts: the one definition of theta*
+ITEMS_TRIPLES = "triples"  # only when no file gives the sentences
+TRIPLES_NOTE = (
+    f"no {SAMPLES_BESIDE} beside the predictions: the items are triples, not the distinct pairs "
+    "report.md counts, so theta* may differ from it"
+)
+
+
+def _pair_texts(row: dict[str, Any], kind: str) -> tuple[str, str] | None:
+    """The sentences of one kind of pair of a samples row (None: the row has no sentences)."""
+    if not all(isinstance(row.get(f), str) for f in SENTENCES):
+        return None
+    triple = Triple(
+        id="",
+        dataset="",
+        premise=row["premise"],
+        hypothesis=row["hypothesis"],
+        modified=row["modified_hypothesis"],
+    )
+    return pairs_of(triple)[KINDS.index(kind)]
+
+
+def _sentences_beside(path: Path, kind: str) -> dict[tuple, tuple[str, str]] | None:
+    """{(model, dataset, id, k-th row of that id): the pair} from the samples.jsonl that
+    `transnli evaluate` wrote beside a predictions.jsonl (the same rows, in the same order, plus
+    the sentences); None when there is none, or a row of it lacks its sentences."""
+    beside = path.with_name(SAMPLES_BESIDE)
+    if path.name == SAMPLES_BESIDE or not beside.is_file():
+        return None
+    out: dict[tuple, tuple[str, str]] = {}
+    seen: dict[tuple, int] = {}
+    for _, row in jsonl_objects(beside, AlarmInputProblem):
+        pair = _pair_texts(row, kind)
+        if pair is None or not {"model", "dataset", "id"} <= set(row):
+            return None
+        base = (str(row["model"]), str(row["dataset"]), str(row["id"]))
+        seen[base] = seen.get(base, 0) + 1
+        out[(*base, seen[base])] = pair
+    return out
+
+
 def read_predictions(
     paths: Sequence[Path], kind: str
-) -> dict[str, dict[str, dict[tuple, str | None]]]:
-    """{dataset: {model: {item: label}}} from predictions.jsonl files; an item is a triple
-    (dataset, id, occurrence of that id in its file), so triples sharing an id stay apart."""
-    out: dict[str, dict[str, dict[tuple, str | None]]] = {}
+) -> tuple[dict[str, dict[str, dict[tuple, str | None]]], str]:
+    """({dataset: {model: {item: label}}}, what the items are) from predictions.jsonl or
+    samples.jsonl files. The items are the distinct pairs of `kind` per dataset, as in `transnli
+    evaluate` (a (P,H) pair shared by several triples is one item; its sentences come from the
+    rows of samples.jsonl, or from the samples.jsonl beside a predictions.jsonl); only when some
+    row's sentences are nowhere to be found, the triples (dataset, id, k-th row of that id)."""
+    by_pair: dict[str, dict[str, dict[tuple, str | None]]] = {}
+    by_triple: dict[str, dict[str, dict[tuple, str | None]]] = {}
+    pairs_known = True
     model_file: dict[str, Path] = {}
     for path in paths:
+        beside = _sentences_beside(path, kind)
         seen: dict[tuple, int] = {}
         for n, row in jsonl_objects(path, AlarmInputProblem):
             for field in ("model", "dataset", "id", "labels"):
@@ -137,15 +191,20 @@ def read_predictions(
                 raise _fail(
                     path, f"model {model!r} is also in {model_file[model]}; give each model once", n
                 )
+            label = _label(row["labels"][kind], path, n, f"labels.{kind}")
             # the k-th row of an id within one file is the same triple for every model (two runs
             # of evaluate over the same triples files match up)
-            base = (dataset, str(row["id"]), model)
+            base = (model, dataset, str(row["id"]))
             seen[base] = seen.get(base, 0) + 1
-            item = (dataset, str(row["id"]), seen[base])
-            out.setdefault(dataset, {}).setdefault(model, {})[item] = _label(
-                row["labels"][kind], path, n, f"labels.{kind}"
-            )
-    return out
+            by_triple.setdefault(dataset, {}).setdefault(model, {})[(*base[1:], seen[base])] = label
+            pair = _pair_texts(row, kind) or (beside or {}).get((*base, seen[base]))
+            pairs_known = pairs_known and pair is not None
+            if pairs_known:
+                # a pair is labelled once per model (the label cache): the first label given
+                labels = by_pair.setdefault(dataset, {}).setdefault(model, {})
+                if labels.get(pair) is None:
+                    labels[pair] = label
+    return (by_pair, ITEMS_PAIRS) if pairs_known else (by_triple, ITEMS_TRIPLES)
 
 
 def read_labelled_pairs(paths: Sequence[Path]) -> dict[str, dict[tuple, str | None]]:
@@ -196,7 +255,11 @@ def _kind_of(path: Path) -> str:
 
 # --------------------------------------------------------------------------- groups of items
 def _group(
-    name: str, labels: Sequence[str], judges: dict[str, tuple[int, ...]], note: str = ""
+    name: str,
+    labels: Sequence[str],
+    judges: dict[str, tuple[int, ...]],
+    note: str = "",
+    items: str = "items",
 ) -> dict:
     if len(judges) < 2:
         raise AlarmInputProblem(f"{name}: need at least two judges, got {len(judges)}")
@@ -204,10 +267,19 @@ def _group(
         A.check_judges(list(judges.values()))
     except A.AlarmInputError as e:
         raise AlarmInputProblem(f"{name}: {e}") from e
-    return {"group": name, "labels": list(labels), "judges": judges, "note": note, "aligned": None}
+    return {
+        "group": name,
+        "labels": list(labels),
+        "judges": judges,
+        "note": note,
+        "aligned": None,
+        "items_are": items,
+    }
 
 
-def _from_items(name: str, per_judge: dict[str, dict[tuple, str | None]]) -> dict:
+def _from_items(
+    name: str, per_judge: dict[str, dict[tuple, str | None]], items: str = "items"
+) -> dict:
     """Counts over the items every judge labelled (unlabelled items are left out, and said)."""
     union = set().union(*(set(v) for v in per_judge.values()))
     common = [
@@ -226,7 +298,8 @@ def _from_items(name: str, per_judge: dict[str, dict[tuple, str | None]]) -> dic
         name,
         LABELS,
         judges,
-        f"{left} items without a label from every judge left out" if left else "",
+        f"{left} {items} without a label from every judge left out" if left else "",
+        items,
     )
     # question-aligned labels: what the M = 2 alarm needs
     index = {lab: n for n, lab in enumerate(LABELS)}
@@ -253,8 +326,8 @@ def load_groups(paths: Sequence[Path], kind: str, dataset: str | None) -> list[d
         if what == "pairs":
             if len(paths) < 2:
                 raise AlarmInputProblem("give one labelled-pairs file per judge (at least two)")
-            return [_from_items("labelled pairs", read_labelled_pairs(paths))]
-        data = read_predictions(paths, kind)
+            return [_from_items("labelled pairs", read_labelled_pairs(paths), "pairs")]
+        data, items = read_predictions(paths, kind)
     except UnicodeDecodeError as e:
         raise AlarmInputProblem(f"an input file is not UTF-8 text ({e.reason})") from e
     if dataset is not None:
@@ -263,7 +336,13 @@ def load_groups(paths: Sequence[Path], kind: str, dataset: str | None) -> list[d
                 f"no dataset {dataset!r} in the predictions (have: {', '.join(data)})"
             )
         data = {dataset: data[dataset]}
-    return [_from_items(f"dataset {d}, pairs {kind}", models) for d, models in data.items()]
+    groups = [
+        _from_items(f"dataset {d}, pairs {kind}", models, items) for d, models in data.items()
+    ]
+    if items == ITEMS_TRIPLES:
+        for g in groups:
+            g["note"] = "; ".join(filter(None, [TRIPLES_NOTE, g["note"]]))
+    return groups
 
 
 # --------------------------------------------------------------------------- results
@@ -301,19 +380,23 @@ def describe(result: dict, threshold: Fraction | None) -> list[str]:
     alarm, labels = result["alarm"], result["labels"]
     key = ", ".join(f"{lab}={q}" for lab, q in zip(labels, alarm.key, strict=True))
     lines = [
-        f"{result['group']}: {len(result['judges'])} judges, {alarm.Q} items"
+        f"{result['group']}: {len(result['judges'])} judges, {alarm.Q} {result['items_are']}"
         + (f" ({result['note']})" if result["note"] else "")
     ]
     for name, counts in result["judges"].items():
         lines.append(
             f"  {name}: " + ", ".join(f"{lab}={c}" for lab, c in zip(labels, counts, strict=True))
         )
-    lines.append(f"  theta* = {_pct(alarm.theta)} ({alarm.theta}), reached at answer key {key}")
+    # named as in report.md's alarm table, which gives the same two numbers for the same run
+    lines.append(
+        f"  theta* (M = 1) = {_pct(alarm.theta)} ({alarm.theta}), reached at answer key {key}"
+    )
     if result["pair"] is not None:
         theta, a, b, method = result["pair"]
         lines.append(
-            f"  theta* from pair counts (M = 2, beyond the paper; {method}) = {_pct(theta)} "
-            f"({theta}), pair {a} / {b}"
+            f"  theta* (M = 2) = {_pct(result['proven'])} ({result['proven']}): the lower of "
+            f"theta* (M = 1) and the pair counts' bound {_pct(theta)} ({theta}; beyond the paper, "
+            f"{method}, lowest pair {a} / {b})"
         )
     proven = result["proven"]
     if proven == 1 and not result["fires"]:
@@ -348,6 +431,7 @@ def to_json(result: dict) -> dict:
             j: dict(zip(result["labels"], c, strict=True)) for j, c in result["judges"].items()
         },
         "items": alarm.Q,
+        "items_are": result["items_are"],
         "theta_star": float(alarm.theta),
         "theta_star_exact": str(alarm.theta),
         "answer_key_at_theta": dict(zip(result["labels"], alarm.key, strict=True)),

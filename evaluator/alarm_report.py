@@ -1,5 +1,6 @@
 """No-knowledge alarms in `transnli evaluate`: the glue between the labels a run collected and
-the pure functions of alarms.py, plus the report paragraph and the plot.
+the pure functions of alarms.py, plus the report paragraph and the curve's points (the figure is
+drawn in plots.py, with the others).
 
 With two or more models, for every dataset and kind of pair that every model labelled (the same
 distinct pairs: always (P,H), (H,H'), (H',H); (P,H') only when every model was asked the same
@@ -243,10 +244,13 @@ def report_lines(summary: Mapping[str, Any]) -> list[str]:
         "exceed theta*).",
         "",
         "theta* (M = 2) uses, beyond the paper, how each pair of models labelled the same pairs "
-        "(their joint counts): also proven, and never higher.",
+        "(their joint counts): also proven, and never higher; it is the bound to set alarms "
+        "against (the dashed lines of plots/alarm_curve.png). The items are the distinct pairs "
+        "of each kind (a (P,H) pair shared by several triples counts once): `transnli alarm` on "
+        "this run's samples.jsonl or predictions.jsonl prints the same two numbers.",
         "",
-        "| dataset | pairs | items | theta* | answer key at theta* (E/N/C) | theta* (M = 2) "
-        "| weakest true accuracy |",
+        "| dataset | pairs | items (distinct pairs) | theta* (M = 1) | answer key at theta* "
+        "(E/N/C) | theta* (M = 2) | weakest true accuracy |",
         "|---|---|---|---|---|---|---|",
     ]
     for e in section["results"]:
@@ -270,38 +274,16 @@ def report_lines(summary: Mapping[str, Any]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- plot
-def alarm_curve_figure(summary: Mapping[str, Any]):
-    """plots/alarm_curve.{png,pdf,svg}: for each dataset x kind, the share of answer keys (x) at
-    which every model can still reach accuracy t on every label (y = t), i.e. the paper's Fig. 7
-    sorted curve with its x axis scaled to [0, 1]. None without alarms (no figure is written)."""
-    section = summary.get("alarms")
-    shown = [e for e in (section or {}).get("results", []) if "curve" in e]
-    if not shown:
-        return None
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.5, 4.2))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    for e in shown:
-        # the curve's value at share x is the largest t with share(t) >= x; it starts at theta*
-        best: dict[float, float] = {0.0: e["theta_star"]}
-        for t, s in A.curve_shares([tuple(c.values()) for c in e["counts"].values()], PLOT_LEVELS):
-            if s > 0:
-                best[float(s)] = max(float(t), best.get(float(s), 0.0))
-        shares = sorted(best)
-        ax.step(
-            shares,
-            [best[s] for s in shares],
-            where="pre",
-            label=f"{e['dataset']} {KIND_TITLES[e['pairs']]}: theta* = {pct(e['theta_star'])}",
-        )
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("share of answer keys (true label counts), best first")
-    ax.set_ylabel("accuracy every model can reach on every label")
-    ax.set_title("No-knowledge alarm: thresholds above the curve's start fire")
-    ax.legend(fontsize=6, loc="upper right")
-    fig.tight_layout()
-    return fig
+def curve_points(entry: Mapping[str, Any]) -> tuple[list[float], list[float]]:
+    """The alarm curve of one entry in percent: x, the share of answer keys (most favourable
+    first) and y, the accuracy every model can still reach on every label at that share (a step
+    function, matplotlib's where="pre"). It starts at one key (the best, y = theta*), so a log x
+    axis shows it."""
+    first = 1.0 / entry["answer_keys"]
+    best: dict[float, float] = {first: entry["theta_star"]}
+    counts = [tuple(c.values()) for c in entry["counts"].values()]
+    for t, s in A.curve_shares(counts, PLOT_LEVELS):
+        if s > 0:
+            best[float(s)] = max(float(t), best.get(float(s), 0.0))
+    shares = sorted(x for x in best if x >= first)
+    return [100 * x for x in shares], [100 * best[x] for x in shares]

@@ -30,7 +30,7 @@ from .families import (
     scomm_counts,
     sneg_outcomes,
 )
-from .formatting import markdown_table, rate_with_ci, score_with_ci, write_jsonl
+from .formatting import markdown_table, rate_with_ci, write_jsonl
 from .labelling import label_pairs, progress_bar
 from .metrics import rate_cell, ratio, wilson_interval
 from .rules import RULES
@@ -213,34 +213,64 @@ def family_rows(
 
 
 # --------------------------------------------------------------------------- report and table
+TABLE_DIRECTION = "violation rate, lower is better"
+
+
+def violation_cell(score: dict[str, Any]) -> dict[str, Any]:
+    """A score cell (share of consistent cases) turned round: the share of inconsistent ones, so
+    that every row of the families table reads one way (0% is perfectly consistent)."""
+    return rate_cell(score["n"], score["n"] - score["consistent"])
+
+
 def _metric_cells(entry: dict[str, Any]):
-    """(metric key, name, kind, cell) in report order; kind: "score" (higher is better) or
-    "violations" (a rate, lower is better)."""
+    """(metric key, name, violation-rate cell) in report order. The scores of summary.json (stran,
+    scomm, sneg, whole families: higher is better) appear as 1 - score, named for what they
+    count, so that every row is a violation rate."""
     for k, cell in entry["stran"].items():
-        yield f"stran{k}", cell["name"], "score", cell
-    yield "scomm", "scomm (C symmetric)", "score", entry["scomm"]
-    yield "sneg", "sneg (H¬ flips M(P,H))", "score", entry["sneg"]
-    yield "families_consistent", "whole families consistent", "score", entry["families_consistent"]
+        yield (
+            f"stran{k}",
+            f"1 - stran({k}): {k}-member sub-families with a violation",
+            (violation_cell(cell)),
+        )
+    yield "scomm", "1 - scomm: pairs whose C holds one way only", violation_cell(entry["scomm"])
+    yield "sneg", "1 - sneg: H¬ does not flip M(P,H)", violation_cell(entry["sneg"])
+    yield (
+        "families_consistent",
+        "whole families with a violation",
+        violation_cell(entry["families_consistent"]),
+    )
     yield (
         "beyond_triples",
         "families whose violations no triple shows",
-        "violations",
         rate_cell(entry["n_families"], entry["families_inconsistent_beyond_triples"]),
     )
     for r in RULES:
-        yield r.key, f"{r.name} over all chains", "violations", entry["rules"][r.key]
+        yield r.key, f"{r.name} over all chains", entry["rules"][r.key]
     yield (
         "scomm_contradiction",
         entry["scomm"]["contradiction"]["name"],
-        "violations",
         entry["scomm"]["contradiction"],
     )
     for k in (*SNEG_KEYS, "mutual_c"):
-        yield f"sneg_{k}", entry["sneg"][k]["name"], "violations", entry["sneg"][k]
+        yield f"sneg_{k}", entry["sneg"][k]["name"], entry["sneg"][k]
+
+
+TABLE_COLUMNS = (
+    "dataset",
+    "model",
+    "metric",
+    "name",
+    "cases",
+    "violations",
+    "violation_rate",
+    "ci95_low",
+    "ci95_high",
+)
 
 
 def families_table(summary: dict[str, Any], numeric: bool = True):
-    """tables/families.csv (numeric, long: dataset x model x metric) or the report's wide table."""
+    """tables/families.csv (numeric, long: dataset x model x metric) or the report's wide table;
+    every row a violation rate (lower is better)."""
     import pandas as pd
 
     fams = summary["families"]
@@ -248,47 +278,24 @@ def families_table(summary: dict[str, Any], numeric: bool = True):
         rows = []
         for m in fams["models"]:
             for entry in m["datasets"]:
-                for key, name, kind, cell in _metric_cells(entry):
-                    n = cell["n"] if kind == "score" else cell["cases"]
-                    k = cell["consistent"] if kind == "score" else cell["violations"]
+                for key, name, cell in _metric_cells(entry):
                     lo, hi = cell["ci95"] or (None, None)
                     rows.append(
-                        {
-                            "dataset": entry["dataset"],
-                            "model": m["model"],
-                            "metric": key,
-                            "name": name,
-                            "kind": kind,
-                            "n": n,
-                            "k": k,
-                            "value": cell["score"] if kind == "score" else cell["rate"],
-                            "ci95_low": lo,
-                            "ci95_high": hi,
-                        }
+                        (entry["dataset"], m["model"], key, name)
+                        + (cell["cases"], cell["violations"], cell["rate"], lo, hi)
                     )
-        cols = [
-            "dataset",
-            "model",
-            "metric",
-            "name",
-            "kind",
-            "n",
-            "k",
-            "value",
-            "ci95_low",
-            "ci95_high",
-        ]
-        return pd.DataFrame(rows, columns=cols)
+        return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
     specs = [m["model"] for m in fams["models"]]
+    metric = f"metric ({TABLE_DIRECTION})"
     wide: dict[tuple[str, str], dict[str, Any]] = {}
     for m in fams["models"]:
         for entry in m["datasets"]:
-            for key, name, kind, cell in _metric_cells(entry):
+            for key, name, cell in _metric_cells(entry):
                 row = wide.setdefault(
-                    (entry["dataset"], key), {"dataset": entry["dataset"], "metric": name}
+                    (entry["dataset"], key), {"dataset": entry["dataset"], metric: name}
                 )
-                row[m["model"]] = score_with_ci(cell) if kind == "score" else rate_with_ci(cell)
-    return pd.DataFrame(list(wide.values()), columns=["dataset", "metric", *specs])
+                row[m["model"]] = rate_with_ci(cell)
+    return pd.DataFrame(list(wide.values()), columns=["dataset", metric, *specs])
 
 
 def cost_table(summary: dict[str, Any]):
@@ -315,20 +322,21 @@ def report_lines(summary: dict[str, Any]) -> list[str]:
         "",
         "How to read: a family is P, H, every accepted H' and H¬ (the negated H) of one source "
         "pair, and the model labels every ordered pair of its members, so the four rules are "
-        "checked on every chain a -> b -> c, not only on (P, H, H'). Scores (stran, scomm, sneg, "
-        "whole families) are shares of consistent cases: 100% is perfectly consistent. stran(K) "
-        "is the share of K-sentence sub-families (all of them, or 1,000 drawn with a fixed seed "
-        "per dataset) in which no rule is violated; it falls as K grows because a larger group "
-        "holds more chains (where the model left pairs unlabelled, a sub-family counts as "
-        "consistent if some labelling of those pairs would be, so a violation may span four or "
-        "more sentences). scomm is the "
-        "share of unordered pairs whose contradiction label is the same in both orders. sneg is "
-        "the share of (P, H, H¬) where M(P,H¬) is M(P,H) flipped (E <-> C, N stays N). The rows "
-        "below the scores are violation rates (lower is better), each with a Wilson 95% "
-        'interval; "families whose violations no triple shows" counts families that are '
-        "inconsistent only through chains other than P -> H -> H' (the triple view's one "
-        "chain), i.e. what labelling whole families adds. The cost table says how many pairs "
-        "families take against triples.",
+        "checked on every chain a -> b -> c, not only on (P, H, H'). **Every row of the table "
+        "below is a violation rate: the share of cases that break consistency, lower is better, "
+        "0% is perfectly consistent**, each with its Wilson 95% interval and (violations/cases). "
+        "The paper's scores (stran, scomm, sneg; higher is better, kept as such in summary.json) "
+        "appear turned round as 1 - score. 1 - stran(K) is the share of K-sentence sub-families "
+        "(all of them, or 1,000 drawn with a fixed seed per dataset) in which some rule is "
+        "violated; it grows with K because a larger group holds more chains (where the model "
+        "left pairs unlabelled, a sub-family counts as consistent if some labelling of those "
+        "pairs would be, so a violation may span four or more sentences). 1 - scomm is the share "
+        "of unordered pairs whose contradiction label differs between the two orders. 1 - sneg "
+        "is the share of (P, H, H¬) where M(P,H¬) is not M(P,H) flipped (E <-> C, N stays N). "
+        '"families whose violations no triple shows" counts families that are inconsistent '
+        "only through chains other than P -> H -> H' (the triple view's one chain), i.e. what "
+        "labelling whole families adds. The cost table says how many pairs families take "
+        "against triples.",
         "",
         markdown_table(cost_table(summary)),
         "",

@@ -2,10 +2,17 @@
 
 - violation_heatmap: violation rate per model x rule, one panel per dataset; every cell says
   "rate (violations/cases)" and the Wilson 95% interval, so 3/3 and 241/249 do not look alike;
+  the colour scale runs from 0 to the largest rate shown (rounded up) on a square-root scale, so
+  that 0%, 5% and 15% differ at a glance even beside a 100% cell;
 - mutual_rates: mutual entailment and contradiction rates of (H,H') per dataset and model, with
   Wilson 95% error bars and the counts;
 - model_comparison: violation rate per rule, models side by side (all datasets pooled), with
-  Wilson 95% error bars and the counts.
+  Wilson 95% error bars and the counts;
+- alarm_curve (two or more models): the no-knowledge alarm's curve per dataset and kind of pair,
+  with theta* (M = 1) where it starts and theta* (M = 2) dashed (the data: alarm_report.py).
+
+A bar of 0/n is drawn as a thick line on the axis in the model's colour (a bar of no height would
+leave its error bar standing alone).
 
 Percent everywhere (cells, axes, colour bar). Sizes follow a two-column paper: 3.3 in (one
 column) or 7 in (both), text 7-8 pt. Each function returns the matplotlib Figure (no pyplot
@@ -15,12 +22,14 @@ byte-identical across runs (no creation date, a fixed SVG hash salt, TrueType fo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .formatting import pct
 from .metrics import wilson_interval
 from .rules import RULES
+from .schedule import KIND_TITLES, KINDS
 
 COLUMN_IN = 3.3  # one column of a two-column paper (ACL, NeurIPS-style two-column venues)
 FULL_IN = 7.0  # both columns
@@ -51,8 +60,20 @@ STYLE = {
 }
 CELL_FONT = 7
 LABEL_BOX = {"facecolor": "white", "edgecolor": "none", "pad": 0.4}  # hides grid lines behind
-BAR_NOTE = "labels: count/total; error bars: Wilson 95% interval"
-HEATMAP_NOTE = "cells: violation rate (violations/cases) and Wilson 95% interval; grey: no case"
+BAR_NOTE = (
+    "labels: count/total; error bars: Wilson 95% interval\nline on the axis: a bar of 0/total"
+)
+HEATMAP_NOTE = (
+    "cells: violation rate (violations/cases) and Wilson 95% interval; colour: square-root scale "
+    "from 0 to the largest rate; hatched: no case"
+)
+# The heatmap's colour scale ends at the first of these at or above the largest rate shown.
+HEATMAP_TOPS = (5.0, 10.0, 20.0, 50.0, 100.0)
+HEATMAP_TICKS = (0, 1, 2, 5, 10, 20, 30, 50, 75, 100)
+# sqrt: low rates get most of the colour range, where models differ (0% vs 5% vs 15%)
+HEATMAP_GAMMA = 0.5
+NO_CASE_HATCH = {"facecolor": "white", "edgecolor": "#bbbbbb", "hatch": "////", "linewidth": 0}
+ZERO_BAR_WIDTH = 1.6  # points: the line that stands for a 0/n bar
 METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
 
 
@@ -140,20 +161,93 @@ def _axis_top(highs: Sequence[float]) -> float:
 
 
 # --------------------------------------------------------------------------- heatmap
+def _heatmap_cells(models: Sequence[dict], dataset: str):
+    """(rates in percent, NaN where no case; the cells' texts) of one dataset's panel."""
+    import numpy as np
+
+    data = np.full((len(models), len(RULES)), np.nan)
+    labels: list[list[str]] = []
+    for i, m in enumerate(models):
+        entry = next(e for e in m["datasets"] if e["dataset"] == dataset)
+        row = []
+        for j, rule in enumerate(RULES):
+            cell = entry["rules"][rule.key]
+            got = _pct_ci(cell["violations"], cell["cases"])
+            if got is None:
+                row.append("no case (0/0)")
+                continue
+            data[i, j] = got[0]
+            row.append(
+                f"{got[0]:.1f}% ({cell['violations']}/{cell['cases']})\n"
+                f"[{got[1]:.1f}, {got[2]:.1f}]"
+            )
+        labels.append(row)
+    return data, labels
+
+
+def heatmap_scale(summary: dict[str, Any]):
+    """(colour map, norm) of the heatmap: sequential, from 0 to the first of HEATMAP_TOPS at or
+    above the largest rate shown, on a square-root scale."""
+    import matplotlib
+    from matplotlib.colors import PowerNorm
+
+    rates = [
+        100 * cell["violations"] / cell["cases"]
+        for m in summary["models"]
+        for e in m["datasets"]
+        for cell in e["rules"].values()
+        if cell["cases"]
+    ]
+    top = next(t for t in HEATMAP_TOPS if t >= max(rates, default=0.0))
+    cmap = matplotlib.colormaps["Reds"].with_extremes(bad="white")
+    return cmap, PowerNorm(HEATMAP_GAMMA, vmin=0.0, vmax=top)
+
+
+def _heatmap_panel(ax, data, labels, cmap, norm, names: Sequence[str]):
+    import numpy as np
+    from matplotlib.patches import Rectangle
+
+    image = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, norm=norm, aspect="auto")
+    for i in range(data.shape[0]):
+        for j in range(data.shape[1]):
+            empty = bool(np.isnan(data[i, j]))
+            if empty:  # hatched: no colour of the scale can be mistaken for it
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, zorder=1, **NO_CASE_HATCH))
+            colour = "black" if empty else _text_colour(cmap(norm(data[i, j])))
+            ax.text(
+                j,
+                i,
+                labels[i][j],
+                ha="center",
+                va="center",
+                fontsize=CELL_FONT,
+                color=colour,
+                linespacing=1.15,
+                bbox=LABEL_BOX if empty else None,
+                zorder=3,
+            )
+    ax.set_yticks(range(len(names)), names)
+    ax.tick_params(axis="y", length=0)
+    for side in ("top", "right", "left", "bottom"):
+        ax.spines[side].set_visible(False)
+    # thin white lines between cells
+    ax.set_xticks(np.arange(-0.5, len(RULES)), minor=True)
+    ax.set_yticks(np.arange(-0.5, len(names)), minor=True)
+    ax.grid(which="minor", color="white", linewidth=1.5)
+    ax.tick_params(which="minor", length=0)
+    return image
+
+
 def heatmap_figure(summary: dict[str, Any]):
     """Violation rate per model (rows) x rule (columns), one panel per dataset; each cell shows
-    "rate% (k/n)" and the Wilson interval; grey cells: no case."""
-    import matplotlib
-    import numpy as np
+    "rate% (k/n)" and the Wilson interval; hatched cells: no case."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.colors import Normalize
     from matplotlib.figure import Figure
 
     models = summary["models"]
     datasets = summary["datasets"]
     names = short_names([m["model"] for m in models])
-    cmap = matplotlib.colormaps["Reds"].with_extremes(bad="#eeeeee")
-    norm = Normalize(0.0, 100.0)
+    cmap, norm = heatmap_scale(summary)
     row_in = 0.34
     height = 0.55 + len(datasets) * (0.3 + row_in * len(models)) + 0.25
     fig = Figure(figsize=(FULL_IN, height), layout="constrained")
@@ -161,56 +255,19 @@ def heatmap_figure(summary: dict[str, Any]):
     axes = fig.subplots(len(datasets), 1, squeeze=False, sharex=True)[:, 0]
     image = None
     for ax, dataset in zip(axes, datasets, strict=True):
-        data = np.full((len(models), len(RULES)), np.nan)
-        labels: list[list[str]] = []
-        for i, m in enumerate(models):
-            entry = next(e for e in m["datasets"] if e["dataset"] == dataset)
-            row = []
-            for j, rule in enumerate(RULES):
-                cell = entry["rules"][rule.key]
-                got = _pct_ci(cell["violations"], cell["cases"])
-                if got is None:
-                    row.append("no case (0/0)")
-                    continue
-                data[i, j] = got[0]
-                row.append(
-                    f"{got[0]:.1f}% ({cell['violations']}/{cell['cases']})\n"
-                    f"[{got[1]:.1f}, {got[2]:.1f}]"
-                )
-            labels.append(row)
-        image = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, norm=norm, aspect="auto")
-        for i in range(len(models)):
-            for j in range(len(RULES)):
-                colour = "black" if np.isnan(data[i, j]) else _text_colour(cmap(norm(data[i, j])))
-                ax.text(
-                    j,
-                    i,
-                    labels[i][j],
-                    ha="center",
-                    va="center",
-                    fontsize=CELL_FONT,
-                    color=colour,
-                    linespacing=1.15,
-                )
-        ax.set_yticks(range(len(models)), names)
+        data, labels = _heatmap_cells(models, dataset)
+        image = _heatmap_panel(ax, data, labels, cmap, norm, names)
         ax.set_xticks(range(len(RULES)), [rule_title(r) for r in RULES])
         ax.tick_params(
             axis="x", top=True, labeltop=ax is axes[0], bottom=False, labelbottom=False, length=0
         )
-        ax.tick_params(axis="y", length=0)
-        for side in ("top", "right", "left", "bottom"):
-            ax.spines[side].set_visible(False)
-        # thin white lines between cells
-        ax.set_xticks(np.arange(-0.5, len(RULES)), minor=True)
-        ax.set_yticks(np.arange(-0.5, len(models)), minor=True)
-        ax.grid(which="minor", color="white", linewidth=1.5)
-        ax.tick_params(which="minor", length=0)
         ax.set_title(dataset, loc="left", fontweight="bold", pad=3)
     bar = fig.colorbar(
         image, ax=list(axes), fraction=0.04, pad=0.015, aspect=max(8, 6 * len(datasets))
     )
     bar.set_label("violation rate (%)")
-    bar.set_ticks([0, 20, 40, 60, 80, 100])
+    bar.set_ticks([t for t in HEATMAP_TICKS if t <= norm.vmax])
+    bar.ax.yaxis.set_major_formatter("{x:g}")
     bar.outline.set_linewidth(0.5)
     fig.supxlabel(HEATMAP_NOTE, fontsize=CELL_FONT, color="#444444")
     return fig
@@ -242,6 +299,18 @@ def _grouped_bars(
             texts.append((x, got[2], f"{k}/{n}"))
         colour = PALETTE[s % len(PALETTE)]
         ax.bar(xs, rates, width * 0.92, color=colour, label=name, zorder=2)
+        zeros = [x for x, rate in zip(xs, rates, strict=True) if rate == 0]
+        if zeros:  # a 0/n bar has no height: a thick line on the axis stands for it
+            ax.hlines(
+                [0.0] * len(zeros),
+                [x - width * 0.46 for x in zeros],
+                [x + width * 0.46 for x in zeros],
+                colors=colour,
+                linewidth=ZERO_BAR_WIDTH,
+                clip_on=False,
+                zorder=4,
+                gid="zero-bar",
+            )
         ax.errorbar(
             xs,
             rates,
@@ -289,8 +358,13 @@ def _grouped_bars(
 def _legend_and_note(fig, ax, names, with_legend: bool) -> None:
     """The models' legend above the bars (when there are several) and the bars' note below."""
     if with_legend:
+        from matplotlib.patches import Patch
+
+        # handles made here: a model whose every bar is n/a has no bar to take its colour from
+        handles = [Patch(color=PALETTE[s % len(PALETTE)]) for s in range(len(names))]
         fig.legend(
-            *ax.get_legend_handles_labels(),
+            handles,
+            names,
             loc="outside upper center",
             ncol=legend_columns(names, fig.get_figwidth()),
             frameon=False,
@@ -362,6 +436,85 @@ def comparison_figure(summary: dict[str, Any]):
     return fig
 
 
+# --------------------------------------------------------------------------- alarm curve
+CURVE_TITLE = "No-knowledge alarm: how accurate could every model be? (no gold labels)"
+CURVE_NOTE = (
+    "x: possible true label counts, most favourable first; solid: M = 1 curve, from θ* (dot) "
+    "down;\ndashed: θ* (M = 2, pair counts), the proven bound: an alarm threshold above it fires"
+)
+
+
+def _alarm_panel(ax, entries: Sequence[Mapping[str, Any]], kinds: Sequence[str]) -> None:
+    from .alarm_report import curve_points  # numpy and the alarms: only when there is a curve
+
+    handles, names = [], []
+    for e in entries:
+        colour = PALETTE[kinds.index(e["pairs"]) % len(PALETTE)]
+        xs, ys = curve_points(e)
+        (line,) = ax.step(xs, ys, where="pre", color=colour, linewidth=1.0)
+        ax.plot(xs[:1], ys[:1], "o", color=colour, markersize=3)
+        m2 = (e.get("m2_pairs") or {}).get("theta_star")
+        label = f"{KIND_TITLES[e['pairs']]}: θ* {pct(e['theta_star'])}"
+        if m2 is not None:
+            ax.axhline(100 * m2, color=colour, linestyle="--", linewidth=0.8)
+            label += f", M = 2: {pct(m2)}"
+        handles.append(line)
+        names.append(label)
+    # an opaque box: curves that fall at once run through the lower left corner
+    ax.legend(
+        handles,
+        names,
+        loc="lower left",
+        handlelength=1.2,
+        facecolor="white",
+        edgecolor="none",
+        framealpha=1.0,
+    )
+    ax.set_xscale("log")
+    # room left of the first key: a curve that falls there at once is not hidden by the y axis
+    ax.set_xlim(min(100.0 / e["answer_keys"] for e in entries) / 2, 100)
+    ax.xaxis.set_major_formatter("{x:g}")
+    ax.set_ylim(0, 100)
+    ax.set_yticks(range(0, 101, 20))
+    ax.yaxis.grid(True, color="#dddddd", linewidth=0.5)
+    ax.set_axisbelow(True)
+
+
+def alarm_curve_figure(summary: Mapping[str, Any]):
+    """plots/alarm_curve.{png,pdf,svg}, one panel per dataset: for each kind of pair, the
+    accuracy (y, %) that every model can still reach on every label at a given share of the
+    possible true label counts (x, %, most favourable first, log scale): the paper's Fig. 7 sorted
+    curve. It starts at theta* (M = 1); the dashed line is theta* (M = 2), the bound report.md
+    and `transnli alarm` give. None without alarms (no figure is written)."""
+    section = summary.get("alarms")
+    shown = [e for e in (section or {}).get("results", []) if "curve" in e]
+    if not shown:
+        return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    datasets = list(dict.fromkeys(e["dataset"] for e in shown))
+    kinds = [k for k in KINDS if any(e["pairs"] == k for e in shown)]
+    cols = min(len(datasets), 2)
+    rows = -(-len(datasets) // cols)
+    fig = Figure(
+        figsize=(FULL_IN if cols > 1 else COLUMN_IN, 0.9 + 2.2 * rows), layout="constrained"
+    )
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
+        _alarm_panel(ax, [e for e in shown if e["dataset"] == dataset], kinds)
+        ax.set_title(dataset, loc="left", fontweight="bold")
+        ax.set_xlabel("share of possible true label counts (%, log)")
+    for ax in axes.flat[len(datasets) :]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accuracy every model could\nhave on every label (%)")
+    fig.suptitle(CURVE_TITLE)
+    fig.supxlabel(CURVE_NOTE, fontsize=CELL_FONT, color="#444444")
+    return fig
+
+
 # --------------------------------------------------------------------------- files
 FIGURES = {
     "violation_heatmap": heatmap_figure,
@@ -416,8 +569,6 @@ def write_plots(
     """Build and save every figure into `folder`; returns the files written."""
     folder.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
-    from .alarm_report import alarm_curve_figure
-
     builders = {**FIGURES, "alarm_curve": alarm_curve_figure}  # the alarm curve: two or more models
     with style():
         for name, build in builders.items():

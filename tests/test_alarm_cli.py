@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from transnli.evaluator import alarms as A
 from transnli.evaluator.evaluate import evaluate_triples
+from transnli.evaluator.schedule import KIND_TITLES
 from transnli.evaluator.settings import EvaluationSettings
 
 from transnli.cli import main
@@ -44,7 +45,7 @@ def paper_csv(tmp_path):
 def test_counts_csv_threshold_below_and_above_theta(paper_csv):
     ok = invoke(paper_csv, "--threshold", "0.5")
     assert ok.exit_code == 0, ok.output
-    assert "theta* = 66.67% (2/3)" in ok.output and "no alarm" in ok.output
+    assert "theta* (M = 1) = 66.67% (2/3)" in ok.output and "no alarm" in ok.output
     fired = invoke(paper_csv, "--threshold", "70%")
     assert fired.exit_code == 1
     assert "ALARM" in fired.output and "at least one judge is below 70.00%" in fired.output
@@ -302,7 +303,7 @@ def test_evaluate_with_a_tiny_hf_model_and_the_alarm_command_on_its_predictions(
     assert ph["theta_star_exact"] == str(
         A.theta_star([tuple(other.values()), tuple(hf.values())]).theta
     )
-    # the CLI on predictions.jsonl: triples are the items (a shared (P,H) would count per triple)
+    # the CLI on predictions.jsonl (with samples.jsonl beside it): the same distinct pairs
     result = invoke(out / "predictions.jsonl", "--dataset", "d1", "--json")
     (res,) = json.loads(result.output)["results"]
     assert res["items"] == ph["items"] and res["theta_star_exact"] == ph["theta_star_exact"]
@@ -368,3 +369,129 @@ def test_alarm_section_leaves_out_pairs_a_judge_gave_no_label():
         "not every model"
     )
     assert alarm_section(triples, [("one", one)]) is None
+
+
+def shared_run(tmp_path, n_judges=3, seed=11):
+    """Triples whose (P,H) pairs repeat (three H' per source pair, as generation gives), with one
+    labelled-pairs file per judge: the items of (P,H) are fewer than the triples."""
+    rng = random.Random(seed)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    triples, pairs = [], {}
+    for i in range(40):
+        p, h = f"premise {i // 3}", f"hypothesis {i // 3}"
+        h2 = f"changed {i}"
+        triples.append(
+            {
+                "id": f"t{i}",
+                "premise": p,
+                "hypothesis": h,
+                "modified_hypothesis": h2,
+                "dataset": "d1" if i < 30 else "d2",
+            }
+        )
+        for pair in ((p, h), (h, h2), (h2, h), (p, h2)):
+            pairs.setdefault(pair, rng.choice(LABELS))
+    tfile = write_jsonl(tmp_path / "triples.jsonl", triples)
+    files = []
+    for j in range(n_judges):
+        rows = [
+            {
+                "premise": a,
+                "hypothesis": b,
+                "label": g if rng.random() < 0.7 else rng.choice(LABELS),
+            }
+            for (a, b), g in pairs.items()
+        ]
+        files.append(write_jsonl(tmp_path / f"judge{j}.jsonl", rows))
+    return tfile, files
+
+
+def test_the_alarm_command_gives_the_theta_star_of_the_report(tmp_path):
+    """One definition of theta*: `transnli alarm` on a run's samples.jsonl or predictions.jsonl
+    counts the same items (distinct pairs) as summary.json and report.md, and names its two
+    numbers as the report does. Before, the command counted a (P,H) shared by three triples three
+    times and printed another theta*."""
+    tfile, files = shared_run(tmp_path)
+    out = tmp_path / "out"
+    evaluate_triples(
+        [tfile],
+        [f"precomputed:{f}" for f in files],
+        out,
+        EvaluationSettings(all_pairs=True, no_cache=True, show_progress=False, plots=False),
+    )
+    entries = json.loads((out / "summary.json").read_text())["alarms"]["results"]
+    report = (out / "report.md").read_text()
+    assert "| items (distinct pairs) | theta* (M = 1) |" in report
+    for e in entries:
+        for source in ("samples.jsonl", "predictions.jsonl"):
+            result = invoke(
+                out / source, "--dataset", e["dataset"], "--pairs", e["pairs"], "--json"
+            )
+            (res,) = json.loads(result.output)["results"]
+            assert res["items_are"] == "distinct pairs"
+            assert res["items"] == e["items"]
+            assert res["theta_star_exact"] == e["theta_star_exact"]
+            assert res["proven_bound_exact"] == e["m2_pairs"]["theta_star_exact"]
+        text = invoke(out / "predictions.jsonl", "--dataset", e["dataset"], "--pairs", e["pairs"])
+        assert "theta* (M = 1) = " in text.output and f"({e['theta_star_exact']})" in text.output
+        assert "theta* (M = 2) = " in text.output
+        assert f"({e['m2_pairs']['theta_star_exact']})" in text.output
+        row = next(
+            line
+            for line in report.splitlines()
+            if line.startswith(f"| {e['dataset']} | {KIND_TITLES[e['pairs']]} |")
+        )
+        assert (
+            f"({e['theta_star_exact']})" in row and f"({e['m2_pairs']['theta_star_exact']})" in row
+        )
+    ph = next(e for e in entries if e["pairs"] == "p_h" and e["dataset"] == "d1")
+    assert ph["items"] == 10  # 30 triples, 10 distinct (P,H) pairs
+    # a predictions.jsonl alone has no sentences: the items are the triples, and it says so
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "predictions.jsonl").write_bytes((out / "predictions.jsonl").read_bytes())
+    result = invoke(alone / "predictions.jsonl", "--dataset", "d1", "--json")
+    (res,) = json.loads(result.output)["results"]
+    assert res["items_are"] == "triples" and res["items"] == 30
+    assert "not the distinct pairs report.md counts" in res["note"]
+    assert "30 triples" in invoke(alone / "predictions.jsonl", "--dataset", "d1").output
+
+
+def test_the_alarm_curve_reads_without_the_docs(tmp_path):
+    """House style (percent on both axes, words on the axes and title, paper width) and the
+    M = 2 theta* of report.md drawn as a dashed line per kind of pair."""
+    from transnli.evaluator import plots
+
+    tfile, files = shared_run(tmp_path)
+    out = tmp_path / "out"
+    evaluate_triples(
+        [tfile],
+        [f"precomputed:{f}" for f in files],
+        out,
+        EvaluationSettings(no_cache=True, show_progress=False, plots=False),
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    with plots.style():
+        fig = plots.alarm_curve_figure(summary)
+    assert fig.get_figwidth() in (plots.COLUMN_IN, plots.FULL_IN)
+    assert "no gold labels" in fig.get_suptitle()
+    shown = [e for e in summary["alarms"]["results"] if "curve" in e]
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title(loc="left") for ax in panels] == ["d1", "d2"]
+    for ax in panels:
+        entries = [e for e in shown if e["dataset"] == ax.get_title(loc="left")]
+        assert ax.get_ylim() == (0.0, 100.0) and ax.get_xscale() == "log"
+        assert "(%" in ax.get_xlabel()
+        dashed = sorted(
+            line.get_ydata()[0] for line in ax.get_lines() if line.get_linestyle() == "--"
+        )
+        assert dashed == pytest.approx(sorted(100 * e["m2_pairs"]["theta_star"] for e in entries))
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        for e in entries:
+            assert any(
+                f"θ* {100 * e['theta_star']:.1f}%" in t
+                and f"M = 2: {100 * e['m2_pairs']['theta_star']:.1f}%" in t
+                for t in legend
+            ), legend
+    assert "%" in panels[0].get_ylabel() and "every model" in panels[0].get_ylabel()
+    assert min(t.get_fontsize() for t in fig.findobj(lambda a: hasattr(a, "get_fontsize"))) >= 7

@@ -355,9 +355,21 @@ def test_evaluate_families_with_hand_labels(tmp_path):
     assert (entry["scomm"]["n"], entry["scomm"]["consistent"]) == (9, 8)
     report = (out / "report.md").read_text()
     assert "## Sentence families: stran(K), scomm, sneg" in report and "How to read" in report
+    # one direction: every row of the table is a violation rate, as its header says; a score
+    # (scomm: 8 of 9 pairs consistent) appears as 1 of 9 violated, never as "88.9% (8/9)"
     table = (out / "tables" / "families.csv").read_text().splitlines()
-    assert table[0] == "dataset,model,metric,name,kind,n,k,value,ci95_low,ci95_high"
-    assert any(line.startswith("fam,") and ",scomm," in line and ",9,8," in line for line in table)
+    assert (
+        table[0] == "dataset,model,metric,name,cases,violations,violation_rate,ci95_low,ci95_high"
+    )
+    assert any(
+        line.startswith("fam,") and ",scomm," in line and ",9,1,0.1111" in line for line in table
+    )
+    assert "| metric (violation rate, lower is better) " in report  # the table's header
+    scomm = next(line for line in report.splitlines() if "| 1 - scomm" in line)
+    assert "11.1% [" in scomm and "(1/9)" in scomm and "(8/9)" not in scomm
+    families_row = next(line for line in report.splitlines() if "| whole families with a" in line)
+    assert "(1/2)" in families_row  # one of the two families is inconsistent
+    assert "every row of the table below is a violation rate" in report.lower()
     rows = [json.loads(line) for line in (out / "families.jsonl").read_text().splitlines()]
     assert [r["source_id"] for r in rows] == ["s1", "s2"]
     assert rows[0]["labels"][0][1] == E and rows[0]["labels"][3][2] == N

@@ -227,3 +227,117 @@ def test_a_dead_plot_worker_leaves_the_figures_to_this_process(summary, tmp_path
         worker.close()
     assert [p.name for p in files] == [p.name for p in write_figures(summary, tmp_path / "again")]
     assert all(p.stat().st_size > 0 for p in files)
+
+
+def summary_of(spec):
+    """A summary from {model: {dataset: rows}} (as make_summary builds its own)."""
+    models = [
+        {
+            "model": name,
+            "datasets": [{"dataset": d, **dataset_metrics(r)} for d, r in per.items()],
+            "overall": dataset_metrics([x for r in per.values() for x in r]),
+        }
+        for name, per in spec.items()
+    ]
+    return {"models": models, "datasets": list(next(iter(spec.values())))}
+
+
+def luminance(rgba):
+    return 0.2126 * rgba[0] + 0.7152 * rgba[1] + 0.0722 * rgba[2]
+
+
+def test_heatmap_colours_separate_0_5_and_15_percent_even_beside_100():
+    # rule1 0/20, rule2 1/20 (5%) for model a; rule1 3/20 (15%), rule2 2/2 (100%) for model b:
+    # on the old linear 0-100 red scale 0% and 15% differed by 0.09 in luminance (both near white)
+    data = summary_of(
+        {
+            "hf:/m/a": {"alpha": rows((20, 0), (20, 1))},
+            "hf:/m/b": {"alpha": rows((20, 3), (2, 2))},
+        }
+    )
+    with plots.style():
+        fig = plots.heatmap_figure(data)
+    image = fig.axes[0].images[0]
+    colours = image.to_rgba(image.get_array())
+    lum = {
+        rate: luminance(colours[i, j])
+        for rate, (i, j) in {0: (0, 0), 5: (0, 1), 15: (1, 0)}.items()
+    }
+    assert lum[0] - lum[5] >= 0.15 and lum[5] - lum[15] >= 0.15, lum
+    # the numbers are printed in the cells, and the colour bar ends at the largest rate
+    strings = [t.get_text() for t in texts(fig)]
+    assert any(s.startswith("5.0% (1/20)") for s in strings)
+    assert any(s.startswith("15.0% (3/20)") for s in strings)
+    assert fig.axes[-1].get_ylim() == (0.0, 100.0)
+
+
+def test_heatmap_scale_ends_at_the_largest_rate_and_no_case_is_hatched():
+    data = summary_of(
+        {"hf:/m/a": {"alpha": rows((20, 0), (20, 1))}, "hf:/m/b": {"alpha": rows((20, 3))}}
+    )
+    with plots.style():
+        fig = plots.heatmap_figure(data)
+    assert fig.axes[-1].get_ylim() == (0.0, 20.0)  # 15% is the largest: the scale ends at 20%
+    image = fig.axes[0].images[0]
+    lum15 = luminance(image.to_rgba(image.get_array())[1, 0])
+    assert lum15 < 0.35  # 15% of a 0-20% scale is a dark red, not near white
+    # rule3 and rule4 (and rule2 of model b): no case, hatched, so no colour stands for them
+    hatched = [p for p in fig.axes[0].patches if p.get_hatch()]
+    assert len(hatched) == 2 * 2 + 1
+    assert "hatched: no case" in fig.get_supxlabel()
+
+
+def zero_bar_segments(fig):
+    from matplotlib.collections import LineCollection
+
+    return [
+        (c, seg)
+        for ax in fig.axes
+        for c in ax.findobj(LineCollection)
+        if c.get_gid() == "zero-bar"
+        for seg in c.get_segments()
+    ]
+
+
+def test_zero_bars_are_drawn_in_their_models_colour():
+    from matplotlib.colors import to_hex
+
+    # model b: 0/20 on rule1 and 0/5 on rule2; model a: 4/20 and 1/5
+    data = summary_of(
+        {
+            "hf:/m/a": {"alpha": rows((20, 4), (5, 1))},
+            "hf:/m/b": {"alpha": rows((20, 0), (5, 0))},
+        }
+    )
+    with plots.style():
+        fig = plots.comparison_figure(data)
+    ax = fig.axes[0]
+    zeros = zero_bar_segments(fig)
+    assert len(zeros) == 2
+    labels = {t.get_text(): t.get_position()[0] for t in ax.texts}
+    assert {"0/20", "0/5"} <= set(labels)
+    for collection, seg in zeros:
+        assert to_hex(collection.get_colors()[0]) == plots.PALETTE[1].lower()
+        (x0, y0), (x1, y1) = seg
+        assert y0 == y1 == 0 and x1 - x0 > 0.1  # as wide as a bar, on the axis
+        assert any(abs((x0 + x1) / 2 - x) < 1e-9 for k, x in labels.items() if k.startswith("0/"))
+    assert "0/total" in fig.get_supxlabel()
+
+
+def test_a_model_without_any_bar_keeps_its_colour_in_the_legend():
+    # model b has no rule case at all (every bar n/a): its legend entry was drawn in model a's blue
+    from matplotlib.colors import to_hex
+
+    data = summary_of(
+        {
+            "hf:/m/a": {"alpha": rows((20, 4), (5, 1))},
+            "hf:/m/b": {"alpha": rows(neutral=5)},
+            "hf:/m/c": {"alpha": rows((20, 1))},
+        }
+    )
+    with plots.style():
+        fig = plots.comparison_figure(data)
+    (legend,) = fig.legends
+    colours = [to_hex(h.get_facecolor()) for h in legend.legend_handles]
+    assert colours == [c.lower() for c in plots.PALETTE[:3]]
+    assert [t.get_text() for t in legend.get_texts()] == ["a", "b", "c"]

@@ -56,7 +56,8 @@ def alarm(inputs, threshold_text, kind, dataset, as_json, m1_only):
     (no gold labels) that at least one judge is below an accuracy threshold on some label.
 
     INPUTS: a counts file (CSV: judge,<label>,<label>,...; or JSON {"judge": {"label": n}}), or
-    predictions.jsonl files of `transnli evaluate`, or one labelled-pairs JSONL file per judge.
+    predictions.jsonl or samples.jsonl files of `transnli evaluate` (the items: distinct pairs, as
+    in its report.md), or one labelled-pairs JSONL file per judge.
     Exit status: 0 no alarm, 1 the alarm fires, 2 bad input.
     """
     try:
