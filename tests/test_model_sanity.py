@@ -1,0 +1,167 @@
+"""Broken model folders are refused before any labelling (issue 27, defect 3): each gets one line
+naming the folder and the fix, from the Python API and from `transnli evaluate`, with no
+traceback. Every broken folder is made here from a tiny working checkpoint."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from click.testing import CliRunner  # noqa: E402
+from transnli.evaluator.backends import BackendOptions, create_backend  # noqa: E402
+from transnli.evaluator.backends.hf import loading_problem, vocabulary_problem  # noqa: E402
+from transnli.evaluator.doctor import check_model  # noqa: E402
+from transnli.evaluator.errors import BackendError  # noqa: E402
+
+from transnli.cli.evaluate import evaluate  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _private_default_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "default-cache"))
+
+
+def no_tokenizer(good, folder):
+    """config.json and the weights only (a folder saved with model.save_pretrained alone)."""
+    folder.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(good / name, folder / name)
+
+
+def no_head(good, folder):
+    """A bare encoder (BertModel) saved with its tokenizer: no classifier weights."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    BertModel(BertConfig.from_pretrained(good)).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(good).save_pretrained(folder)
+    config = json.loads((good / "config.json").read_text())  # keep the NLI labels
+    saved = json.loads((folder / "config.json").read_text())
+    saved.update(id2label=config["id2label"], label2id=config["label2id"])
+    (folder / "config.json").write_text(json.dumps(saved))
+
+
+def distilbert_config(good, folder):
+    """A DistilBERT config.json over BERT weights."""
+    from transformers import DistilBertConfig
+
+    shutil.copytree(good, folder)
+    config = json.loads((good / "config.json").read_text())
+    DistilBertConfig(
+        vocab_size=config["vocab_size"],
+        dim=32,
+        n_layers=2,
+        n_heads=2,
+        hidden_dim=48,
+        max_position_embeddings=64,
+        id2label=config["id2label"],
+        label2id=config["label2id"],
+    ).save_pretrained(folder)
+
+
+def wrong_shape(good, folder):
+    """config.json says a larger vocabulary than the weights' embedding has."""
+    shutil.copytree(good, folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["vocab_size"] += 7
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+def tokenizer_too_large(good, folder):
+    """A tokenizer with two more words than the model has embedding rows for."""
+    shutil.copytree(good, folder)
+    tok = json.loads((folder / "tokenizer.json").read_text())
+    vocab = tok["model"]["vocab"]
+    for word in ("zebra", "quokka"):
+        vocab[word] = len(vocab)
+    (folder / "tokenizer.json").write_text(json.dumps(tok))
+
+
+BROKEN = {
+    "no_tokenizer": (no_tokenizer, "has no tokenizer files"),
+    "no_head": (no_head, "has no classification head"),
+    "distilbert_config": (distilbert_config, "do not fit the distilbert architecture"),
+    "wrong_shape": (wrong_shape, "weights of the wrong shape"),
+    "tokenizer_too_large": (tokenizer_too_large, "tokenizer has 38 tokens but the model's"),
+}
+
+
+@pytest.fixture(scope="module")
+def broken_models(tmp_path_factory):
+    from conftest import build_tiny_nli_model
+
+    root = tmp_path_factory.mktemp("broken")
+    good = build_tiny_nli_model(root / "good", force=2)
+    for name, (make, _) in BROKEN.items():
+        make(good, root / name)
+    return root
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_broken_folder_refused_by_the_api(broken_models, name):
+    folder = broken_models / name
+    with pytest.raises(BackendError) as e:
+        create_backend(f"hf:{folder}", BackendOptions())
+    message = str(e.value)
+    assert BROKEN[name][1] in message and str(folder) in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_broken_folder_refused_by_evaluate_in_one_line(broken_models, tmp_path, name):
+    folder = broken_models / name
+    triples = tmp_path / "t.jsonl"
+    triples.write_text(
+        json.dumps({"premise": "a man is happy", "hypothesis": "a man is sad",
+                    "modified_hypothesis": "a man is happy"}) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    out = tmp_path / "out"
+    res = CliRunner().invoke(
+        evaluate, [str(triples), "--model", f"hf:{folder}", "--out", str(out), "--no-progress"]
+    )
+    assert res.exit_code == 1, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    assert "Traceback" not in res.output and "LOAD REPORT" not in res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and BROKEN[name][1] in lines[0] and str(folder) in lines[0], lines
+    assert not (out / "summary.json").exists()
+
+
+def test_doctor_and_evaluate_share_the_tokenizer_check(broken_models):
+    folder = broken_models / "no_tokenizer"
+    status = check_model(f"hf:{folder}")
+    assert not status.usable and "has no tokenizer files" in status.detail
+    assert check_model(f"hf:{broken_models / 'good'}").usable
+
+
+def test_good_folder_still_loads(broken_models):
+    backend = create_backend(f"hf:{broken_models / 'good'}", BackendOptions())
+    assert {p.label for p in backend.predict([("a man is happy", "a man is sad")])} == {
+        "entailment"
+    }
+
+
+# ------------------------------------------------------------------ the pure rules
+def test_unexpected_keys_alone_are_harmless():
+    # roberta-large-mnli ships a pooler that RobertaForSequenceClassification does not use
+    info = {"missing_keys": set(), "unexpected_keys": {"roberta.pooler.dense.weight"}}
+    assert loading_problem(info, "roberta", "roberta", "m") is None
+    assert loading_problem({}, "roberta", "roberta", "m") is None
+
+
+def test_missing_head_and_missing_encoder_are_told_apart():
+    head = {"missing_keys": {"classifier.out_proj.weight", "classifier.dense.weight"}}
+    assert "no classification head" in loading_problem(head, "roberta", "roberta", "m")
+    body = {"missing_keys": {"roberta.embeddings.word_embeddings.weight", "classifier.weight"}}
+    assert "do not fit the roberta architecture" in loading_problem(body, "roberta", "roberta", "m")
+
+
+def test_vocabulary_rule():
+    assert vocabulary_problem(50265, 50265, "m") is None
+    assert vocabulary_problem(50280, 50368, "m") is None  # embeddings padded to a multiple of 64
+    assert "50266 tokens" in vocabulary_problem(50266, 50265, "m")
