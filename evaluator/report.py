@@ -277,7 +277,10 @@ def _report_intro(summary: dict[str, Any]) -> list[str]:
 
 
 def render_report(summary: dict[str, Any], gen_rows: list[dict[str, Any]], examples=None) -> str:
+    from .model_checks import report_lines as warning_lines
+
     lines = _report_intro(summary)
+    lines += warning_lines(summary)  # models that look broken (one label, below chance)
     lines += [
         "## Table 1. Accuracy of M(P,H) against gold labels",
         "",

@@ -17,6 +17,12 @@ from transnli.evaluator.backends import BackendOptions, create_backend  # noqa: 
 from transnli.evaluator.backends.hf import loading_problem, vocabulary_problem  # noqa: E402
 from transnli.evaluator.doctor import check_model  # noqa: E402
 from transnli.evaluator.errors import BackendError  # noqa: E402
+from transnli.evaluator.model_checks import (  # noqa: E402
+    MIN_GOLD_PAIRS,
+    MIN_LABELS,
+    below_chance_warning,
+    one_label_warning,
+)
 
 from transnli.cli.evaluate import evaluate  # noqa: E402
 
@@ -165,3 +171,63 @@ def test_vocabulary_rule():
     assert vocabulary_problem(50265, 50265, "m") is None
     assert vocabulary_problem(50280, 50368, "m") is None  # embeddings padded to a multiple of 64
     assert "50266 tokens" in vocabulary_problem(50266, 50265, "m")
+
+
+# ------------------------------------------------------------------ after labelling
+GOLD = ["entailment"] * 14 + ["neutral"] * 13 + ["contradiction"] * 13
+SWAP = {"entailment": "contradiction", "contradiction": "entailment", "neutral": "neutral"}
+
+
+def labelled_run(tmp_path, ph, hh2):
+    """40 gold-labelled triples and a labels file: (P,H) labelled ph(gold), (H,H') and (H',H)
+    labelled hh2, (P,H') as (P,H)."""
+    triples, labels = [], []
+    for i, gold in enumerate(GOLD):
+        p, h, m = f"premise {i}", f"hypothesis {i}", f"modified {i}"
+        triples.append({"id": f"t{i}", "premise": p, "hypothesis": h, "modified_hypothesis": m,
+                        "gold_label": gold})  # fmt: skip
+        for a, b, label in ((p, h, ph(gold)), (h, m, hh2), (m, h, hh2), (p, m, ph(gold))):
+            labels.append({"premise": a, "hypothesis": b, "label": label})
+    tfile, lfile = tmp_path / "t.jsonl", tmp_path / "labels.jsonl"
+    tfile.write_text("".join(json.dumps(t) + "\n" for t in triples), encoding="utf-8")
+    lfile.write_text("".join(json.dumps(r) + "\n" for r in labels), encoding="utf-8")
+    out = tmp_path / "out"
+    args = [str(tfile), "--model", f"judge=precomputed:{lfile}", "--out", str(out)]
+    res = CliRunner().invoke(evaluate, [*args, "--no-cache", "--no-plots", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    return res, (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_one_label_for_every_pair_is_warned(tmp_path):
+    res, report = labelled_run(tmp_path, lambda gold: "entailment", "entailment")
+    warning = "judge labelled 100.0% of 160 pairs entailment"
+    assert warning in res.stderr and res.stderr.count("warning: judge labelled") == 1
+    assert "## Warnings" in report and warning in report
+    assert "below chance" not in res.stderr  # 14 of 40 right: 35%
+
+
+def test_below_chance_on_gold_is_warned(tmp_path):
+    res, report = labelled_run(tmp_path, SWAP.get, "neutral")  # E and C swapped: 13 of 40 right
+    warning = "judge is right on 32.5% of 40 gold-labelled (P,H) pairs, below chance"
+    assert warning in res.stderr and "## Warnings" in report and warning in report
+    assert "labelled 100.0%" not in res.stderr
+
+
+def test_a_sound_model_gets_no_warning(tmp_path):
+    res, report = labelled_run(tmp_path, lambda gold: gold, "neutral")
+    assert "warning" not in res.stderr.lower() and "## Warnings" not in report
+
+
+def test_below_chance_suggests_the_label_map_option():
+    text = below_chance_warning("m", 0.2, 100, "0=contradiction,1=neutral,2=entailment")
+    assert "label_map" in text and "'m=SPEC?label_map=0=contradiction" in text
+    assert below_chance_warning("m", 0.2, MIN_GOLD_PAIRS - 1, None) is None  # too few to tell
+    assert below_chance_warning("m", 0.4, 100, None) is None
+    assert below_chance_warning("m", None, 0, None) is None
+
+
+def test_one_label_needs_enough_labels():
+    few = {"p_h": {"entailment": MIN_LABELS - 1}}
+    assert one_label_warning("m", few) is None
+    assert one_label_warning("m", {"p_h": {"entailment": 98, "neutral": 2}}) is None  # 98%: not >
+    assert one_label_warning("m", {"p_h": {"entailment": 99, "neutral": 1}}) is not None
