@@ -441,16 +441,16 @@ def _load_model(where: _ModelLocation, dtype, device):
     larger than the embedding are refused here, before any pair is labelled."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    folder = where.path if where.path.is_dir() else _snapshot_folder(where)
-    if folder is not None:
-        if where.path.is_dir():
-            check_weights(folder)
-        if why := tokenizer_problem(folder):
-            raise BackendError(why)
+    if where.path.is_dir():
+        check_weights(where.path)
     from safetensors import SafetensorError
 
     try:
         tokenizer = where.load(AutoTokenizer.from_pretrained)
+        # A hub model's snapshot holds its tokenizer files once the tokenizer has been loaded
+        folder = where.path if where.path.is_dir() else _snapshot_folder(where)
+        if folder is not None and (why := tokenizer_problem(folder)):
+            raise BackendError(why)
         with _quiet_transformers():  # its load report is read below, and said in one line
             model, info = where.load(
                 AutoModelForSequenceClassification.from_pretrained,
