@@ -231,3 +231,19 @@ def test_one_label_needs_enough_labels():
     assert one_label_warning("m", few) is None
     assert one_label_warning("m", {"p_h": {"entailment": 98, "neutral": 2}}) is None  # 98%: not >
     assert one_label_warning("m", {"p_h": {"entailment": 99, "neutral": 1}}) is not None
+
+
+def test_max_length_beyond_the_positions_is_refused(broken_models):
+    folder = broken_models / "good"
+    with pytest.raises(BackendError, match="longer than the 64 positions the model has"):
+        create_backend(f"hf:{folder}", BackendOptions(max_length=200))
+
+
+def test_a_failing_forward_pass_is_one_line_not_a_traceback(broken_models):
+    """Whatever the checks at loading miss (here a length set past them) fails as a BackendError
+    naming the batch, not as torch's RuntimeError."""
+    backend = create_backend(f"hf:{broken_models / 'good'}", BackendOptions())
+    backend.max_length = 200
+    long = " ".join(["the man is happy"] * 30)
+    with pytest.raises(BackendError, match="the model failed on a batch of 1 pairs of up to"):
+        backend.predict([(long, long)])

@@ -321,6 +321,18 @@ def vocabulary_problem(tokens: int, embedding_rows: int, folder: str) -> str | N
     )
 
 
+def positions_problem(max_length: int, config, name: str) -> str | None:
+    """A --max-length longer than the positions the model has (config.max_position_embeddings),
+    or None: longer pairs would fail in the middle of a run."""
+    positions = getattr(config, "max_position_embeddings", None)
+    if not isinstance(positions, int) or max_length <= positions:
+        return None
+    return (
+        f"{name}: --max-length {max_length} is longer than the {positions} positions the model "
+        f"has (max_position_embeddings in config.json); give --max-length {positions} or less"
+    )
+
+
 def _looks_like_path(arg: str) -> bool:
     """A spec that can only mean a folder: it starts like a path, has more than one separator, or
     its first part is a folder here (``models/nli`` when ./models exists; a hub id is ORG/NAME)."""
@@ -588,6 +600,8 @@ class HFBackend(NLIBackend):
 
         model, tokenizer = _load_model(where, dtype, device)
         max_length = options.max_length or _default_max_length(tokenizer, config)
+        if why := positions_problem(max_length, config, where.name):
+            raise BackendError(why)
         source = _model_source(
             where.src, where.path.is_dir(), config, where.revision, options.hash_file
         )
@@ -821,6 +835,13 @@ class HFBackend(NLIBackend):
             raise BackendError(
                 f"{self.name}: out of memory on a batch of {len(next(iter(batch.values())))} "
                 "pairs; try a smaller --batch-size, --batch-tokens or --max-length"
+            ) from e
+        except (IndexError, RuntimeError) as e:  # inputs the checks at loading did not foresee
+            ids = batch["input_ids"]
+            raise BackendError(
+                f"{self.name}: the model failed on a batch of {ids.shape[0]} pairs of up to "
+                f"{ids.shape[1]} tokens ({_first_line(e)}); an id or a length the model has no "
+                "embedding for does this: check its tokenizer and --max-length"
             ) from e
         self.forward_calls += 1
         return logits
