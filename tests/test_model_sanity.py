@@ -247,3 +247,8 @@ def test_a_failing_forward_pass_is_one_line_not_a_traceback(broken_models):
     long = " ".join(["the man is happy"] * 30)
     with pytest.raises(BackendError, match="the model failed on a batch of 1 pairs of up to"):
         backend.predict([(long, long)])
+
+
+def test_doctor_sees_a_tokenizer_larger_than_the_embedding(broken_models):
+    status = check_model(f"hf:{broken_models / 'tokenizer_too_large'}")
+    assert not status.usable and "tokenizer has 38 tokens" in status.detail
