@@ -3,7 +3,10 @@
 Labels come from the checkpoint's own ``config.id2label``, normalised by name, never by index
 (roberta/bart/deberta-large-mnli say 0=CONTRADICTION, ModernBERT-base-nli says 0=entailment).
 Checkpoints with placeholder labels (LABEL_0..2) need an explicit label map; anything without
-three NLI labels is refused.
+three NLI labels is refused, and so is a checkpoint whose labels would mean nothing: a folder
+without tokenizer files, weights transformers had to complete at random (no classification head,
+another architecture's config), weights of another shape than the config's, a tokenizer larger
+than the embedding, a --max-length beyond the model's positions (docs/models.md).
 
 Work is scheduled for throughput (docs/speed.md): pairs are tokenised in chunks of SORT_CHUNK by
 the fast tokenizer in one call (the next chunk on a helper thread while the model works on this
@@ -460,7 +463,7 @@ def _load_model(where: _ModelLocation, dtype, device):
     try:
         tokenizer = where.load(AutoTokenizer.from_pretrained)
         # A hub model's snapshot holds its tokenizer files once the tokenizer has been loaded
-        folder = where.path if where.path.is_dir() else _snapshot_folder(where)
+        folder = where.path if where.path.is_dir() else cached_snapshot(where.src, where.revision)
         if folder is not None and (why := tokenizer_problem(folder)):
             raise BackendError(why)
         with _quiet_transformers():  # its load report is read below, and said in one line
@@ -493,14 +496,12 @@ def _load_model(where: _ModelLocation, dtype, device):
     return model, tokenizer
 
 
-def _snapshot_folder(where: _ModelLocation) -> Path | None:
+def cached_snapshot(src: str, revision: str | None) -> Path | None:
     """The Hugging Face cache folder a hub model is read from, when it is there already."""
     try:
         from transformers.utils import cached_file
 
-        resolved = cached_file(
-            where.src, "config.json", revision=where.revision, local_files_only=True
-        )
+        resolved = cached_file(src, "config.json", revision=revision, local_files_only=True)
     except (OSError, ValueError, ImportError):
         return None
     return Path(resolved).parent if resolved else None
@@ -953,17 +954,9 @@ def _model_source(src: str, is_local: bool, config, revision, hash_file) -> str:
     if is_local:
         return f"sha256:{folder_digest(Path(src), hash_file)}"
     commit = getattr(config, "_commit_hash", None)
-    folder = None
-    try:
-        from transformers.utils import cached_file
-
-        resolved = cached_file(src, "config.json", revision=revision, local_files_only=True)
-        if resolved:
-            folder = Path(resolved).parent
-            if not commit and re.fullmatch(r"[0-9a-f]{40}", folder.name):
-                commit = folder.name
-    except (OSError, ValueError, ImportError):
-        pass
+    folder = cached_snapshot(src, revision)
+    if folder is not None and not commit and re.fullmatch(r"[0-9a-f]{40}", folder.name):
+        commit = folder.name
     if commit:
         return f"{src}@{commit}"
     if folder is not None:
