@@ -6,8 +6,13 @@ sends only misses to the model and commits them in large transactions (every WRI
 WRITE_SECONDS, and whenever labelling stops, finished or not), so a second run, or a run that
 crashed half way, reuses the labels already computed.
 
-The same database memoises file digests by (path, size, mtime), so a large checkpoint is hashed
-once.
+The same database memoises file digests by (path, size, mtime, inode, ctime), so a large
+checkpoint is hashed once. Size and mtime alone can lie: a file replaced by another of the same size
+whose mtime was set back (`cp -p`, `touch -d`, an unpacked archive) keeps both. Its inode or its
+ctime changes all the same (the kernel sets ctime on every write, rename and `touch`, and no call
+sets it back), so any change to either means the content is hashed again (docs/models.md, "The
+label cache"). A stored row that cannot be read back (an unknown label, a probability that is not a
+number, a row cut short) is a miss: computed again and overwritten, with one warning.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import math
 import os
 import sqlite3
 import time
@@ -88,6 +94,27 @@ def _guarded(method: Callable) -> Callable:
     return wrapper
 
 
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+
+def stored_prediction(row: Sequence[Any]) -> Prediction | None:
+    """A stored (label, p_entailment, p_neutral, p_contradiction) row as a Prediction, or None
+    when it cannot be one: an unknown label, probabilities that are not three finite numbers in
+    [0, 1] (SQLite keeps a text where a number was written), or a row cut short."""
+    if len(row) != 4 or row[0] not in LABELS:
+        return None
+    label, *probs = row
+    if all(p is None for p in probs):
+        return Prediction(label, None)
+    if not all(
+        isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) and 0 <= p <= 1
+        for p in probs
+    ):
+        return None
+    return Prediction(label, dict(zip(LABELS, map(float, probs), strict=True)))
+
+
 class LabelCache:
     """The SQLite store: labels per model identity, and file digests."""
 
@@ -113,6 +140,7 @@ class LabelCache:
             ) from e
         self._model_ids: dict[str, int] = {}
         self.files_hashed = 0  # digests actually computed (not served from the table)
+        self.bad_rows = 0  # stored rows that could not be read back (treated as misses)
 
     def _create(self) -> None:
         with self.conn:
@@ -126,9 +154,10 @@ class LabelCache:
                     premise TEXT NOT NULL, hypothesis TEXT NOT NULL, label TEXT NOT NULL,
                     p_entailment REAL, p_neutral REAL, p_contradiction REAL,
                     PRIMARY KEY (model_id, key)) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS file_hashes (
+                DROP TABLE IF EXISTS file_hashes;
+                CREATE TABLE IF NOT EXISTS file_digests (
                     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-                    sha256 TEXT NOT NULL);
+                    inode INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL);
                 """
             )
             self.conn.execute(
@@ -164,9 +193,11 @@ class LabelCache:
                 f"WHERE model_id = ? AND key IN ({','.join('?' * len(chunk))})",
                 (mid, *chunk),
             )
-            for key, label, pe, pn, pc in rows:
-                probs = None if pe is None else dict(zip(LABELS, (pe, pn, pc), strict=True))
-                pred = Prediction(label, probs)
+            for key, *row in rows:
+                pred = stored_prediction(row)
+                if pred is None:  # not served: computed again, and overwritten when stored
+                    self.bad_rows += 1
+                    continue
                 for i in where[bytes(key)]:
                     found[i] = pred
         return found
@@ -197,24 +228,30 @@ class LabelCache:
     # ------------------------------------------------------------------ file digests
     @_guarded
     def hash_file(self, path: str | Path) -> str:
-        """sha256 of a file, memoised by (resolved path, size, mtime_ns)."""
+        """sha256 of a file, memoised by (resolved path, size, mtime_ns, inode, ctime_ns): a file
+        replaced by another of the same size and mtime has a new inode or a new ctime, so its
+        content is hashed again."""
         path = Path(path).resolve()
         if path.is_dir():  # a folder's mtime misses edits inside it: never memoised
             return sha256_file(path)
         st = path.stat()
+        stamp = _stamp(st)
         row = self.conn.execute(
-            "SELECT sha256 FROM file_hashes WHERE path = ? AND size = ? AND mtime_ns = ?",
-            (str(path), st.st_size, st.st_mtime_ns),
+            "SELECT sha256 FROM file_digests WHERE path = ? AND size = ? AND mtime_ns = ? "
+            "AND inode = ? AND ctime_ns = ?",
+            (str(path), *stamp),
         ).fetchone()
         if row:
             return str(row[0])
         digest = sha256_file(path)
         self.files_hashed += 1
+        if _stamp(path.stat()) != stamp:
+            return digest  # changed while it was read: the digest may mix two versions, not kept
         try:
             with self.conn:
                 self.conn.execute(
-                    "INSERT OR REPLACE INTO file_hashes VALUES (?,?,?,?)",
-                    (str(path), st.st_size, st.st_mtime_ns, digest),
+                    "INSERT OR REPLACE INTO file_digests VALUES (?,?,?,?,?,?)",
+                    (str(path), *stamp, digest),
                 )
         except sqlite3.OperationalError as e:
             if "full" not in str(e):
@@ -243,6 +280,7 @@ class CachedBackend(NLIBackend):
         self.hits = 0
         self.computed = 0
         self.writable = True  # False once the disk is full
+        self.warned_bad_rows = False  # one warning per model, not one per window
 
     @property
     def identity(self) -> str:
@@ -261,7 +299,20 @@ class CachedBackend(NLIBackend):
         self, pairs: Sequence[Pair]
     ) -> Iterator[tuple[list[int], list[Prediction]]]:
         identity = self.identity
+        bad_before = self.cache.bad_rows
         found = self.cache.get_many(identity, pairs)
+        bad = self.cache.bad_rows - bad_before
+        if bad and not self.warned_bad_rows:
+            self.warned_bad_rows = True
+            log.warning(
+                "the label cache %s holds %d unreadable row%s for %s (an unknown label, a "
+                "probability that is not a number, or a row cut short); labelling %s again",
+                self.cache.path,
+                bad,
+                "" if bad == 1 else "s",
+                self.spec or identity,
+                "it" if bad == 1 else "them",
+            )
         if found:
             self.hits += len(found)
             idx = sorted(found)

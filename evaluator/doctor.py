@@ -29,14 +29,6 @@ _TORCH_PROBE = (
     "else [],\n"
     "  'mps': bool(mps is not None and mps.is_available())}))\n"
 )
-TOKENIZER_FILES = (
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "vocab.txt",
-    "vocab.json",
-    "spiece.model",
-    "sentencepiece.bpe.model",
-)
 
 
 class TorchProbe:
@@ -111,7 +103,13 @@ def _transformers() -> ResourceStatus:
 # --------------------------------------------------------------------------- --model
 def _hf_folder(folder: Path, spec, shown: str) -> str:
     """What a model folder holds, checked without loading it; raises BackendError when unusable."""
-    from .backends.hf import check_weights, model_files, resolve_label_order
+    from .backends.hf import (
+        check_weights,
+        model_files,
+        resolve_label_order,
+        tokenizer_problem,
+        vocabulary_problem,
+    )
     from .errors import BackendError
 
     config_path = folder / "config.json"
@@ -130,15 +128,30 @@ def _hf_folder(folder: Path, spec, shown: str) -> str:
     weights = [p.name for p in model_files(folder) if p.suffix in (".safetensors", ".bin")]
     if not weights:
         raise BackendError(f"{folder} has no weights file (model.safetensors or pytorch_model.bin)")
-    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
-        raise BackendError(
-            f"{folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, ...)"
-        )
+    if why := tokenizer_problem(folder):  # the same check `evaluate` refuses such a folder by
+        raise BackendError(why)
+    tokens, rows = _tokenizer_size(folder), config.get("vocab_size")
+    known = tokens is not None and isinstance(rows, int)
+    if known and (why := vocabulary_problem(tokens, rows, str(folder))):  # as `evaluate` does
+        raise BackendError(why)
     order = ", ".join(f"{i}={label}" for i, label in enumerate(labels))
     return (
         f"{config.get('model_type', '?')} model, labels {order} (from the {source}), "
         f"weights {', '.join(weights)}; weights not loaded"
     )
+
+
+def _tokenizer_size(folder: Path) -> int | None:
+    """How many ids a folder's tokenizer.json hands out (its vocabulary and added tokens), read
+    without loading it; None without a readable tokenizer.json."""
+    try:
+        data = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+        vocab = data["model"]["vocab"]
+        ids = list(vocab.values()) if isinstance(vocab, dict) else list(range(len(vocab)))
+        ids += [t["id"] for t in data.get("added_tokens") or ()]
+        return max(ids) + 1 if ids else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def check_model(text: str) -> ResourceStatus:

@@ -30,6 +30,7 @@ from .family_eval import FamilyLabelling
 from .label_table import LabelTable
 from .labelling import PairProgress, label_model
 from .metrics import EXTRAS_NOTE, ModelCounts
+from .model_checks import warn_about_models
 from .modelspec import parse_model_specs
 from .outdir import claim_out_dir, clear_outputs, run_identity
 from .plot_worker import PlotWorker, plot_worker_enabled
@@ -148,6 +149,7 @@ def evaluate_triples(
             if cache is not None:
                 cache.close()
         done = _result(run, source, files_info, settings, fam, out, command_line, started)
+        warn_about_models(done.summary)  # on stderr; report.md has them too
         if out is None:
             return done
         tell = echo if replaces_other else None

@@ -283,7 +283,10 @@ def render_report(
 ) -> str:
     """report.md; `comparison`: the paired comparison of the models (compare.comparison_result),
     None with one model."""
+    from .model_checks import report_lines as warning_lines
+
     lines = _report_intro(summary)
+    lines += warning_lines(summary)  # models that look broken (one label, below chance)
     lines += [
         "## Table 1. Accuracy of M(P,H) against gold labels",
         "",

@@ -3,7 +3,10 @@
 Labels come from the checkpoint's own ``config.id2label``, normalised by name, never by index
 (roberta/bart/deberta-large-mnli say 0=CONTRADICTION, ModernBERT-base-nli says 0=entailment).
 Checkpoints with placeholder labels (LABEL_0..2) need an explicit label map; anything without
-three NLI labels is refused.
+three NLI labels is refused, and so is a checkpoint whose labels would mean nothing: a folder
+without tokenizer files, weights transformers had to complete at random (no classification head,
+another architecture's config), weights of another shape than the config's, a tokenizer larger
+than the embedding, a --max-length beyond the model's positions (docs/models.md).
 
 Work is scheduled for throughput (docs/speed.md): pairs are tokenised in chunks of SORT_CHUNK by
 the fast tokenizer in one call (the next chunk on a helper thread while the model works on this
@@ -25,6 +28,7 @@ import os
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +55,18 @@ _WEIGHT_SETS = (
     (None, "pytorch_model.bin.index.json"),
 )
 DTYPES = ("auto", "float32", "float16", "bfloat16")
+#: a model folder needs at least one of these: without any, transformers still builds a tokenizer,
+#: from nothing (a handful of special tokens), and every word becomes [UNK]
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.txt",
+    "vocab.json",
+    "spiece.model",
+    "spm.model",
+    "tokenizer.model",
+    "sentencepiece.bpe.model",
+)
 
 
 # --------------------------------------------------------------------------- pure helpers
@@ -246,6 +262,80 @@ def check_weights(folder: Path) -> None:
             )
 
 
+def tokenizer_problem(folder: Path) -> str | None:
+    """Why a model folder's tokenizer cannot be the model's own (no tokenizer file at all), or
+    None. `transnli doctor` and the hf backend share this check."""
+    if any((folder / name).is_file() for name in TOKENIZER_FILES):
+        return None
+    return (
+        f"model folder {folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, ...): "
+        "transformers would build an empty vocabulary and read every word as unknown; save the "
+        "tokenizer the model was trained with into it (tokenizer.save_pretrained(FOLDER))"
+    )
+
+
+def loading_problem(
+    info: Mapping[str, Any], base_prefix: str, model_type: str, folder: str
+) -> str | None:
+    """What transformers' loading info (`from_pretrained(..., output_loading_info=True)`) says is
+    wrong with a checkpoint for labelling, or None. Missing keys are weights transformers
+    initialised at random: only in the head (outside the `base_prefix` encoder) when the folder
+    holds a bare encoder, in the encoder too when config.json is another architecture's.
+    Mismatched keys are weights of another shape than the config's (loaded with
+    ignore_mismatched_sizes, so they are reported here instead of raised). Unexpected keys alone
+    are harmless (roberta-large-mnli ships a pooler its classifier does not use)."""
+    missing = sorted(info.get("missing_keys") or ())
+    mismatched = sorted(info.get("mismatched_keys") or ())
+    unexpected = sorted(info.get("unexpected_keys") or ())
+    if mismatched:
+        key, in_file, in_model = mismatched[0]
+        more = f" (and {len(mismatched) - 1} more)" if len(mismatched) > 1 else ""
+        return (
+            f"model folder {folder}: weights of the wrong shape: {key} is "
+            f"{list(in_file)} in the weights file but {list(in_model)} for the {model_type} "
+            f"model config.json describes{more}; save the config and the weights together again"
+        )
+    if not missing:
+        return None
+    encoder = [k for k in missing if base_prefix and k.startswith(base_prefix + ".")]
+    if not encoder:
+        return (
+            f"model folder {folder} has no classification head ({', '.join(missing[:4])} are not "
+            "in the weights file, so transformers would initialise them at random and every run "
+            "would label differently): it is a base encoder, not an NLI model; give a checkpoint "
+            "fine-tuned for NLI"
+        )
+    unused = f", {len(unexpected)} in the file unused (e.g. {unexpected[0]})" if unexpected else ""
+    return (
+        f"model folder {folder}: the weights do not fit the {model_type} architecture config.json "
+        f"names: {len(missing)} weights missing from the file (e.g. {encoder[0]}){unused}; "
+        "config.json and the weights come from different models: save them together again"
+    )
+
+
+def vocabulary_problem(tokens: int, embedding_rows: int, folder: str) -> str | None:
+    """A tokenizer that hands out ids the model's embedding has no row for, or None."""
+    if tokens <= embedding_rows:
+        return None
+    return (
+        f"model folder {folder}: its tokenizer has {tokens} tokens but the model's embedding "
+        f"only {embedding_rows} rows, so ids from {embedding_rows} on cannot be looked up: the "
+        "tokenizer is not this model's; save the tokenizer the model was trained with into it"
+    )
+
+
+def positions_problem(max_length: int, config, name: str) -> str | None:
+    """A --max-length longer than the positions the model has (config.max_position_embeddings),
+    or None: longer pairs would fail in the middle of a run."""
+    positions = getattr(config, "max_position_embeddings", None)
+    if not isinstance(positions, int) or max_length <= positions:
+        return None
+    return (
+        f"{name}: --max-length {max_length} is longer than the {positions} positions the model "
+        f"has (max_position_embeddings in config.json); give --max-length {positions} or less"
+    )
+
+
 def _looks_like_path(arg: str) -> bool:
     """A spec that can only mean a folder: it starts like a path, has more than one separator, or
     its first part is a folder here (``models/nli`` when ./models exists; a hub id is ORG/NAME)."""
@@ -360,7 +450,10 @@ def _first_line(e: Exception) -> str:
 
 
 def _load_model(where: _ModelLocation, dtype, device):
-    """The tokenizer and the model, on `device` in eval mode, both with a pad token."""
+    """The tokenizer and the model, on `device` in eval mode, both with a pad token. A folder
+    without tokenizer files, a checkpoint transformers had to complete with random weights (no
+    classification head, another architecture's config, weights of another shape) and a tokenizer
+    larger than the embedding are refused here, before any pair is labelled."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     if where.path.is_dir():
@@ -369,14 +462,31 @@ def _load_model(where: _ModelLocation, dtype, device):
 
     try:
         tokenizer = where.load(AutoTokenizer.from_pretrained)
-        model = where.load(AutoModelForSequenceClassification.from_pretrained, dtype=dtype)
+        # A hub model's snapshot holds its tokenizer files once the tokenizer has been loaded
+        folder = where.path if where.path.is_dir() else cached_snapshot(where.src, where.revision)
+        if folder is not None and (why := tokenizer_problem(folder)):
+            raise BackendError(why)
+        with _quiet_transformers():  # its load report is read below, and said in one line
+            model, info = where.load(
+                AutoModelForSequenceClassification.from_pretrained,
+                dtype=dtype,
+                output_loading_info=True,
+                ignore_mismatched_sizes=True,
+            )
     except SafetensorError as e:  # a file the header check passed, or a hub snapshot's
         raise BackendError(
             f"hf model {where.arg!r}: a weights file is corrupt or truncated ({e}); "
             "download or save the model again"
         ) from e
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RuntimeError) as e:
         raise BackendError(f"cannot load hf model {where.arg!r}: {_first_line(e)}") from e
+    shown = str(folder or where.name)
+    model_type = getattr(model.config, "model_type", "?")
+    why = loading_problem(info, getattr(model, "base_model_prefix", ""), model_type, shown)
+    if why is None:
+        why = vocabulary_problem(len(tokenizer), model.get_input_embeddings().num_embeddings, shown)
+    if why is not None:
+        raise BackendError(why)
     model.to(device)
     model.eval()
     if tokenizer.pad_token is None:  # batches need padding; any special token will do
@@ -384,6 +494,30 @@ def _load_model(where: _ModelLocation, dtype, device):
     if getattr(model.config, "pad_token_id", None) is None and tokenizer.pad_token_id is not None:
         model.config.pad_token_id = tokenizer.pad_token_id  # decoder-only classifiers need it
     return model, tokenizer
+
+
+def cached_snapshot(src: str, revision: str | None) -> Path | None:
+    """The Hugging Face cache folder a hub model is read from, when it is there already."""
+    try:
+        from transformers.utils import cached_file
+
+        resolved = cached_file(src, "config.json", revision=revision, local_files_only=True)
+    except (OSError, ValueError, ImportError):
+        return None
+    return Path(resolved).parent if resolved else None
+
+
+@contextmanager
+def _quiet_transformers():
+    """transformers' own warnings off for one call (its multi-line load report among them)."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
 
 
 class HFBackend(NLIBackend):
@@ -467,6 +601,8 @@ class HFBackend(NLIBackend):
 
         model, tokenizer = _load_model(where, dtype, device)
         max_length = options.max_length or _default_max_length(tokenizer, config)
+        if why := positions_problem(max_length, config, where.name):
+            raise BackendError(why)
         source = _model_source(
             where.src, where.path.is_dir(), config, where.revision, options.hash_file
         )
@@ -701,6 +837,13 @@ class HFBackend(NLIBackend):
                 f"{self.name}: out of memory on a batch of {len(next(iter(batch.values())))} "
                 "pairs; try a smaller --batch-size, --batch-tokens or --max-length"
             ) from e
+        except (IndexError, RuntimeError) as e:  # inputs the checks at loading did not foresee
+            ids = batch["input_ids"]
+            raise BackendError(
+                f"{self.name}: the model failed on a batch of {ids.shape[0]} pairs of up to "
+                f"{ids.shape[1]} tokens ({_first_line(e)}); an id or a length the model has no "
+                "embedding for does this: check its tokenizer and --max-length"
+            ) from e
         self.forward_calls += 1
         return logits
 
@@ -811,17 +954,9 @@ def _model_source(src: str, is_local: bool, config, revision, hash_file) -> str:
     if is_local:
         return f"sha256:{folder_digest(Path(src), hash_file)}"
     commit = getattr(config, "_commit_hash", None)
-    folder = None
-    try:
-        from transformers.utils import cached_file
-
-        resolved = cached_file(src, "config.json", revision=revision, local_files_only=True)
-        if resolved:
-            folder = Path(resolved).parent
-            if not commit and re.fullmatch(r"[0-9a-f]{40}", folder.name):
-                commit = folder.name
-    except (OSError, ValueError, ImportError):
-        pass
+    folder = cached_snapshot(src, revision)
+    if folder is not None and not commit and re.fullmatch(r"[0-9a-f]{40}", folder.name):
+        commit = folder.name
     if commit:
         return f"{src}@{commit}"
     if folder is not None:
