@@ -363,3 +363,45 @@ def test_ctrl_c_while_the_plot_worker_runs_exits_130_with_the_resume_hint(
     assert "run the same command again to resume" in err
     assert "Traceback" not in err and "Aborted" not in err, err
     assert not out.exists() or partial_files(out) == []
+
+
+# -- the lock itself ---------------------------------------------------------------------------
+class Busy(Exception):
+    pass
+
+
+def test_the_evaluation_lock_file_goes_with_its_run_and_a_late_opener_cannot_take_a_stale_one(
+    tmp_path, monkeypatch
+):
+    from transnli.common.folder import FolderLock
+    from transnli.generator.output import RunLock
+
+    first = FolderLock(tmp_path, "evaluate.lock", Busy, remove=True)
+    first.acquire()
+    with pytest.raises(Busy, match=f"is in use by PID {os.getpid()} "):
+        FolderLock(tmp_path, "evaluate.lock", Busy, remove=True).acquire()
+    # a second process opened the file just before the holder removed it on release
+    stale = os.open(tmp_path / "evaluate.lock", os.O_RDWR)
+    first.release()
+    assert not (tmp_path / "evaluate.lock").exists()
+    real_open, handed = os.open, []
+
+    def open_the_stale_file_first(path, *args, **kwargs):
+        if not handed:
+            handed.append(path)
+            return stale
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_the_stale_file_first)
+    late = FolderLock(tmp_path, "evaluate.lock", Busy, remove=True)
+    late.acquire()
+    monkeypatch.undo()
+    assert handed and (tmp_path / "evaluate.lock").read_text() == f"{os.getpid()}\n"
+    with pytest.raises(Busy):  # the lock it holds is the one at the path
+        FolderLock(tmp_path, "evaluate.lock", Busy).acquire()
+    late.release()
+    # generate's run folder keeps its run.lock, as before
+    run_lock = RunLock(tmp_path)
+    run_lock.acquire()
+    run_lock.release()
+    assert (tmp_path / "run.lock").exists()
