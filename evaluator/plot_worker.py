@@ -38,6 +38,22 @@ def plot_worker_enabled() -> bool:
     return _enabled
 
 
+def _leave_when_orphaned(parent: int) -> None:
+    """Runs on the worker: a main process killed with SIGKILL cannot stop it, so it leaves by
+    itself, mid-figure if need be (the next run into the folder must not find it still writing
+    the staged plots)."""
+    import os
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="transnli-orphan-watch", daemon=True).start()
+
+
 def _warm_up() -> None:
     """Runs on the worker as soon as it starts: the imports and the fonts the PDFs need."""
     import io
@@ -86,13 +102,17 @@ class PlotWorker:
 
     def start(self) -> PlotWorker:
         import multiprocessing
+        import os
         from concurrent.futures import ProcessPoolExecutor
 
         try:
             # spawn, not fork: the main process may hold threads (torch's, the tokenizer's, the
             # preloading one) whose locks a forked child would inherit held
             self._pool = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_leave_when_orphaned,
+                initargs=(os.getpid(),),
             )
             with _sigint_ignored():  # the worker starts here, on the first task
                 self._pool.submit(_warm_up)

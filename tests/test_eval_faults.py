@@ -273,6 +273,47 @@ def test_kill_9_during_the_final_write_loses_nothing_and_the_rerun_is_identical(
         assert partial_files(out) == [], where
 
 
+def worker_processes(parent: int) -> list[int]:
+    """The plot worker processes of `parent` (its spawned children)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and b"spawn_main" in cmdline:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_kill_9_while_the_plot_worker_renders_leaves_no_worker_writing_and_reruns_identical(
+    triples, labels, tmp_path
+):
+    labels_a, _ = labels
+    out, reference = tmp_path / "out", tmp_path / "reference"
+    args = [triples, "-m", f"precomputed:{labels_a}", "--no-cache", "-q"]
+    proc = start(out, args)
+    try:
+        # plots/ is made in the staging folder just before the worker gets its figures
+        wait_for(lambda: (out / ".partial-outputs" / "plots").is_dir(), proc, "the figures")
+        workers = worker_processes(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)  # the main process only, as the OOM killer would
+        proc.communicate()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert workers, "no plot worker was running"
+    end = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < end:
+        time.sleep(0.05)
+    left = [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+    assert not left, f"plot worker {left} still runs after its main process was killed"
+    assert invoke(*args, "--out", out).exit_code == 0
+    assert invoke(*args, "--out", reference).exit_code == 0
+    assert snapshot(out) == snapshot(reference)
+
+
 # -- a full disk -------------------------------------------------------------------------------
 _FULL = {"pattern": None}  # armed by the test: refuse opening for writing any path containing it
 
