@@ -200,9 +200,10 @@ class EvaluationFolder:
     def close(self) -> None:
         """Remove what this run staged and did not commit, and release the lock; a folder this run
         created and left empty goes too."""
+        if not self._lock.held:
+            return  # refused: the staged files are another run's
         shutil.rmtree(self.staging, ignore_errors=True)
-        held = self._lock.held
         self._lock.release()  # removes evaluate.lock
-        if held and self._made:
+        if self._made:
             with suppress(OSError):
                 self.out.rmdir()  # only if empty

@@ -103,10 +103,11 @@ def comparable(path: Path) -> bytes:
     return json.dumps(scrub(json.loads(path.read_text(encoding="utf-8"))), sort_keys=True).encode()
 
 
-def snapshot(out: Path) -> dict[str, bytes]:
-    """Every file under `out` (relative path -> comparable bytes)."""
+def snapshot(out: Path) -> dict[str, bytes | None]:
+    """Every file and folder under `out` (relative path -> comparable bytes; None: a folder)."""
     return {
-        p.relative_to(out).as_posix(): comparable(p) for p in sorted(out.rglob("*")) if p.is_file()
+        p.relative_to(out).as_posix(): comparable(p) if p.is_file() else None
+        for p in sorted(out.rglob("*"))
     }
 
 
@@ -209,7 +210,7 @@ def test_a_second_run_into_a_busy_folder_is_refused_naming_the_pid(triples, labe
     proc = start(out, [triples, "-m", f"precomputed:{labels_a}", *common])
     try:
         # the first run is writing its rows: freeze it there
-        wait_for(lambda: out.is_dir() and partial_files(out), proc, "the first run's rows")
+        wait_for(lambda: any(out.rglob(".partial-samples*")), proc, "the first run's rows")
         os.kill(proc.pid, signal.SIGSTOP)
         before = snapshot(out)
         busy = invoke(
