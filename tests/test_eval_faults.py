@@ -345,11 +345,16 @@ def full_disk():
     _FULL["pattern"] = None
 
 
+def refuse_rows(self, rows):
+    """RowsWriter.write on a full disk: a buffered write of a row fails (no file name)."""
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
 @pytest.mark.parametrize(
-    "pattern", ["samples.jsonl", "summary.json", "table4_rules.csv", "run_info.json"]
+    "pattern", ["samples.jsonl", "a row", "summary.json", "table4_rules.csv", "run_info.json"]
 )
 def test_a_full_disk_names_the_path_and_keeps_the_earlier_outputs(
-    pattern, triples, labels, tmp_path, full_disk
+    pattern, triples, labels, tmp_path, full_disk, monkeypatch
 ):
     labels_a, labels_b = labels
     out = tmp_path / "out"
@@ -357,9 +362,15 @@ def test_a_full_disk_names_the_path_and_keeps_the_earlier_outputs(
     assert invoke(triples, "-m", f"precomputed:{labels_a}", *common).exit_code == 0
     before = snapshot(out)
     second = [triples, "-m", f"precomputed:{labels_b}", "--overwrite", *common]
-    full_disk(pattern)
-    result = invoke(*second)
-    full_disk(None)
+    with monkeypatch.context() as m:
+        if pattern == "a row":  # while labelling, not opening a file
+            from transnli.evaluator.report import RowsWriter
+
+            m.setattr(RowsWriter, "write", refuse_rows)
+        else:
+            full_disk(pattern)
+        result = invoke(*second)
+        full_disk(None)
     line = one_line_error(result, "No space left on device", "the disk is full", str(out))
     assert "cannot write" in line
     assert partial_files(out) == []
