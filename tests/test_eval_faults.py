@@ -398,15 +398,23 @@ def test_stale_partial_files_of_a_killed_run_are_cleared_and_not_refused(triples
 
 
 # -- Ctrl-C ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("when", ["labelling", "figures"])
 def test_ctrl_c_while_the_plot_worker_runs_exits_130_with_the_resume_hint(
-    triples, labels, tmp_path
+    when, triples, labels, tmp_path
 ):
+    """Ctrl-C while the worker starts (the rows are being written) or renders the figures: exit
+    130 with the hint, no traceback from either process, the earlier outputs untouched."""
     labels_a, _ = labels
     out = tmp_path / "out"
-    proc = start(out, [triples, "-m", f"precomputed:{labels_a}", "--no-cache", "-q"])
+    args = [triples, "-m", f"precomputed:{labels_a}", "--no-cache", "-q"]
+    assert invoke(*args, "--out", out).exit_code == 0
+    before = snapshot(out)
+    proc = start(out, args)
     try:
-        # the worker process is started before the rows are: once they are, it runs
-        wait_for(lambda: out.is_dir() and partial_files(out), proc, "the run's rows")
+        if when == "labelling":  # the worker is started before the rows are
+            wait_for(lambda: any(out.rglob(".partial-samples*")), proc, "the run's rows")
+        else:  # plots/ is made in the staging folder just before the worker gets its figures
+            wait_for(lambda: (out / ".partial-outputs" / "plots").is_dir(), proc, "the figures")
         os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
         rc, err = finish(proc, timeout=120)
     finally:
@@ -415,7 +423,7 @@ def test_ctrl_c_while_the_plot_worker_runs_exits_130_with_the_resume_hint(
     assert rc == 130, err
     assert "run the same command again to resume" in err
     assert "Traceback" not in err and "Aborted" not in err, err
-    assert not out.exists() or partial_files(out) == []
+    assert snapshot(out) == before
 
 
 # -- the lock itself ---------------------------------------------------------------------------
