@@ -1,4 +1,6 @@
 """Code that the generator and the evaluator both use and that belongs to neither: the
-language-model scorer (`transnli.common.lm`), file digests, distribution versions, the Hugging
-Face Hub transport of `transnli publish` (`transnli.common.hub`) and the citations of its cards
-(`transnli.common.citation`). It imports nothing from generator/ or evaluator/."""
+language-model scorer (`transnli.common.lm`), file digests (`digest`), distribution versions, the
+Hugging Face Hub transport of `transnli publish` (`hub`) and the citations of its cards
+(`citation`), torch's device choice (`devices`), and what a folder written by one run at a time
+needs (`folder`: its lock, durable renames, one line for a full disk). It imports nothing from
+generator/ or evaluator/."""

@@ -32,7 +32,7 @@ from .labelling import PairProgress, label_model
 from .metrics import EXTRAS_NOTE, ModelCounts
 from .model_checks import warn_about_models
 from .modelspec import parse_model_specs
-from .outdir import claim_out_dir, clear_outputs, run_identity
+from .outdir import EvaluationFolder, claim_out_dir, run_identity
 from .plot_worker import PlotWorker, plot_worker_enabled
 from .prepass import RunFacts, read_facts
 from .report import RowsWriter, find_generation_stats, preload_in_background, write_outputs
@@ -109,19 +109,19 @@ def evaluate_triples(
     cache = None if settings.no_cache else LabelCache(settings.cache_dir or default_cache_dir())
     hash_file = cache.hash_file if cache else sha256_file
     out = Path(out_dir) if out_dir is not None else None
+    folder = EvaluationFolder(out) if out is not None else None
     try:
+        if folder is not None:
+            folder.open()  # the lock first: a second run into --out is refused at once
         source, triple_paths, files_info = _open_triples(
             triple_paths, triples, settings.limit, hash_file
         )
-        if out is not None and out.is_dir():
-            RowsWriter.remove_stale(out)
         identity = run_identity(files_info, specs, settings.identity())
-        replaces_other = (
-            claim_out_dir(out, identity, settings.overwrite) if out is not None else False
-        )
+        replaces_other = folder is not None and claim_out_dir(out, identity, settings.overwrite)
     except BaseException:
-        if cache is not None:
-            cache.close()
+        for opened in (cache, folder):
+            if opened is not None:
+                opened.close()
         raise
     # the command line renders the figures' PDFs on a second process (evaluator/plot_worker.py)
     plots = settings.plots and out is not None
@@ -131,7 +131,7 @@ def evaluate_triples(
         preload_in_background(plots)  # output libraries load while the models run
         started = run_clock()
         fam = FamilyLabelling(source.all()) if settings.families else None
-        rows = RowsWriter(out, compare=len(model_list) > 1) if out is not None else None
+        rows = _staged_rows(folder, compare=len(model_list) > 1)
         try:
             run = _label_models(
                 model_list,
@@ -150,17 +150,19 @@ def evaluate_triples(
                 cache.close()
         done = _result(run, source, files_info, settings, fam, out, command_line, started)
         warn_about_models(done.summary)  # on stderr; report.md has them too
-        if out is None:
+        if folder is None:
             return done
         tell = echo if replaces_other else None
-        done.files = _write_files(out, done, run, triple_paths, rows, fam, worker, tell, plots)
+        done.files = _write_files(folder, done, run, triple_paths, rows, fam, worker, tell, plots)
         rows = None
         return done
     finally:
         if rows is not None:
             rows.discard()
         if worker is not None:
-            worker.close()
+            worker.close()  # before the folder drops the staged files the worker may write
+        if folder is not None:
+            folder.close()
 
 
 def _models(model_specs: Sequence[str], has_triples: bool):
@@ -174,27 +176,56 @@ def _models(model_specs: Sequence[str], has_triples: bool):
     return model_list, specs
 
 
+class _GuardedRows:
+    """The run's RowsWriter, whose writes during labelling report a full disk as one line."""
+
+    def __init__(self, rows: RowsWriter, folder: EvaluationFolder):
+        self.rows, self.folder = rows, folder
+
+    def write(self, rows) -> None:
+        with self.folder.writing():
+            self.rows.write(rows)
+
+    def discard(self) -> None:
+        self.rows.discard()
+
+
+def _staged_rows(folder: EvaluationFolder | None, compare: bool) -> _GuardedRows | None:
+    """samples.jsonl and predictions.jsonl, written as the run goes into the staging folder;
+    `compare`: also keep every row's rule outcomes for the paired comparison of models."""
+    if folder is None:
+        return None
+    staging = folder.start()
+    with folder.writing():
+        return _GuardedRows(RowsWriter(staging, compare=compare), folder)
+
+
 def _write_files(
-    out: Path,
+    folder: EvaluationFolder,
     done: EvaluationResult,
     run: _Labelled,
     triple_paths: list[Path],
-    rows: RowsWriter,
+    rows: _GuardedRows,
     fam: FamilyLabelling | None,
     worker: PlotWorker | None,
     tell_replaced: Callable[[str], None] | None,
     plots: bool,
 ) -> list[Path]:
-    """Replace the folder's earlier outputs with this run's; returns the files written."""
+    """Write every output into the staging folder, then put them in place of the folder's earlier
+    outputs (evaluator/outdir.py); returns the files written, by their final paths."""
     gen_rows = find_generation_stats(triple_paths, run.facts.source_datasets)
-    removed = clear_outputs(out) if out.is_dir() else []
-    if tell_replaced and removed:
-        tell_replaced(f"replaced an earlier evaluation's outputs in {out} ({', '.join(removed)})")
-    files = write_outputs(out, done.summary, rows, gen_rows, plots=plots, plot_worker=worker)
-    if fam is not None:
-        files.append(fam.write_rows(out / "families.jsonl"))
-    files.append(write_run_info(out, done.run_info))
-    return files
+    staging, out = folder.staging, folder.out
+    with folder.writing():
+        files = write_outputs(
+            staging, done.summary, rows.rows, gen_rows, plots=plots, plot_worker=worker
+        )
+        if fam is not None:
+            files.append(fam.write_rows(staging / "families.jsonl"))
+        files.append(write_run_info(staging, done.run_info))
+    replaced = folder.commit()
+    if tell_replaced and replaced:
+        tell_replaced(f"replaced an earlier evaluation's outputs in {out} ({', '.join(replaced)})")
+    return [out / f.relative_to(staging) for f in files]
 
 
 def _open_triples(

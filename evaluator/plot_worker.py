@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,22 @@ def use_plot_worker(enabled: bool = True) -> None:
 
 def plot_worker_enabled() -> bool:
     return _enabled
+
+
+def _leave_when_orphaned(parent: int) -> None:
+    """Runs on the worker: a main process killed with SIGKILL cannot stop it, so it leaves by
+    itself, mid-figure if need be (the next run into the folder must not find it still writing
+    the staged plots)."""
+    import os
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="transnli-orphan-watch", daemon=True).start()
 
 
 def _warm_up() -> None:
@@ -57,6 +74,25 @@ def _render(summary: dict[str, Any], folder: str, formats: Sequence[str]) -> lis
     return [str(p) for p in write_plots(summary, Path(folder), formats)]
 
 
+@contextmanager
+def _sigint_ignored():
+    """SIGINT ignored while the worker process starts: it inherits that and keeps it (Python
+    leaves an ignored SIGINT ignored), so Ctrl-C, which the terminal sends to every process of
+    the command, stops the main process only; the main process then stops the worker. Without it
+    the worker printed its own KeyboardInterrupt traceback."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers; a library caller's thread keeps its own
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+
+
 class PlotWorker:
     """One worker process for one run: `start()` early, `render(...)` once the summary exists,
     `close()` at the end (also after a failure)."""
@@ -66,15 +102,20 @@ class PlotWorker:
 
     def start(self) -> PlotWorker:
         import multiprocessing
+        import os
         from concurrent.futures import ProcessPoolExecutor
 
         try:
             # spawn, not fork: the main process may hold threads (torch's, the tokenizer's, the
             # preloading one) whose locks a forked child would inherit held
             self._pool = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_leave_when_orphaned,
+                initargs=(os.getpid(),),
             )
-            self._pool.submit(_warm_up)
+            with _sigint_ignored():  # the worker starts here, on the first task
+                self._pool.submit(_warm_up)
         except (OSError, RuntimeError) as e:
             log.debug("no plot worker (%s): figures render in this process", e)
             self._pool = None
@@ -91,9 +132,18 @@ class PlotWorker:
             return None
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        """Stop the worker: at once, even mid-figure (a run that failed or was interrupted drops
+        the folder the worker writes into right after)."""
+        if self._pool is None:
+            return
+        # the executor has no public way to stop a task that runs (3.14 adds terminate_workers)
+        processes = list((getattr(self._pool, "_processes", None) or {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(timeout=10)
+        self._pool = None
 
 
 def write_figures(

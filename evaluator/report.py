@@ -412,12 +412,6 @@ class RowsWriter:
         self._samples.close()
         self._predictions.close()
 
-    @classmethod
-    def remove_stale(cls, out_dir: Path) -> None:
-        """Partial files a killed run left behind."""
-        for name in (SAMPLES_NAME, "predictions.jsonl"):
-            (out_dir / (cls.PARTIAL + name)).unlink(missing_ok=True)
-
 
 def write_outputs(
     out_dir: Path,

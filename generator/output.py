@@ -20,7 +20,6 @@ What a run folder says about itself:
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
@@ -29,6 +28,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from transnli.common.folder import FolderLock, disk_error, fsync_dir, write_json_atomic
 from transnli.generator.record import TripleRecord
 from transnli.generator.run_folder import (
     CONFIG,
@@ -49,89 +49,16 @@ class RunBusy(OutputError):
     """Another process holds the folder's lock."""
 
 
-def fsync_dir(path: Path) -> None:
-    """Make a rename or a new file in `path` durable (a no-op where directories cannot be
-    opened)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Replace `path` with `data` so that a crash leaves either the old or the new file, whole."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
-
-
 def fingerprint(doc: Any) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def disk_error(e: OSError, path: Path) -> str:
-    """One line for a failed write under a run folder, with what to do about it."""
-    where = e.filename or path
-    fixes = {
-        errno.ENOSPC: "the disk is full; free some space and run the same command again to resume",
-        errno.EDQUOT: "the disk quota is used up; free some space and run the same command again "
-        "to resume",
-        errno.EROFS: "the file system is read-only; choose another --out, or make it writable and "
-        "run the same command again to resume",
-        errno.EACCES: "permission denied; choose another --out or fix its permissions",
-        errno.EPERM: "permission denied; choose another --out or fix its permissions",
-    }
-    fix = fixes.get(e.errno, "run the same command again to resume")
-    return f"cannot write {where}: {e.strerror or e}; {fix}"
-
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are not guarded
-    fcntl = None
-
-
-class RunLock:
+class RunLock(FolderLock):
     """The exclusive lock of one run folder: an flock on OUT/run.lock, which holds the holder's
     PID."""
 
     def __init__(self, directory: Path):
-        self.dir = directory
-        self._fd: int | None = None
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-    def acquire(self) -> None:
-        if self._fd is not None or fcntl is None:
-            return
-        fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
-            raise RunBusy(
-                f"{self.dir} is in use by PID {holder} (another transnli run); wait for it to "
-                "end, or stop it, or choose another --out"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self._fd = fd
-
-    def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing the descriptor drops the flock
-            self._fd = None
+        super().__init__(directory, LOCK, RunBusy)
 
 
 def _progress_problem(state: Any) -> str | None:

@@ -20,6 +20,7 @@ from transnli.cli.options import (
     grouped,
     llm_transport_options,
     option,
+    resumable_on_interrupt,
     setup_logging,
 )
 from transnli.evaluator.backends.hf import DTYPES
@@ -234,6 +235,7 @@ def evaluation_settings(evaluation: dict, llm: dict, **more) -> EvaluationSettin
     help="Evaluate only the first N triples (in file order; recorded in summary.json).",
 )
 @evaluation_options
+@resumable_on_interrupt
 def evaluate(triples, out_dir, overwrite, limit, models, evaluation, llm):
     """Label TRIPLES (JSONL or Parquet files, or saved Hugging Face dataset folders) with each
     --model and report transitive consistency.
