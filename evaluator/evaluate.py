@@ -311,7 +311,9 @@ def _label_models(
                     (digest(p) for p in labels), dtype=np.int64, count=len(labels)
                 )
                 carried.next_window(labels, pair_digests)
-                _count_and_write(spec, triples, labels, pair_digests, counts, rows, run.alarms)
+                _count_and_write(
+                    spec, triples, labels, pair_digests, counts, rows, run.alarms, all_pairs
+                )
                 if fam is not None:
                     progress.close()
                     extra = fam.label(spec, runner, labels, show_progress)
@@ -363,16 +365,22 @@ def _count_and_write(
     counts: ModelCounts,
     rows: RowsWriter | None,
     alarms: AlarmInputs | None,
+    all_pairs: bool,
 ) -> None:
     """A window's rule outcomes into the model's counts (and the alarms' inputs), and its rows into
-    samples/predictions."""
-    window_rows = [(t, triple_labels(t, labels)) for t in triples]
+    samples/predictions. A triple's row reads its own pairs only (`schedule.shows_ph2`), so it is
+    the same in any window."""
+    window_rows = [(t, triple_labels(t, labels, all_pairs)) for t in triples]
     counts.add(window_rows, labels, pair_digests)
     if alarms is not None:
         alarms.add_labels(spec, (row for _, row in window_rows))
     if rows is not None:
         rows.write(
-            sample_row(t, prediction_row(t, spec, labels, row, triple_predictions(t, labels)), row)
+            sample_row(
+                t,
+                prediction_row(t, spec, labels, row, triple_predictions(t, labels, all_pairs)),
+                row,
+            )
             for t, row in window_rows
         )
 

@@ -4,6 +4,11 @@ Per triple (P, H, H') there are four pairs; each *unique* pair is labelled once 
 premise shared by many triples costs one call). (P,H') matters only where (H,H') is mutual E or
 mutual C — every rule, the paper's and the extras, needs nothing else — so by default it is asked
 for in a second stage, only there. `all_pairs=True` asks for it everywhere.
+
+What a triple's record shows follows the same rule (`shows_ph2`): its (P,H') label only where the
+rules need it (or everywhere with `all_pairs`), even when that pair was labelled for another
+triple, so that a triple's record depends on its own pairs alone and never on which triples were
+labelled together (docs/outputs.md, "Which pairs get a label").
 """
 
 from __future__ import annotations
@@ -51,11 +56,17 @@ def first_stage(triples: Sequence[Triple], all_pairs: bool = False) -> list[Pair
     return unique_pairs(triples, KINDS if all_pairs else (PH, HH2, H2H))
 
 
+def shows_ph2(hh2: str | None, h2h: str | None, all_pairs: bool = False) -> bool:
+    """Whether a triple's record carries its (P,H') label, given its (H,H') and (H',H) labels:
+    where the rules need it (mutual E or C; None labels never are), or always with all_pairs."""
+    return all_pairs or (hh2 is not None and h2h is not None and needs_ph2(hh2, h2h))
+
+
 def second_stage(triples: Sequence[Triple], label_of: Callable[[Pair], str | None]) -> list[Pair]:
     """(P,H') for the triples whose (H,H') is mutual E or C; `label_of(pair)` gives a first-stage
     pair's label."""
     out: dict[Pair, None] = {}
     for t in triples:
-        if needs_ph2(label_of(pair_for(t, HH2)), label_of(pair_for(t, H2H))):
+        if shows_ph2(label_of(pair_for(t, HH2)), label_of(pair_for(t, H2H))):
             out.setdefault(pair_for(t, PH2), None)
     return list(out)

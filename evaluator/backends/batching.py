@@ -3,10 +3,15 @@
 Pure functions over numpy arrays (no torch here), so the rules that decide which pairs share a
 forward pass, and hence the labels, are tested without a model:
 
-- `plan_batches`: pairs sorted longest first (ties in input order), then cut into batches of at
-  most `batch_size` pairs and, with a token budget, at most `batch_tokens` padded tokens. Without
-  a budget the batches are exactly those of a plain sort-and-slice, so labels match runs made
-  before the budget existed.
+- `plan_batches`: pairs sorted longest first (ties in input order), then cut into batches of
+  pairs of one token length each, at most `batch_rows(length)` pairs a batch (`batch_size`, and
+  with a token budget, at most `batch_tokens` tokens); `fill_batch` repeats a short batch's rows
+  up to that count. So no pair is padded, and every forward pass over pairs of a length has the
+  same shape whichever pairs share it: a pair's logits depend on the pair (and the model, device,
+  dtype and batch settings) alone, not on the other pairs of its run, window or chunk. Padding and
+  a batch's row count both change the float sums of a forward pass (measured on CPU: batches of
+  fewer than 16 short pairs take another matrix-multiply path), and with them a probability's
+  last digits (docs/outputs.md, "Which pairs get a label").
 - `Packed`: a chunk's token columns as one flat int64 array per column plus offsets, built once;
   `pad` gathers a batch's rows into a padded matrix with one vectorised indexing step (a Python
   loop per row cost as much as the tiny model's forward pass).
@@ -35,31 +40,44 @@ def length_order(lengths: Sequence[int] | np.ndarray) -> np.ndarray:
     return np.argsort(-lengths, kind="stable")
 
 
+def batch_rows(width: int, batch_size: int, batch_tokens: int | None = None) -> int:
+    """How many pairs of `width` tokens every batch of them holds: `batch_size`, or fewer where
+    `batch_tokens` allows fewer (always at least one)."""
+    if batch_tokens is None:
+        return batch_size
+    return max(1, min(batch_size, batch_tokens // max(1, width)))
+
+
 def plan_batches(
     lengths: Sequence[int] | np.ndarray, batch_size: int, batch_tokens: int | None = None
 ) -> list[np.ndarray]:
-    """Batches of indices into `lengths`, longest pairs first.
+    """Batches of indices into `lengths`, longest pairs first, each of pairs of one length.
 
-    A batch holds at most `batch_size` pairs and, when `batch_tokens` is given, at most
-    `batch_tokens` tokens once padded to its longest pair (always at least one pair, however long).
-    Sorting first keeps padding small; longest first makes an out-of-memory batch show up at once.
-    """
+    A batch holds at most `batch_rows(length, batch_size, batch_tokens)` pairs; the last batch of a
+    length may hold fewer (`fill_batch` makes up its rows for the forward pass). Sorting first
+    makes an out-of-memory batch show up at once."""
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     if batch_tokens is not None and batch_tokens < 1:
         raise ValueError("batch_tokens must be at least 1")
     lengths = np.asarray(lengths, dtype=np.int64)
     order = length_order(lengths)
-    if batch_tokens is None:
-        return [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
+    if not len(order):
+        return []
+    ordered = lengths[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], len(order)]
     batches = []
-    start = 0
-    while start < len(order):
-        width = int(lengths[order[start]])  # the widest of this batch: sorted longest first
-        n = max(1, min(batch_size, batch_tokens // max(1, width)))
-        batches.append(order[start : start + n])
-        start += n
+    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+        n = batch_rows(int(ordered[start]), batch_size, batch_tokens)
+        batches.extend(order[s : min(s + n, end)] for s in range(start, end, n))
     return batches
+
+
+def fill_batch(rows: np.ndarray, n: int) -> np.ndarray:
+    """A batch's rows repeated until there are `n` (the batch's own rows first): the forward pass
+    then has the shape of a full batch, and the repeats' outputs are dropped."""
+    return np.resize(np.asarray(rows, dtype=np.int64), max(n, len(rows)))
 
 
 def assign_devices(n_batches: int, n_devices: int) -> list[int]:

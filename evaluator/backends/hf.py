@@ -8,9 +8,9 @@ three NLI labels is refused.
 Work is scheduled for throughput (docs/speed.md): pairs are tokenised in chunks of SORT_CHUNK by
 the fast tokenizer in one call (the next chunk on a helper thread while the model works on this
 one), sorted by length (longest first, so that an out-of-memory batch shows up at once), cut into
-batches of --batch-size pairs (and at most --batch-tokens padded tokens), padded per batch to its
-longest pair, run under ``torch.inference_mode`` on one or several devices, and handed back in
-input order. Outputs stay on the device: softmax, argmax and the finiteness check run there, and
+batches of --batch-size pairs of one length (and at most --batch-tokens tokens), so that no pair
+is padded and a pair's logits do not depend on the pairs beside it (batching.py), run under
+``torch.inference_mode`` on one or several devices, and handed back in input order. Outputs stay on the device: softmax, argmax and the finiteness check run there, and
 results come back to the host in one copy per group of batches (FLUSH_PAIRS pairs or
 FLUSH_SECONDS), not one synchronisation per batch.
 """
@@ -34,7 +34,15 @@ from transnli.common.digest import sha256_file
 from ..errors import BackendError, LabelError
 from ..labels import LABELS, format_label_map, is_generic_label, normalize_label, parse_label_map
 from .base import BackendOptions, NLIBackend, Pair, Prediction, collect_batches
-from .batching import AUTO_CANDIDATES, CPU_AUTO_BATCH, Packed, PairTemplate, plan_batches
+from .batching import (
+    AUTO_CANDIDATES,
+    CPU_AUTO_BATCH,
+    Packed,
+    PairTemplate,
+    batch_rows,
+    fill_batch,
+    plan_batches,
+)
 
 log = logging.getLogger("transnli")
 
@@ -652,9 +660,10 @@ class HFBackend(NLIBackend):
         waiting, since = 0, time.perf_counter()
         for k, rows in enumerate(batches):
             d = k % len(self.devices)
-            pending.append(
-                (rows, self._forward(d, self._to_device(self._pad_packed(packed, rows), d)), d)
-            )
+            # every batch of a length has its full row count: the same shape whatever its pairs
+            n = batch_rows(int(packed.lengths[rows[0]]), self.batch_size, self.batch_tokens)
+            full = self._pad_packed(packed, fill_batch(rows, n))
+            pending.append((rows, self._forward(d, self._to_device(full, d))[: len(rows)], d))
             waiting += len(rows)
             if waiting >= FLUSH_PAIRS or time.perf_counter() - since >= FLUSH_SECONDS:
                 yield from self._fetch(pending, start)
