@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from test_evaluate_cli import write_jsonl
+from transnli.evaluator.backends import BackendOptions, create_backend
 
 from transnli.cli.evaluate import evaluate
-from transnli.evaluator.backends import BackendOptions, create_backend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from output_snapshot import VOLATILE_KEYS  # noqa: E402 - clock fields any two runs differ in
@@ -52,8 +52,16 @@ def chained_triples() -> list[dict]:
     """Chains: t (P, S_i, S_i+1) then t' (P, S_i+1, S_i+2), so a triple's (P,H') is the next
     one's (P,H); the issue's soup pair first; premises shared far apart; some H' repeated."""
     rows = [
-        {"premise": "P", "hypothesis": "The soup is hot.", "modified_hypothesis": "The soup is cold."},
-        {"premise": "P", "hypothesis": "The soup is cold.", "modified_hypothesis": "The soup is warm."},
+        {
+            "premise": "P",
+            "hypothesis": "The soup is hot.",
+            "modified_hypothesis": "The soup is cold.",
+        },
+        {
+            "premise": "P",
+            "hypothesis": "The soup is cold.",
+            "modified_hypothesis": "The soup is warm.",
+        },
     ]
     for k, premise in enumerate(PREMISES):
         step = k + 1
@@ -122,9 +130,16 @@ def sharp_model_dir(tmp_path_factory, tiny_nli_model_builder):
 
 
 @pytest.mark.parametrize("all_pairs", [False, True], ids=["lazy", "all-pairs"])
-def test_every_window_writes_the_same_bytes(tmp_path, tiny_nli_model_dir, sharp_model_dir, all_pairs):
+def test_every_window_writes_the_same_bytes(
+    tmp_path, tiny_nli_model_dir, sharp_model_dir, all_pairs
+):
     tfile = write_jsonl(tmp_path / "chained.jsonl", chained_triples())
-    models = ["--model", f"random=hf:{tiny_nli_model_dir}", "--model", f"sharp=hf:{sharp_model_dir}"]
+    models = [
+        "--model",
+        f"random=hf:{tiny_nli_model_dir}",
+        "--model",
+        f"sharp=hf:{sharp_model_dir}",
+    ]
     flags = ["--no-plots", "-q", "--no-cache", *(["--all-pairs"] if all_pairs else [])]
     got = {}
     for window in WINDOWS:

@@ -10,9 +10,10 @@ the fast tokenizer in one call (the next chunk on a helper thread while the mode
 one), sorted by length (longest first, so that an out-of-memory batch shows up at once), cut into
 batches of --batch-size pairs of one length (and at most --batch-tokens tokens), so that no pair
 is padded and a pair's logits do not depend on the pairs beside it (batching.py), run under
-``torch.inference_mode`` on one or several devices, and handed back in input order. Outputs stay on the device: softmax, argmax and the finiteness check run there, and
-results come back to the host in one copy per group of batches (FLUSH_PAIRS pairs or
-FLUSH_SECONDS), not one synchronisation per batch.
+``torch.inference_mode`` on one or several devices, and handed back in input order. Outputs
+stay on the device: softmax, argmax and the finiteness check run there, and results come back
+to the host in one copy per group of batches (FLUSH_PAIRS pairs or FLUSH_SECONDS), not one
+synchronisation per batch.
 """
 
 from __future__ import annotations
