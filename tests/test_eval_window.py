@@ -73,6 +73,10 @@ def chained_triples() -> list[dict]:
                     "modified_hypothesis": SENTENCES[i + step],
                 }
             )
+    # H' = H: (H,H') and (H',H) are one pair, mutual wherever its label is E or C, so some
+    # triples need their (P,H') (which the chains above share as a (P,H))
+    for premise, sentence in zip(PREMISES, SENTENCES[1::2], strict=False):
+        rows.append({"premise": premise, "hypothesis": sentence, "modified_hypothesis": sentence})
     for i, row in enumerate(rows):
         row["id"] = f"t{i}"
         row["dataset"] = "alpha" if i % 3 else "beta"
@@ -109,46 +113,51 @@ def comparable(folder: Path) -> dict[str, bytes]:
     return out
 
 
-def sharp_model(folder: Path, builder) -> Path:
-    """A random tiny classifier with a head 40 times sharper: logits far apart, so float noise in
-    the encoder shows in the probabilities' sixth decimal."""
+def varied_model(folder: Path, builder, seed: int, sharpen: float = 1.0) -> Path:
+    """The tests' tiny random BERT with weights of std 0.5 (as initialised it calls everything
+    neutral), so that its labels vary with the input, and its head `sharpen` times sharper:
+    logits far apart, so that float noise in the encoder shows in the probabilities."""
     import torch
     from transformers import AutoModelForSequenceClassification
 
     if not folder.exists():
-        builder(folder, seed=3)
+        builder(folder, seed=seed)
         model = AutoModelForSequenceClassification.from_pretrained(folder)
+        torch.manual_seed(seed)
         with torch.no_grad():
-            model.classifier.weight.mul_(40.0)
+            for param in model.parameters():
+                if param.dim() == 2:
+                    param.normal_(0.0, 0.5)
+            model.classifier.weight.mul_(sharpen)
         model.save_pretrained(folder)
     return folder
 
 
 @pytest.fixture(scope="module")
-def sharp_model_dir(tmp_path_factory, tiny_nli_model_builder):
-    return sharp_model(tmp_path_factory.mktemp("sharp") / "sharp", tiny_nli_model_builder)
+def models(tmp_path_factory, tiny_nli_model_builder):
+    """Two varied models (so the alarms run too), one of them sharp."""
+    root = tmp_path_factory.mktemp("window-models")
+    return (
+        varied_model(root / "varied", tiny_nli_model_builder, seed=7),
+        varied_model(root / "sharp", tiny_nli_model_builder, seed=11, sharpen=10.0),
+    )
 
 
 @pytest.mark.parametrize("all_pairs", [False, True], ids=["lazy", "all-pairs"])
-def test_every_window_writes_the_same_bytes(
-    tmp_path, tiny_nli_model_dir, sharp_model_dir, all_pairs
-):
+def test_every_window_writes_the_same_bytes(tmp_path, models, all_pairs):
     tfile = write_jsonl(tmp_path / "chained.jsonl", chained_triples())
-    models = [
-        "--model",
-        f"random=hf:{tiny_nli_model_dir}",
-        "--model",
-        f"sharp=hf:{sharp_model_dir}",
-    ]
+    varied, sharp = models
+    specs = ["--model", f"varied=hf:{varied}", "--model", f"sharp=hf:{sharp}"]
     flags = ["--no-plots", "-q", "--no-cache", *(["--all-pairs"] if all_pairs else [])]
     got = {}
-    for window in WINDOWS:
-        res = run(tfile, *models, "--out", tmp_path / f"w{window}", "--window", window, *flags)
+    windows = (1, 0) if all_pairs else WINDOWS
+    for window in windows:
+        res = run(tfile, *specs, "--out", tmp_path / f"w{window}", "--window", window, *flags)
         assert res.exit_code == 0, res.output
         got[window] = comparable(tmp_path / f"w{window}")
     whole = got[0]
     assert {"summary.json", "predictions.jsonl", "samples.jsonl", "run_info.json"} <= set(whole)
-    for window in WINDOWS[:-1]:
+    for window in windows[:-1]:
         assert set(got[window]) == set(whole)
         for name, data in whole.items():
             assert got[window][name] == data, f"{name} differs between --window {window} and 0"
@@ -201,7 +210,7 @@ def test_a_pair_labelled_for_another_triple_is_not_shown(tmp_path):
     assert all(s == summaries[0] for s in summaries.values())
 
 
-def test_a_pairs_probabilities_do_not_depend_on_the_pairs_beside_it(sharp_model_dir):
+def test_a_pairs_probabilities_do_not_depend_on_the_pairs_beside_it(models):
     """Labelled alone, among a few, or among all: the same probabilities to the last bit, for any
     batch settings (a forward pass's shape depends on the pair's length alone)."""
     rows = chained_triples()
@@ -217,7 +226,7 @@ def test_a_pairs_probabilities_do_not_depend_on_the_pairs_beside_it(sharp_model_
         )
     )
     for options in ({}, {"batch_size": 8}, {"batch_size": 64, "batch_tokens": 200}):
-        backend = create_backend(f"hf:{sharp_model_dir}", BackendOptions(**options))
+        backend = create_backend(f"hf:{models[1]}", BackendOptions(**options))
         together = backend.predict(pairs)
         apart = [backend.predict([p])[0] for p in pairs[::5]]
         few = backend.predict(pairs[1::3])
