@@ -21,6 +21,7 @@ from transnli.evaluator.backends.batching import (  # noqa: E402
     batch_rows,
     fill_batch,
     plan_batches,
+    split_short,
 )
 from transnli.evaluator.errors import BackendError  # noqa: E402
 
@@ -118,6 +119,23 @@ def test_plan_with_a_token_budget(budget):
     # short pairs share batches: fewer forward passes than pairs when the budget allows it
     if budget >= 64:
         assert len(batches) < 500
+
+
+def test_short_batches_are_split_off_and_packed_rows_move_whole():
+    lengths = np.array([5, 9, 5, 1, 9, 3, 7, 9, 9])
+    full, short = split_short(plan_batches(lengths, 3), lengths, 3, None)
+    assert [b.tolist() for b in full] == [[1, 4, 7]]
+    assert short.tolist() == [8, 6, 0, 2, 5, 3]  # one short batch a length, longest first
+    rows = [[2, 5, 3], [2, 5, 6, 7, 3], [2, 3]]
+    packed = Packed.from_lists({"input_ids": rows, "token_type_ids": [[0] * len(r) for r in rows]})
+    taken = packed.take([2, 0])
+    both = taken.concat(packed.take([1]))
+    fill = {"input_ids": 0}
+    assert (
+        both.pad([0, 1, 2], fill)["input_ids"].tolist()
+        == packed.pad([2, 0, 1], fill)["input_ids"].tolist()
+    )
+    assert set(both.flat) == {"input_ids", "token_type_ids"} and len(packed.take([])) == 0
 
 
 def test_plan_rejects_nonsense():

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from test_evaluate_cli import write_jsonl
 from transnli.evaluator.backends import BackendOptions, create_backend
+from transnli.evaluator.backends import hf as hf_module
 
 from transnli.cli.evaluate import evaluate
 
@@ -210,7 +211,7 @@ def test_a_pair_labelled_for_another_triple_is_not_shown(tmp_path):
     assert all(s == summaries[0] for s in summaries.values())
 
 
-def test_a_pairs_probabilities_do_not_depend_on_the_pairs_beside_it(models):
+def test_a_pairs_probabilities_do_not_depend_on_the_pairs_beside_it(models, monkeypatch):
     """Labelled alone, among a few, or among all: the same probabilities to the last bit, for any
     batch settings (a forward pass's shape depends on the pair's length alone)."""
     rows = chained_triples()
@@ -230,7 +231,11 @@ def test_a_pairs_probabilities_do_not_depend_on_the_pairs_beside_it(models):
         together = backend.predict(pairs)
         apart = [backend.predict([p])[0] for p in pairs[::5]]
         few = backend.predict(pairs[1::3])
-        for got, expected in ((apart, together[::5]), (few, together[1::3])):
+        with monkeypatch.context() as m:  # chunks of 7: short batches wait for the next chunk
+            m.setattr(hf_module, "SORT_CHUNK", 7)
+            chunked = backend.predict(pairs)
+        checks = ((apart, together[::5]), (few, together[1::3]), (chunked, together))
+        for got, expected in checks:
             assert [(p.label, dict(p.probs)) for p in got] == [
                 (p.label, dict(p.probs)) for p in expected
             ], options

@@ -6,12 +6,13 @@ forward pass, and hence the labels, are tested without a model:
 - `plan_batches`: pairs sorted longest first (ties in input order), then cut into batches of
   pairs of one token length each, at most `batch_rows(length)` pairs a batch (`batch_size`, and
   with a token budget, at most `batch_tokens` tokens); `fill_batch` repeats a short batch's rows
-  up to that count. So no pair is padded, and every forward pass over pairs of a length has the
-  same shape whichever pairs share it: a pair's logits depend on the pair (and the model, device,
-  dtype and batch settings) alone, not on the other pairs of its run, window or chunk. Padding and
-  a batch's row count both change the float sums of a forward pass (measured on CPU: batches of
-  fewer than 16 short pairs take another matrix-multiply path), and with them a probability's
-  last digits (docs/outputs.md, "Which pairs get a label").
+  up to that count (`split_short`: a chunk's short batches wait for the next chunk's pairs, so a
+  run fills at most one batch a length). So no pair is padded, and every forward pass over pairs
+  of a length has the same shape whichever pairs share it: a pair's logits depend on the pair
+  (and the model, device, dtype and batch settings) alone, not on the other pairs of its run,
+  window or chunk. Padding and a batch's row count both change the float sums of a forward pass
+  (measured on CPU: a pair padded to a longer neighbour, or a batch of a few pairs instead of 32),
+  and with them a probability's last digits (docs/outputs.md, "Which pairs get a label").
 - `Packed`: a chunk's token columns as one flat int64 array per column plus offsets, built once;
   `pad` gathers a batch's rows into a padded matrix with one vectorised indexing step (a Python
   loop per row cost as much as the tiny model's forward pass).
@@ -74,6 +75,19 @@ def plan_batches(
     return batches
 
 
+def split_short(
+    batches: list[np.ndarray], lengths: np.ndarray, batch_size: int, batch_tokens: int | None
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """`plan_batches`' batches parted into the full ones and the rows of the short ones (at most
+    one a length): a chunk's short batches wait for the next chunk's pairs of their length, so
+    that a run fills (`fill_batch`) at most one batch a length, not one a chunk."""
+    full, short = [], []
+    for rows in batches:
+        n = batch_rows(int(lengths[rows[0]]), batch_size, batch_tokens)
+        (full if len(rows) == n else short).append(rows)
+    return full, (np.concatenate(short) if short else np.zeros(0, dtype=np.int64))
+
+
 def fill_batch(rows: np.ndarray, n: int) -> np.ndarray:
     """A batch's rows repeated until there are `n` (the batch's own rows first): the forward pass
     then has the shape of a full batch, and the repeats' outputs are dropped."""
@@ -114,6 +128,25 @@ class Packed:
 
     def __len__(self) -> int:
         return len(self.lengths)
+
+    def take(self, rows: Sequence[int] | np.ndarray) -> Packed:
+        """The given rows, in that order, as a Packed of their own."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lengths = self.lengths[rows]
+        src = ragged_ranges(self.offsets[rows], lengths)
+        offsets = np.zeros(len(rows), dtype=np.int64)
+        if len(rows):
+            np.cumsum(lengths[:-1], out=offsets[1:])
+        return Packed({k: v[src] for k, v in self.flat.items()}, offsets, lengths)
+
+    def concat(self, other: Packed) -> Packed:
+        """This Packed's rows, then `other`'s (the same columns)."""
+        total = len(next(iter(self.flat.values()))) if self.flat else 0
+        return Packed(
+            {k: np.concatenate([v, other.flat[k]]) for k, v in self.flat.items()},
+            np.concatenate([self.offsets, other.offsets + total]),
+            np.concatenate([self.lengths, other.lengths]),
+        )
 
     def pad(
         self,

@@ -25,7 +25,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ from .batching import (
     batch_rows,
     fill_batch,
     plan_batches,
+    split_short,
 )
 
 log = logging.getLogger("transnli")
@@ -528,7 +529,10 @@ class HFBackend(NLIBackend):
         a time (those whose results came back from the device together)."""
         from concurrent.futures import ThreadPoolExecutor
 
+        import numpy as np
+
         starts = range(0, len(pairs), SORT_CHUNK)
+        waiting, waiting_at = None, np.zeros(0, dtype=np.int64)  # short batches' pairs, indices
         # The next chunk is tokenised on a helper thread while this one runs (the fast tokenizer
         # releases the GIL), so on a GPU the device does not wait for the tokenizer.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="transnli-tokenize") as pool:
@@ -538,10 +542,17 @@ class HFBackend(NLIBackend):
                     ahead or pool.submit(self._tokenize, pairs[start : start + SORT_CHUNK])
                 ).result()
                 ahead = None
-                if start + SORT_CHUNK < len(pairs):
+                at = np.arange(start, start + len(packed), dtype=np.int64)
+                if waiting is not None and set(waiting.flat) != set(packed.flat):
+                    yield from self._label_chunk(waiting, waiting_at, True)  # another path's
+                elif waiting is not None:  # the last chunk's short batches join this one's pairs
+                    packed, at = waiting.concat(packed), np.concatenate([waiting_at, at])
+                last = start + SORT_CHUNK >= len(pairs)
+                if not last:
                     nxt = start + SORT_CHUNK
                     ahead = pool.submit(self._tokenize, pairs[nxt : nxt + SORT_CHUNK])
-                yield from self._label_chunk(packed, start)
+                short = yield from self._label_chunk(packed, at, last)
+                waiting, waiting_at = packed.take(short), at[short]
 
     def close(self) -> None:
         import gc
@@ -651,12 +662,20 @@ class HFBackend(NLIBackend):
         return packed
 
     def _label_chunk(
-        self, packed: Packed, start: int
-    ) -> Iterator[tuple[list[int], list[Prediction]]]:
+        self, packed: Packed, at, last: bool
+    ) -> Generator[tuple[list[int], list[Prediction]], None, Any]:
+        """Label a chunk's batches, yielding (indices, predictions) per batch (`at`: each row's
+        index in the pairs asked); returns the rows of its short batches, left for the next
+        chunk, or none when this is the `last` chunk (they are filled and run)."""
         if self.auto_batch and not self._probed:
             self._probed = True
             self.batch_size = self._probe_batch_size(packed)
         batches = plan_batches(packed.lengths, self.batch_size, self.batch_tokens)
+        short = None
+        if not last:
+            batches, short = split_short(
+                batches, packed.lengths, self.batch_size, self.batch_tokens
+            )
         pending: list[tuple[Any, Any, int]] = []  # (rows, logits on the device, device index)
         waiting, since = 0, time.perf_counter()
         for k, rows in enumerate(batches):
@@ -667,10 +686,11 @@ class HFBackend(NLIBackend):
             pending.append((rows, self._forward(d, self._to_device(full, d))[: len(rows)], d))
             waiting += len(rows)
             if waiting >= FLUSH_PAIRS or time.perf_counter() - since >= FLUSH_SECONDS:
-                yield from self._fetch(pending, start)
+                yield from self._fetch(pending, at)
                 pending, waiting, since = [], 0, time.perf_counter()
         if pending:
-            yield from self._fetch(pending, start)
+            yield from self._fetch(pending, at)
+        return short if short is not None else []
 
     def _pad_packed(self, packed: Packed, rows) -> dict[str, Any]:
         left = getattr(self.tokenizer, "padding_side", "right") == "left"
@@ -714,9 +734,10 @@ class HFBackend(NLIBackend):
         self.forward_calls += 1
         return logits
 
-    def _fetch(self, pending: list, start: int) -> list[tuple[list[int], list[Prediction]]]:
+    def _fetch(self, pending: list, index) -> list[tuple[list[int], list[Prediction]]]:
         """Softmax, argmax and the finiteness check on the device, then one copy per device back
-        to the host for a group of batches; (indices, Predictions) per batch, in batch order."""
+        to the host for a group of batches; (indices, Predictions) per batch, in batch order
+        (`index`: each row's index in the pairs asked)."""
         import numpy as np
         import torch
 
@@ -749,10 +770,10 @@ class HFBackend(NLIBackend):
                 "infinite values, or the dtype overflows (try --dtype float32)"
             )
         preds = self._predictions(table)
-        out, at = [], 0
+        out, done = [], 0
         for r, _, _ in pending:
-            out.append(((r + start).tolist(), preds[at : at + len(r)]))
-            at += len(r)
+            out.append((index[r].tolist(), preds[done : done + len(r)]))
+            done += len(r)
         return out
 
     def _predictions(self, table) -> list[Prediction]:
