@@ -13,11 +13,16 @@ labelled together (docs/outputs.md, "Which pairs get a label").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .backends.base import Pair
 from .rules import needs_ph2
 from .triples import Triple
+
+#: Triples labelled together: a run is labelled block by block, the blocks cut at the same
+#: positions of the run whatever `--window` is (a window holds whole blocks), so the pairs asked
+#: together, hence the batches and every probability, do not depend on the window.
+LABEL_BLOCK = 20_000
 
 PH, HH2, H2H, PH2 = "p_h", "h_h2", "h2_h", "p_h2"
 KINDS: tuple[str, str, str, str] = (PH, HH2, H2H, PH2)
@@ -29,6 +34,19 @@ _PAIR: dict[str, Callable[[Triple], Pair]] = {
     H2H: lambda t: (t.modified, t.hypothesis),
     PH2: lambda t: (t.premise, t.modified),
 }
+
+
+def window_size(window: int | None) -> int | None:
+    """`--window` as the run reads it: None (held whole), or rounded up to whole blocks."""
+    if not window:
+        return None
+    return -(-window // LABEL_BLOCK) * LABEL_BLOCK
+
+
+def blocks(triples: Sequence[Triple]) -> Iterator[Sequence[Triple]]:
+    """A window's triples in labelling blocks (a window starts at a block boundary)."""
+    for start in range(0, len(triples), LABEL_BLOCK):
+        yield triples[start : start + LABEL_BLOCK]
 
 
 def pair_for(triple: Triple, kind: str) -> Pair:

@@ -15,14 +15,7 @@ pytest.importorskip("transformers")
 from click.testing import CliRunner  # noqa: E402
 from transnli.evaluator.backends import BackendOptions, batching, create_backend  # noqa: E402
 from transnli.evaluator.backends import hf as hf_module  # noqa: E402
-from transnli.evaluator.backends.batching import (  # noqa: E402
-    Packed,
-    assign_devices,
-    batch_rows,
-    fill_batch,
-    plan_batches,
-    split_short,
-)
+from transnli.evaluator.backends.batching import Packed, assign_devices, plan_batches  # noqa: E402
 from transnli.evaluator.errors import BackendError  # noqa: E402
 
 from transnli.cli import main  # noqa: E402
@@ -87,21 +80,13 @@ def backend(folder, **options):
 
 
 # ------------------------------------------------------------------ the plan (pure)
-def test_plan_without_budget_is_sort_and_slice_per_length():
-    lengths = [5, 9, 5, 1, 9, 3, 7, 9, 9]
+def test_plan_without_budget_is_sort_and_slice():
+    lengths = [5, 9, 5, 1, 9, 3, 7]
     batches = plan_batches(lengths, 3)
-    # longest first, equal lengths in input order, slices of 3 of one length each
-    assert [b.tolist() for b in batches] == [[1, 4, 7], [8], [6], [0, 2], [5], [3]]
+    # longest first, equal lengths in input order, slices of 3: the batches of earlier versions
+    assert [b.tolist() for b in batches] == [[1, 4, 6], [0, 2, 5], [3]]
     expected = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     assert [i for b in batches for i in b.tolist()] == expected
-
-
-def test_a_short_batch_is_filled_to_its_lengths_row_count():
-    assert (
-        batch_rows(10, 32) == 32 and batch_rows(10, 32, 100) == 10 and batch_rows(500, 32, 100) == 1
-    )
-    assert fill_batch(np.array([4, 7]), 5).tolist() == [4, 7, 4, 7, 4]
-    assert fill_batch(np.array([4, 7, 9]), 3).tolist() == [4, 7, 9]
 
 
 @pytest.mark.parametrize("budget", [1, 10, 25, 64, 1000])
@@ -113,29 +98,11 @@ def test_plan_with_a_token_budget(budget):
     assert sorted(flat) == list(range(500))  # every pair once
     assert flat == np.argsort(-lengths, kind="stable").tolist()  # in length order
     for b in batches:
-        assert 1 <= len(b) <= batch_rows(int(lengths[b[0]]), 32, budget)
-        assert len(set(lengths[b].tolist())) == 1  # one length: nothing padded
+        assert 1 <= len(b) <= 32
         assert len(b) == 1 or len(b) * int(lengths[b].max()) <= budget
     # short pairs share batches: fewer forward passes than pairs when the budget allows it
     if budget >= 64:
         assert len(batches) < 500
-
-
-def test_short_batches_are_split_off_and_packed_rows_move_whole():
-    lengths = np.array([5, 9, 5, 1, 9, 3, 7, 9, 9])
-    full, short = split_short(plan_batches(lengths, 3), lengths, 3, None)
-    assert [b.tolist() for b in full] == [[1, 4, 7]]
-    assert short.tolist() == [8, 6, 0, 2, 5, 3]  # one short batch a length, longest first
-    rows = [[2, 5, 3], [2, 5, 6, 7, 3], [2, 3]]
-    packed = Packed.from_lists({"input_ids": rows, "token_type_ids": [[0] * len(r) for r in rows]})
-    taken = packed.take([2, 0])
-    both = taken.concat(packed.take([1]))
-    fill = {"input_ids": 0}
-    assert (
-        both.pad([0, 1, 2], fill)["input_ids"].tolist()
-        == packed.pad([2, 0, 1], fill)["input_ids"].tolist()
-    )
-    assert set(both.flat) == {"input_ids", "token_type_ids"} and len(packed.take([])) == 0
 
 
 def test_plan_rejects_nonsense():

@@ -3,16 +3,10 @@
 Pure functions over numpy arrays (no torch here), so the rules that decide which pairs share a
 forward pass, and hence the labels, are tested without a model:
 
-- `plan_batches`: pairs sorted longest first (ties in input order), then cut into batches of
-  pairs of one token length each, at most `batch_rows(length)` pairs a batch (`batch_size`, and
-  with a token budget, at most `batch_tokens` tokens); `fill_batch` repeats a short batch's rows
-  up to that count (`split_short`: a chunk's short batches wait for the next chunk's pairs, so a
-  run fills at most one batch a length). So no pair is padded, and every forward pass over pairs
-  of a length has the same shape whichever pairs share it: a pair's logits depend on the pair
-  (and the model, device, dtype and batch settings) alone, not on the other pairs of its run,
-  window or chunk. Padding and a batch's row count both change the float sums of a forward pass
-  (measured on CPU: a pair padded to a longer neighbour, or a batch of a few pairs instead of 32),
-  and with them a probability's last digits (docs/outputs.md, "Which pairs get a label").
+- `plan_batches`: pairs sorted longest first (ties in input order), then cut into batches of at
+  most `batch_size` pairs and, with a token budget, at most `batch_tokens` padded tokens. Without
+  a budget the batches are exactly those of a plain sort-and-slice, so labels match runs made
+  before the budget existed.
 - `Packed`: a chunk's token columns as one flat int64 array per column plus offsets, built once;
   `pad` gathers a batch's rows into a padded matrix with one vectorised indexing step (a Python
   loop per row cost as much as the tiny model's forward pass).
@@ -41,57 +35,31 @@ def length_order(lengths: Sequence[int] | np.ndarray) -> np.ndarray:
     return np.argsort(-lengths, kind="stable")
 
 
-def batch_rows(width: int, batch_size: int, batch_tokens: int | None = None) -> int:
-    """How many pairs of `width` tokens every batch of them holds: `batch_size`, or fewer where
-    `batch_tokens` allows fewer (always at least one)."""
-    if batch_tokens is None:
-        return batch_size
-    return max(1, min(batch_size, batch_tokens // max(1, width)))
-
-
 def plan_batches(
     lengths: Sequence[int] | np.ndarray, batch_size: int, batch_tokens: int | None = None
 ) -> list[np.ndarray]:
-    """Batches of indices into `lengths`, longest pairs first, each of pairs of one length.
+    """Batches of indices into `lengths`, longest pairs first.
 
-    A batch holds at most `batch_rows(length, batch_size, batch_tokens)` pairs; the last batch of a
-    length may hold fewer (`fill_batch` makes up its rows for the forward pass). Sorting first
-    makes an out-of-memory batch show up at once."""
+    A batch holds at most `batch_size` pairs and, when `batch_tokens` is given, at most
+    `batch_tokens` tokens once padded to its longest pair (always at least one pair, however long).
+    Sorting first keeps padding small; longest first makes an out-of-memory batch show up at once.
+    """
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     if batch_tokens is not None and batch_tokens < 1:
         raise ValueError("batch_tokens must be at least 1")
     lengths = np.asarray(lengths, dtype=np.int64)
     order = length_order(lengths)
-    if not len(order):
-        return []
-    ordered = lengths[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    ends = np.r_[starts[1:], len(order)]
+    if batch_tokens is None:
+        return [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
     batches = []
-    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
-        n = batch_rows(int(ordered[start]), batch_size, batch_tokens)
-        batches.extend(order[s : min(s + n, end)] for s in range(start, end, n))
+    start = 0
+    while start < len(order):
+        width = int(lengths[order[start]])  # the widest of this batch: sorted longest first
+        n = max(1, min(batch_size, batch_tokens // max(1, width)))
+        batches.append(order[start : start + n])
+        start += n
     return batches
-
-
-def split_short(
-    batches: list[np.ndarray], lengths: np.ndarray, batch_size: int, batch_tokens: int | None
-) -> tuple[list[np.ndarray], np.ndarray]:
-    """`plan_batches`' batches parted into the full ones and the rows of the short ones (at most
-    one a length): a chunk's short batches wait for the next chunk's pairs of their length, so
-    that a run fills (`fill_batch`) at most one batch a length, not one a chunk."""
-    full, short = [], []
-    for rows in batches:
-        n = batch_rows(int(lengths[rows[0]]), batch_size, batch_tokens)
-        (full if len(rows) == n else short).append(rows)
-    return full, (np.concatenate(short) if short else np.zeros(0, dtype=np.int64))
-
-
-def fill_batch(rows: np.ndarray, n: int) -> np.ndarray:
-    """A batch's rows repeated until there are `n` (the batch's own rows first): the forward pass
-    then has the shape of a full batch, and the repeats' outputs are dropped."""
-    return np.resize(np.asarray(rows, dtype=np.int64), max(n, len(rows)))
 
 
 def assign_devices(n_batches: int, n_devices: int) -> list[int]:
@@ -128,25 +96,6 @@ class Packed:
 
     def __len__(self) -> int:
         return len(self.lengths)
-
-    def take(self, rows: Sequence[int] | np.ndarray) -> Packed:
-        """The given rows, in that order, as a Packed of their own."""
-        rows = np.asarray(rows, dtype=np.int64)
-        lengths = self.lengths[rows]
-        src = ragged_ranges(self.offsets[rows], lengths)
-        offsets = np.zeros(len(rows), dtype=np.int64)
-        if len(rows):
-            np.cumsum(lengths[:-1], out=offsets[1:])
-        return Packed({k: v[src] for k, v in self.flat.items()}, offsets, lengths)
-
-    def concat(self, other: Packed) -> Packed:
-        """This Packed's rows, then `other`'s (the same columns)."""
-        total = len(next(iter(self.flat.values()))) if self.flat else 0
-        return Packed(
-            {k: np.concatenate([v, other.flat[k]]) for k, v in self.flat.items()},
-            np.concatenate([self.offsets, other.offsets + total]),
-            np.concatenate([self.lengths, other.lengths]),
-        )
 
     def pad(
         self,

@@ -8,12 +8,11 @@ three NLI labels is refused.
 Work is scheduled for throughput (docs/speed.md): pairs are tokenised in chunks of SORT_CHUNK by
 the fast tokenizer in one call (the next chunk on a helper thread while the model works on this
 one), sorted by length (longest first, so that an out-of-memory batch shows up at once), cut into
-batches of --batch-size pairs of one length (and at most --batch-tokens tokens), so that no pair
-is padded and a pair's logits do not depend on the pairs beside it (batching.py), run under
-``torch.inference_mode`` on one or several devices, and handed back in input order. Outputs
-stay on the device: softmax, argmax and the finiteness check run there, and results come back
-to the host in one copy per group of batches (FLUSH_PAIRS pairs or FLUSH_SECONDS), not one
-synchronisation per batch.
+batches of --batch-size pairs (and at most --batch-tokens padded tokens), padded per batch to its
+longest pair, run under ``torch.inference_mode`` on one or several devices, and handed back in
+input order. Outputs stay on the device: softmax, argmax and the finiteness check run there, and
+results come back to the host in one copy per group of batches (FLUSH_PAIRS pairs or
+FLUSH_SECONDS), not one synchronisation per batch.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,16 +34,7 @@ from transnli.common.digest import sha256_file
 from ..errors import BackendError, LabelError
 from ..labels import LABELS, format_label_map, is_generic_label, normalize_label, parse_label_map
 from .base import BackendOptions, NLIBackend, Pair, Prediction, collect_batches
-from .batching import (
-    AUTO_CANDIDATES,
-    CPU_AUTO_BATCH,
-    Packed,
-    PairTemplate,
-    batch_rows,
-    fill_batch,
-    plan_batches,
-    split_short,
-)
+from .batching import AUTO_CANDIDATES, CPU_AUTO_BATCH, Packed, PairTemplate, plan_batches
 
 log = logging.getLogger("transnli")
 
@@ -529,10 +519,7 @@ class HFBackend(NLIBackend):
         a time (those whose results came back from the device together)."""
         from concurrent.futures import ThreadPoolExecutor
 
-        import numpy as np
-
         starts = range(0, len(pairs), SORT_CHUNK)
-        waiting, waiting_at = None, np.zeros(0, dtype=np.int64)  # short batches' pairs, indices
         # The next chunk is tokenised on a helper thread while this one runs (the fast tokenizer
         # releases the GIL), so on a GPU the device does not wait for the tokenizer.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="transnli-tokenize") as pool:
@@ -542,17 +529,10 @@ class HFBackend(NLIBackend):
                     ahead or pool.submit(self._tokenize, pairs[start : start + SORT_CHUNK])
                 ).result()
                 ahead = None
-                at = np.arange(start, start + len(packed), dtype=np.int64)
-                if waiting is not None and set(waiting.flat) != set(packed.flat):
-                    yield from self._label_chunk(waiting, waiting_at, True)  # another path's
-                elif waiting is not None:  # the last chunk's short batches join this one's pairs
-                    packed, at = waiting.concat(packed), np.concatenate([waiting_at, at])
-                last = start + SORT_CHUNK >= len(pairs)
-                if not last:
+                if start + SORT_CHUNK < len(pairs):
                     nxt = start + SORT_CHUNK
                     ahead = pool.submit(self._tokenize, pairs[nxt : nxt + SORT_CHUNK])
-                short = yield from self._label_chunk(packed, at, last)
-                waiting, waiting_at = packed.take(short), at[short]
+                yield from self._label_chunk(packed, start)
 
     def close(self) -> None:
         import gc
@@ -662,35 +642,25 @@ class HFBackend(NLIBackend):
         return packed
 
     def _label_chunk(
-        self, packed: Packed, at, last: bool
-    ) -> Generator[tuple[list[int], list[Prediction]], None, Any]:
-        """Label a chunk's batches, yielding (indices, predictions) per batch (`at`: each row's
-        index in the pairs asked); returns the rows of its short batches, left for the next
-        chunk, or none when this is the `last` chunk (they are filled and run)."""
+        self, packed: Packed, start: int
+    ) -> Iterator[tuple[list[int], list[Prediction]]]:
         if self.auto_batch and not self._probed:
             self._probed = True
             self.batch_size = self._probe_batch_size(packed)
         batches = plan_batches(packed.lengths, self.batch_size, self.batch_tokens)
-        short = None
-        if not last:
-            batches, short = split_short(
-                batches, packed.lengths, self.batch_size, self.batch_tokens
-            )
         pending: list[tuple[Any, Any, int]] = []  # (rows, logits on the device, device index)
         waiting, since = 0, time.perf_counter()
         for k, rows in enumerate(batches):
             d = k % len(self.devices)
-            # every batch of a length has its full row count: the same shape whatever its pairs
-            n = batch_rows(int(packed.lengths[rows[0]]), self.batch_size, self.batch_tokens)
-            full = self._pad_packed(packed, fill_batch(rows, n))
-            pending.append((rows, self._forward(d, self._to_device(full, d))[: len(rows)], d))
+            pending.append(
+                (rows, self._forward(d, self._to_device(self._pad_packed(packed, rows), d)), d)
+            )
             waiting += len(rows)
             if waiting >= FLUSH_PAIRS or time.perf_counter() - since >= FLUSH_SECONDS:
-                yield from self._fetch(pending, at)
+                yield from self._fetch(pending, start)
                 pending, waiting, since = [], 0, time.perf_counter()
         if pending:
-            yield from self._fetch(pending, at)
-        return short if short is not None else []
+            yield from self._fetch(pending, start)
 
     def _pad_packed(self, packed: Packed, rows) -> dict[str, Any]:
         left = getattr(self.tokenizer, "padding_side", "right") == "left"
@@ -734,10 +704,9 @@ class HFBackend(NLIBackend):
         self.forward_calls += 1
         return logits
 
-    def _fetch(self, pending: list, index) -> list[tuple[list[int], list[Prediction]]]:
+    def _fetch(self, pending: list, start: int) -> list[tuple[list[int], list[Prediction]]]:
         """Softmax, argmax and the finiteness check on the device, then one copy per device back
-        to the host for a group of batches; (indices, Predictions) per batch, in batch order
-        (`index`: each row's index in the pairs asked)."""
+        to the host for a group of batches; (indices, Predictions) per batch, in batch order."""
         import numpy as np
         import torch
 
@@ -770,10 +739,10 @@ class HFBackend(NLIBackend):
                 "infinite values, or the dtype overflows (try --dtype float32)"
             )
         preds = self._predictions(table)
-        out, done = [], 0
+        out, at = [], 0
         for r, _, _ in pending:
-            out.append((index[r].tolist(), preds[done : done + len(r)]))
-            done += len(r)
+            out.append(((r + start).tolist(), preds[at : at + len(r)]))
+            at += len(r)
         return out
 
     def _predictions(self, table) -> list[Prediction]:
