@@ -83,6 +83,16 @@ def field_types() -> dict[str, tuple[tuple[type, ...], bool]]:
     return out
 
 
+@cache
+def _allowed_pairs() -> frozenset[tuple[str, type]]:
+    """(field, type) for every type a field's value may have, null included where allowed."""
+    return frozenset(
+        (name, kind)
+        for name, (kinds, nullable) in field_types().items()
+        for kind in (*kinds, *((type(None),) if nullable else ()))
+    )
+
+
 _KIND_NAMES = {str: "a string", int: "an integer", list: "a list", dict: "an object"}
 
 
@@ -98,6 +108,9 @@ def checked_fields(data: dict[str, Any], path: str | Path, line: int, unit: str)
     """`data` with each known field checked against its type; a null where the record allows
     none means "not given" (the field's default, as for an absent key). Unknown keys are left to
     the record, which ignores them."""
+    allowed_pairs = _allowed_pairs()  # exact types: true/false is no integer here
+    if allowed_pairs.issuperset(zip(data, map(type, data.values()), strict=True)):
+        return data  # the common case, checked in C: one set lookup a field
     kinds = field_types()
     absent = []
     for name, value in data.items():
