@@ -39,6 +39,7 @@ from .report import RowsWriter, find_generation_stats, preload_in_background, wr
 from .rules import RULES
 from .runinfo import memory_source, model_run_info, run_clock, run_info, write_run_info
 from .samples import prediction_row, sample_row, triple_labels, triple_predictions
+from .schedule import blocks, window_size
 from .settings import EvaluationSettings
 from .triples import Triple, TripleSource, check_triples_files
 
@@ -105,7 +106,7 @@ def evaluate_triples(
     triple_paths = [Path(p) for p in triple_paths]
     model_list, specs = _models(model_specs, bool(triple_paths) or triples is not None)
     settings.validate()
-    window = None if settings.held_whole else settings.window
+    window = None if settings.held_whole else window_size(settings.window)
     cache = None if settings.no_cache else LabelCache(settings.cache_dir or default_cache_dir())
     hash_file = cache.hash_file if cache else sha256_file
     out = Path(out_dir) if out_dir is not None else None
@@ -335,23 +336,23 @@ def _label_models(
         progress = PairProgress(show_progress, spec, run.facts.n_triples)
         carried = CarriedLabels(run.facts.carry)
         extra = 0
+        held = LabelTable() if window is None else None  # a run held whole keeps every label
         try:
             for triples in source.windows(window):
-                labels = label_model(
-                    runner, triples, all_pairs=all_pairs, progress=progress, known=carried
-                )
-                pair_digests = np.fromiter(
-                    (digest(p) for p in labels), dtype=np.int64, count=len(labels)
-                )
-                carried.next_window(labels, pair_digests)
-                _count_and_write(spec, triples, labels, pair_digests, counts, rows, run.alarms)
+                for block in blocks(triples):
+                    labels = _label_block(
+                        spec, runner, block, all_pairs, progress, carried, counts, rows, run
+                    )
+                    if held is not None:
+                        held.update(labels)
+                    del labels  # not held while the next block is labelled
+                del triples  # not held while the next window is read
+            progress.finish()
+            if held is not None:
                 if fam is not None:
                     progress.close()
-                    extra = fam.label(spec, runner, labels, show_progress)
-                if window is None:
-                    run.results.append((spec, labels))
-                del triples, labels  # not held while the next window is read and labelled
-            progress.finish()
+                    extra = fam.label(spec, runner, held, show_progress)
+                run.results.append((spec, held))
         finally:
             progress.close()
             runner.close()
@@ -388,6 +389,26 @@ def _label_models(
     return run
 
 
+def _label_block(
+    spec: str,
+    runner: NLIBackend,
+    block: Sequence[Triple],
+    all_pairs: bool,
+    progress: PairProgress,
+    carried: CarriedLabels,
+    counts: ModelCounts,
+    rows: RowsWriter | None,
+    run: _Labelled,
+) -> LabelTable:
+    """Label one block of triples (pairs an earlier block labelled are carried, not asked again),
+    count it and write its rows; returns its labels."""
+    labels = label_model(runner, block, all_pairs=all_pairs, progress=progress, known=carried)
+    pair_digests = np.fromiter((digest(p) for p in labels), dtype=np.int64, count=len(labels))
+    carried.next_window(labels, pair_digests)
+    _count_and_write(spec, block, labels, pair_digests, counts, rows, run.alarms, all_pairs)
+    return labels
+
+
 def _count_and_write(
     spec: str,
     triples: Sequence[Triple],
@@ -396,16 +417,22 @@ def _count_and_write(
     counts: ModelCounts,
     rows: RowsWriter | None,
     alarms: AlarmInputs | None,
+    all_pairs: bool,
 ) -> None:
     """A window's rule outcomes into the model's counts (and the alarms' inputs), and its rows into
-    samples/predictions."""
-    window_rows = [(t, triple_labels(t, labels)) for t in triples]
+    samples/predictions. A triple's row reads its own pairs only (`schedule.shows_ph2`), so it is
+    the same in any window."""
+    window_rows = [(t, triple_labels(t, labels, all_pairs)) for t in triples]
     counts.add(window_rows, labels, pair_digests)
     if alarms is not None:
         alarms.add_labels(spec, (row for _, row in window_rows))
     if rows is not None:
         rows.write(
-            sample_row(t, prediction_row(t, spec, labels, row, triple_predictions(t, labels)), row)
+            sample_row(
+                t,
+                prediction_row(t, spec, labels, row, triple_predictions(t, labels, all_pairs)),
+                row,
+            )
             for t, row in window_rows
         )
 

@@ -15,7 +15,7 @@ import numpy as np
 from .alarm_report import AlarmInputs
 from .carry import CarryPlan
 from .distinct import DistinctCount, digest
-from .schedule import KINDS, pairs_of
+from .schedule import KINDS, blocks, pairs_of
 from .triples import Triple, TripleSource
 
 log = logging.getLogger("transnli")
@@ -28,7 +28,7 @@ WINDOW_READ = 65_536
 class RunFacts:
     """What one read of the triples, before any model loads, says about them (the same for every
     model): counts per file, datasets in first-seen order, distinct pairs of each kind, ids per
-    file, and which pairs come back in a later window (`carry`)."""
+    file, and which pairs come back in a later labelling block (`carry`)."""
 
     n_triples: int = 0
     per_source: Counter = field(default_factory=Counter)
@@ -69,9 +69,10 @@ def read_facts(source: TripleSource, window: int | None, alarms: AlarmInputs | N
     labelling, the progress bars know the run's size, and the windows know what to carry."""
     facts = RunFacts()
     for triples in source.windows(window):
-        pair_digests = facts.add(triples)
-        if alarms is not None:
-            alarms.add_triples(triples, pair_digests)
+        for block in blocks(triples):  # the carry plan's unit: what is labelled together
+            pair_digests = facts.add(block)
+            if alarms is not None:
+                alarms.add_triples(block, pair_digests)
     facts.carry.plan()
     warn_shared_ids(facts.ids, source)
     return facts

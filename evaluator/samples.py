@@ -17,7 +17,7 @@ from .label_table import LabelTable
 from .labels import SHORT
 from .metrics import TripleLabels, rule_outcome
 from .rules import EXTRA_KEYS, RULES, RULES_BY_KEY, contradiction_symmetry, substitution
-from .schedule import KIND_TITLES, KINDS, pairs_of
+from .schedule import KIND_TITLES, KINDS, pairs_of, shows_ph2
 from .triples import Triple
 
 SAMPLES_NAME = "samples.jsonl"
@@ -98,20 +98,26 @@ PROB_DIGITS = 6  # probabilities in predictions.jsonl
 _ABSENT = object()  # a pair not asked (unlike one asked and given no label)
 
 
-def triple_predictions(t: Triple, labels: LabelTable) -> tuple:
-    """A triple's four Predictions in KINDS order; (P,H') None where it was not asked."""
+def triple_predictions(t: Triple, labels: LabelTable, all_pairs: bool = False) -> tuple:
+    """A triple's four Predictions in KINDS order; (P,H') None where the triple does not show it
+    (`schedule.shows_ph2`: only where the rules need it, unless all_pairs)."""
     ph, hh2, h2h, ph2 = pairs_of(t)
-    return labels[ph], labels[hh2], labels[h2h], labels.get(ph2)
+    first = labels[ph], labels[hh2], labels[h2h]
+    shown = shows_ph2(first[1].label, first[2].label, all_pairs)
+    return (*first, labels.get(ph2) if shown else None)
 
 
-def triple_labels(t: Triple, labels: LabelTable) -> TripleLabels:
-    """The labels the rules read (no Prediction is built for them)."""
+def triple_labels(t: Triple, labels: LabelTable, all_pairs: bool = False) -> TripleLabels:
+    """The labels the rules read (no Prediction is built for them); (P,H') only where the triple
+    shows it (`schedule.shows_ph2`), whichever other triple had it labelled."""
     ph, hh2, h2h, ph2 = pairs_of(t)
+    hh2_label, h2h_label = labels.label(hh2), labels.label(h2h)
+    shown = ph2 in labels and shows_ph2(hh2_label, h2h_label, all_pairs)
     got = (
         labels.label(ph),
-        labels.label(hh2),
-        labels.label(h2h),
-        labels.label(ph2) if ph2 in labels else _ABSENT,
+        hh2_label,
+        h2h_label,
+        labels.label(ph2) if shown else _ABSENT,
     )
     unlabelled = tuple(k for k, label in zip(KINDS, got, strict=True) if label is None)
     return TripleLabels(
@@ -131,16 +137,19 @@ def prediction_row(
     labels: LabelTable,
     row: TripleLabels | None = None,
     preds: tuple | None = None,
+    all_pairs: bool = False,
 ) -> dict[str, Any]:
     """One line of predictions.jsonl: a triple's four labels and probabilities under a model.
     `row` and `preds`: the triple's labels and Predictions when the caller already has them
-    (triple_labels, triple_predictions)."""
+    (triple_labels, triple_predictions); `all_pairs`: the run labelled every (P,H')."""
     preds = dict(
         zip(
-            KINDS, preds if preds is not None else (labels.get(p) for p in pairs_of(t)), strict=True
+            KINDS,
+            preds if preds is not None else triple_predictions(t, labels, all_pairs),
+            strict=True,
         )
     )
-    outcome = rule_outcome(row if row is not None else triple_labels(t, labels))
+    outcome = rule_outcome(row if row is not None else triple_labels(t, labels, all_pairs))
     return {
         "id": t.id,
         "dataset": t.dataset,

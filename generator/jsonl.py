@@ -20,7 +20,7 @@ def jsonl_objects(
             try:
                 data = json.loads(line)
             except json.JSONDecodeError as e:
-                raise error(f"{path}:{lineno}: not valid JSON ({e.msg} at column {e.colno})") from e
+                raise error(f"{path}:{lineno}: not valid JSON: {e.msg} (column {e.colno})") from e
             if not isinstance(data, dict):
                 raise error(f"{path}:{lineno}: expected a JSON object")
             yield lineno, data

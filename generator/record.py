@@ -98,9 +98,7 @@ def parse_triple_line(line: str, path: str | Path, lineno: int) -> TripleRecord:
     try:
         data = json.loads(line)
     except json.JSONDecodeError as e:
-        raise RecordError(
-            path, lineno, None, f"not valid JSON ({e.msg} at column {e.colno})"
-        ) from e
+        raise RecordError(path, lineno, None, f"not valid JSON: {e.msg} (column {e.colno})") from e
     if not isinstance(data, dict):
         raise RecordError(path, lineno, None, "expected a JSON object")
     return parse_triple_dict(data, path, lineno)

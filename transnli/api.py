@@ -259,9 +259,10 @@ def _outcomes(result) -> pd.DataFrame:
     from transnli.evaluator.samples import prediction_row
 
     rows = []
+    all_pairs = result.summary["provenance"]["config"]["all_pairs"]
     for name, labels in result.labels:
         for t in result.triples:
-            row = prediction_row(t, name, labels)
+            row = prediction_row(t, name, labels, all_pairs=all_pairs)
             rows.append(
                 {
                     "id": row["id"],

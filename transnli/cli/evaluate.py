@@ -148,8 +148,9 @@ EVALUATION_OPTIONS = [
         show_default=True,
         metavar="N",
         help="Label, count and write N triples at a time: memory grows with N, not with "
-        "the run (0: hold the whole run). A pair repeated in a later window is "
-        "labelled once. --families holds the run whole.",
+        "the run (0: hold the whole run). N is rounded up to whole labelling blocks of "
+        "20,000 triples, so no window changes a label or probability. A pair repeated in a "
+        "later window is labelled once. --families holds the run whole.",
     ),
     option(
         "evaluation",
