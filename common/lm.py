@@ -304,15 +304,16 @@ class CausalLMScorer:
         length = len(batch[0].tokens)
         ids = torch.tensor([r.tokens for r in batch], device=self.model.device)
         keep = length - first + 1  # positions first-1 .. length-2 predict tokens first .. length-1
+        scores = []
         with torch.inference_mode():
-            logits = self.model(input_ids=ids, logits_to_keep=keep).logits[:, :-1].float()
-            logprobs = logits.log_softmax(-1).gather(-1, ids[:, first:, None])[..., 0]
-        return [
-            TokenScores(
-                r.start, tuple(round(float(x), ROUND_DIGITS) for x in row[r.start - first :])
-            )
-            for r, row in zip(batch, logprobs.cpu().tolist(), strict=True)
-        ]
+            logits = self.model(input_ids=ids, logits_to_keep=keep).logits[:, :-1]
+            # One row at a time: a row's log-softmax over the 262k-word vocabulary is the largest
+            # temporary, and a batch's at once would double the peak memory.
+            for i, r in enumerate(batch):
+                row = logits[i, r.start - first :].float().log_softmax(-1)
+                picked = row.gather(-1, ids[i, r.start :, None])[..., 0].cpu().tolist()
+                scores.append(TokenScores(r.start, tuple(round(x, ROUND_DIGITS) for x in picked)))
+        return scores
 
     def close(self) -> None:
         if self._cache is not None:
