@@ -22,12 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_quality import DATA, key, load_judgements, run_preset  # noqa: E402
+from bench_lm_curve import SETS  # noqa: E402
+from bench_quality import key, load_judgements, run_preset  # noqa: E402
 
-SETS = {
-    "dev": (DATA / "quality_dev_sentences.jsonl", DATA / "quality_dev.jsonl"),
-    "test": (DATA / "quality_test_sentences.jsonl", DATA / "quality_test.jsonl"),
-}
 THRESHOLDS = (-14, -12, -11, -10, -9.5, -9, -8.5, -8, -7.5, -7, -6, -5, -4, -3, -2)
 
 
