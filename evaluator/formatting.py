@@ -32,17 +32,6 @@ def rate_with_ci(cell: dict[str, Any]) -> str:
     )
 
 
-def score_with_ci(cell: dict[str, Any]) -> str:
-    """A score cell (share of consistent cases): "87.5% [71.0, 95.0] (21/24)"; "– (0/0)" when
-    no case."""
-    if cell["score"] is None:
-        return f"{DASH} (0/0)"
-    lo, hi = cell["ci95"]
-    return (
-        f"{pct(cell['score'])} [{100 * lo:.1f}, {100 * hi:.1f}] ({cell['consistent']}/{cell['n']})"
-    )
-
-
 def count_rate(rate: float | None, k: int, n: int) -> str:
     return f"{pct(rate)} ({k}/{n})"
 
