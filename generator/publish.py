@@ -232,6 +232,37 @@ def config_name(dataset: str) -> str:
     return name or "unnamed"
 
 
+def write_hub_data(
+    hub: Path,
+    splits: dict[str, list[dict[str, Any]]],
+    to_table: Callable[[list[dict[str, Any]]], Any] = arrow_table,
+) -> tuple[dict, dict, dict] | None:
+    """The data half of OUT/hub, made anew: each split's rows ("test", "rejected") split by source
+    dataset into data/CONFIG/SPLIT.parquet, tables made by `to_table`. Returns the card's
+    (files, counts, nbytes) per config and split, or None when there are no rows at all."""
+    if hub.exists():
+        shutil.rmtree(hub)  # what an earlier export wrote, e.g. a dataset this run no longer has
+    by_config: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for split, rows in splits.items():
+        for row in rows:
+            config = by_config.setdefault(config_name(row["dataset"]), {s: [] for s in splits})
+            config[split].append(row)
+    files: dict[str, dict[str, str]] = {}
+    nbytes: dict[str, dict[str, int]] = {}
+    for cfg in sorted(by_config):
+        for split, rows in by_config[cfg].items():
+            if rows:
+                rel = f"data/{cfg}/{split}.parquet"
+                table = to_table(rows)
+                _write_parquet(table, hub / rel)
+                files.setdefault(cfg, {})[split] = rel
+                nbytes.setdefault(cfg, {})[split] = table.nbytes
+    if not files:
+        return None
+    counts = {c: {split: len(rows) for split, rows in s.items()} for c, s in by_config.items()}
+    return files, counts, nbytes
+
+
 def export_card(
     run: FinishedRun,
     *,
@@ -240,31 +271,12 @@ def export_card(
     repo_id: str | None = None,
 ) -> list[Path]:
     """OUT/hub: the data split by source dataset and the dataset card that describes it."""
+    splits = {"test": _rows(run.dir / TRIPLES), "rejected": _rows(run.dir / REJECTED)}
     hub = run.dir / HUB_DIR
-    if hub.exists():
-        shutil.rmtree(hub)  # what an earlier export wrote, e.g. a dataset this run no longer has
-    by_config: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for name, split in ((TRIPLES, "test"), (REJECTED, "rejected")):
-        for row in _rows(run.dir / name):
-            by_config.setdefault(config_name(row["dataset"]), {"test": [], "rejected": []})[
-                split
-            ].append(row)
-    files: dict[str, dict[str, str]] = {}
-    nbytes: dict[str, dict[str, int]] = {}
-    for cfg in sorted(by_config):
-        for split, rows in by_config[cfg].items():
-            if rows:
-                rel = f"data/{cfg}/{split}.parquet"
-                table = arrow_table(rows)
-                _write_parquet(table, hub / rel)
-                files.setdefault(cfg, {})[split] = rel
-                nbytes.setdefault(cfg, {})[split] = table.nbytes
-    if not files:  # no triples and no rejects: nothing a card could describe
+    data = write_hub_data(hub, splits)
+    if data is None:  # no triples and no rejects: nothing a card could describe
         return []
-    counts = {
-        cfg: {split: len(rows) for split, rows in splits.items()}
-        for cfg, splits in by_config.items()
-    }
+    files, counts, nbytes = data
     text = render_card(
         run, files, counts, title=title, license=license, repo_id=repo_id, nbytes=nbytes
     )

@@ -22,10 +22,10 @@ from transnli.generator.publish import (
     HUB_DIR,
     ExportError,
     FinishedRun,
-    config_name,
     export,
     open_finished_run,
     render_card,
+    write_hub_data,
 )
 from transnli.generator.run_folder import REJECTED, TRIPLES
 from transnli.generator.schema import read_records, triple_features
@@ -55,12 +55,18 @@ def reviewed_rows(
     return [{**r, COLUMN: verdicts.get(r["id"]) if judged else None} for r in rows]
 
 
+def _table(rows: list[dict[str, Any]], mode: str):
+    """Rows as an Arrow table of the (extended) declared schema."""
+    import pyarrow as pa
+
+    return pa.Table.from_pylist(rows, schema=_features(mode).arrow_schema)
+
+
 def _write(rows: list[dict[str, Any]], mode: str, target: Path) -> int:
     """Rows as Parquet of the (extended) declared schema, replaced whole; returns Arrow bytes."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.Table.from_pylist(rows, schema=_features(mode).arrow_schema)
+    table = _table(rows, mode)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
     pq.write_table(table, tmp)
@@ -136,33 +142,19 @@ def export_reviewed_card(
     run: FinishedRun, judgements: list[dict[str, Any]], mode: str, **card: Any
 ) -> Path | None:
     """OUT/hub as `export --to card` writes it, from the reviewed rows, with the review section."""
-    import shutil
-
     verdicts = item_verdicts(judgements)
     kept = sum(verdicts.get(r["id"]) == "good" for r in read_records(run.dir / TRIPLES))
     section = review_section(summarise(judgements), mode, kept)
 
+    splits = {
+        split: reviewed_rows(read_records(run.dir / name), verdicts, mode, judged=split == "test")
+        for name, split in ((TRIPLES, "test"), (REJECTED, "rejected"))
+    }
     hub = run.dir / HUB_DIR
-    if hub.exists():
-        shutil.rmtree(hub)
-    by_config: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for name, split in ((TRIPLES, "test"), (REJECTED, "rejected")):
-        rows = reviewed_rows(read_records(run.dir / name), verdicts, mode, judged=split == "test")
-        for row in rows:
-            by_config.setdefault(config_name(row["dataset"]), {"test": [], "rejected": []})[
-                split
-            ].append(row)
-    files: dict[str, dict[str, str]] = {}
-    nbytes: dict[str, dict[str, int]] = {}
-    for cfg in sorted(by_config):
-        for split, rows in by_config[cfg].items():
-            if rows:
-                rel = f"data/{cfg}/{split}.parquet"
-                nbytes.setdefault(cfg, {})[split] = _write(rows, mode, hub / rel)
-                files.setdefault(cfg, {})[split] = rel
-    if not files:
+    data = write_hub_data(hub, splits, lambda rows: _table(rows, mode))
+    if data is None:
         return None
-    counts = {c: {s: len(r) for s, r in splits.items()} for c, splits in by_config.items()}
+    files, counts, nbytes = data
     text = _card_front(render_card(run, files, counts, nbytes=nbytes, **card), mode)
     head, sep, tail = text.partition("## Limitations\n")
     (hub / CARD).write_text(head + section + "\n" + sep + tail, encoding="utf-8")
