@@ -2,9 +2,10 @@
 
 `CausalLMScorer.compare_many([(H, H'), ...])` gives log p(H) and log p(H') from the first token
 where the two differ: the shared prefix has the same log-probabilities in both (the model is
-causal), so it cancels in the difference d = log p(H') - log p(H) and is never computed. Logits
-are taken only at the positions scored (`logits_to_keep`): with Gemma 3's 262k-word vocabulary
-the output layer is most of the model's work.
+causal), so it cancels in the difference d = log p(H') - log p(H): the transformer still reads
+it, but the output layer never scores it. With Gemma 3's 262k-word vocabulary the output layer is
+about half of the model's work, so it runs only at the positions scored, and over the vocabulary
+in chunks (`OutputLayer`), so the full logits never sit in memory.
 
 Determinism: sentences are grouped by token length, so a batch holds no padding, and batches are
 formed in a fixed order, so the same sentences in the same call always meet the same neighbours.
@@ -217,6 +218,8 @@ class CausalLMScorer:
         self.settings = settings
         self._cache = cache
         self.max_tokens = int(getattr(model.config, "max_position_embeddings", 0) or 1 << 30)
+        self._body = model.base_model
+        self._output = OutputLayer.of(model)
         self.computed = 0  # sentences scored by the model (not served by the cache)
 
     @classmethod
@@ -301,23 +304,68 @@ class CausalLMScorer:
         import torch
 
         first = min(r.start for r in batch)
-        length = len(batch[0].tokens)
         ids = torch.tensor([r.tokens for r in batch], device=self.model.device)
-        keep = length - first + 1  # positions first-1 .. length-2 predict tokens first .. length-1
-        scores = []
         with torch.inference_mode():
-            logits = self.model(input_ids=ids, logits_to_keep=keep).logits[:, :-1]
-            # One row at a time: a row's log-softmax over the 262k-word vocabulary is the largest
-            # temporary, and a batch's at once would double the peak memory.
-            for i, r in enumerate(batch):
-                row = logits[i, r.start - first :].float().log_softmax(-1)
-                picked = row.gather(-1, ids[i, r.start :, None])[..., 0].cpu().tolist()
-                scores.append(TokenScores(r.start, tuple(round(x, ROUND_DIGITS) for x in picked)))
-        return scores
+            # Positions first-1 .. length-2 predict tokens first .. length-1.
+            hidden = self._body(input_ids=ids).last_hidden_state[:, first - 1 : -1]
+            logprobs = self._output.log_probs(hidden, ids[:, first:]).cpu().tolist()
+        return [
+            TokenScores(r.start, tuple(round(x, ROUND_DIGITS) for x in row[r.start - first :]))
+            for r, row in zip(batch, logprobs, strict=True)
+        ]
 
     def close(self) -> None:
         if self._cache is not None:
             self._cache.close()
+
+
+class OutputLayer:
+    """The model's output layer, reduced to what scoring needs: the log-probability of each
+    position's actual next token. The vocabulary is taken in chunks with a running log-sum-exp,
+    so the full logits (positions x 262k words for Gemma) never exist at once."""
+
+    CHUNK = 32768
+
+    def __init__(self, weight, bias=None, softcap: float | None = None):
+        self.weight = weight
+        self.bias = bias
+        self.softcap = softcap
+
+    @classmethod
+    def of(cls, model) -> OutputLayer:
+        head = model.get_output_embeddings()
+        softcap = getattr(model.config, "final_logit_softcapping", None)
+        return cls(head.weight, getattr(head, "bias", None), softcap)
+
+    def _logits(self, hidden, weight, bias):
+        logits = hidden @ weight.to(hidden.dtype).T
+        if bias is not None:
+            logits = logits + bias.to(hidden.dtype)
+        if self.softcap:
+            logits = (logits / self.softcap).tanh() * self.softcap
+        return logits
+
+    def log_probs(self, hidden, targets):
+        """hidden: [batch, positions, width]; targets: [batch, positions] token ids. Returns
+        [batch, positions] log-probabilities in float32."""
+        import torch
+
+        shape = targets.shape
+        flat = hidden.reshape(-1, hidden.shape[-1]).float()
+        total = None
+        for lo in range(0, self.weight.shape[0], self.CHUNK):
+            hi = lo + self.CHUNK
+            bias = None if self.bias is None else self.bias[lo:hi]
+            part = torch.logsumexp(self._logits(flat, self.weight[lo:hi], bias), -1)
+            total = part if total is None else torch.logaddexp(total, part)
+        ids = targets.reshape(-1)
+        rows = self.weight[ids].to(flat.dtype)
+        picked = (flat * rows).sum(-1)
+        if self.bias is not None:
+            picked = picked + self.bias[ids].to(flat.dtype)
+        if self.softcap:
+            picked = (picked / self.softcap).tanh() * self.softcap
+        return (picked - total).reshape(shape)
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:

@@ -55,6 +55,25 @@ def test_the_logprobs_are_the_models_own(tiny_lm_dir, tmp_path):
     assert got == pytest.approx(expected, abs=1e-4)
 
 
+def test_the_vocabulary_taken_in_chunks_gives_the_models_own_logprobs(
+    tiny_lm_dir, tmp_path, monkeypatch
+):
+    """Real vocabularies span several chunks of the output layer; the running log-sum-exp over
+    them must equal the model's own log-softmax."""
+    import torch
+    from transnli.common.lm import OutputLayer
+
+    monkeypatch.setattr(OutputLayer, "CHUNK", 5)  # the tiny vocabulary in 5 chunks
+    lm = scorer(tiny_lm_dir, tmp_path, use_cache=False)
+    ids = lm.encode("the dog walks , he changed his mind .")
+    with torch.no_grad():
+        full = lm.model(input_ids=torch.tensor([ids])).logits[0].log_softmax(-1)
+    expected = [float(full[i - 1, ids[i]]) for i in range(1, len(ids))]
+    got = lm.score_sentences(["the dog walks , he changed his mind ."])[0].logprobs
+    assert lm.model.config.vocab_size > 3 * OutputLayer.CHUNK
+    assert got == pytest.approx(expected, abs=1e-4)
+
+
 def test_a_pair_is_scored_from_its_first_differing_token(tiny_lm_dir, tmp_path):
     lm = scorer(tiny_lm_dir, tmp_path, use_cache=False)
     h, h2 = "the soup is hot .", "the soup is cold ."
