@@ -119,15 +119,16 @@ def parse_kinds(values: tuple[str, ...] | list[str]) -> list[str]:
     return [k for k in KINDS if k in asked]
 
 
-_READ: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
+_READ: dict[tuple[str, int, int, int, int], list[dict[str, Any]]] = {}
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
     """The normalised records of a JSONL file, read once for all the exports of one `export` call
-    (which clears them; keyed by size and mtime too, in case a file changes meanwhile)."""
+    (which clears them; keyed by size, mtime, inode and ctime too, in case a file is rewritten or
+    replaced meanwhile within the mtime's resolution)."""
     try:
         st = path.stat()
-        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
         if key not in _READ:
             while len(_READ) >= 2:
                 _READ.pop(next(iter(_READ)))
