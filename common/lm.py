@@ -25,6 +25,7 @@ Models (`LMSettings.spec`):
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -219,6 +220,9 @@ class CausalLMScorer:
         self._cache = cache
         self.max_tokens = int(getattr(model.config, "max_position_embeddings", 0) or 1 << 30)
         self._body = model.base_model
+        # transformers 5.x renames the forward's `past_key_values` to `cache`
+        parameters = inspect.signature(self._body.forward).parameters
+        self._cache_kwarg = "cache" if "cache" in parameters else "past_key_values"
         self._output = OutputLayer.of(model)
         self.computed = 0  # sentences scored by the model (not served by the cache)
 
@@ -263,42 +267,53 @@ class CausalLMScorer:
         return self.score_tokens([self.encode(s) for s in sentences], [1] * len(sentences))
 
     def compare_many(self, pairs: Sequence[tuple[str, str]]) -> list[PairScore]:
-        """For each (H, H'): log p of each from the first token where they differ."""
-        requests: list[tuple[int, ...]] = []
-        starts: list[int] = []
-        shared: list[int] = []
+        """For each (H, H'): log p of each from the first token where they differ. The two share
+        everything before that token, so the model reads that prefix once for both."""
+        requests: list[tuple[_Request, _Request]] = []
         for original, modified in pairs:
             a, b = self.encode(original), self.encode(modified)
-            k = _common_prefix(a, b)
             # Score from the first differing token; a sentence that is a prefix of the other
             # still scores its last token, so neither side is empty.
-            start = max(1, min(k, len(a) - 1, len(b) - 1))
-            requests += [a, b]
-            starts += [start, start]
-            shared.append(start)
-        scores = self.score_tokens(requests, starts)
+            start = max(1, min(_common_prefix(a, b), len(a) - 1, len(b) - 1))
+            requests.append((_Request(a, start), _Request(b, start)))
+        todo, apart = [], []
+        for pair in requests:
+            for r in pair:
+                if self._cache is not None:
+                    r.result = self._cache.get(r.tokens, r.start)
+            if any(r.result is None for r in pair):
+                h, h2 = pair
+                # A tokenizer without BOS can differ at token 0: nothing before `start` is shared.
+                (todo if h.tokens[: h.start] == h2.tokens[: h.start] else apart).append(pair)
+        for batch in _shared_prefix_batches(todo, self.settings.batch_size):
+            self._keep([r for pair in batch for r in pair], self._forward_pairs(batch))
+        self._compute([r for pair in apart for r in pair])
+        self.computed += 2 * len(todo)
         return [
-            PairScore(scores[2 * i].total, scores[2 * i + 1].total, shared[i])
-            for i in range(len(pairs))
+            PairScore(h.result.total, h2.result.total, h.start)  # type: ignore[union-attr]
+            for h, h2 in requests
         ]
 
     def score_tokens(
         self, token_lists: Sequence[tuple[int, ...]], starts: Sequence[int]
     ) -> list[TokenScores]:
         requests = [_Request(tuple(t), s) for t, s in zip(token_lists, starts, strict=True)]
-        todo = []
-        for r in requests:
-            if self._cache is not None:
+        if self._cache is not None:
+            for r in requests:
                 r.result = self._cache.get(r.tokens, r.start)
-            if r.result is None:
-                todo.append(r)
-        for batch in _equal_shape_batches(todo, self.settings.batch_size):
-            for r, scores in zip(batch, self._forward(batch), strict=True):
-                r.result = scores
-                if self._cache is not None:
-                    self._cache.put(r.tokens, r.start, scores)
-        self.computed += len(todo)
+        self._compute([r for r in requests if r.result is None])
         return [r.result for r in requests]  # type: ignore[misc]
+
+    def _compute(self, requests: list[_Request]) -> None:
+        for batch in _equal_shape_batches(requests, self.settings.batch_size):
+            self._keep(batch, self._forward(batch))
+        self.computed += len(requests)
+
+    def _keep(self, requests: list[_Request], scores: list[TokenScores]) -> None:
+        for r, result in zip(requests, scores, strict=True):
+            r.result = result
+            if self._cache is not None:
+                self._cache.put(r.tokens, r.start, result)
 
     def _forward(self, batch: list[_Request]) -> list[TokenScores]:
         import torch
@@ -313,6 +328,50 @@ class CausalLMScorer:
             TokenScores(r.start, tuple(round(x, ROUND_DIGITS) for x in row[r.start - first :]))
             for r, row in zip(batch, logprobs, strict=True)
         ]
+
+    def _forward_pairs(self, batch: list[tuple[_Request, _Request]]) -> list[TokenScores]:
+        """Pairs with the same start: the prefix is read once, with its keys and values kept;
+        then both sides' remainders, one row each, are read on top of them. A remainder is padded
+        on the right to the batch's longest: a causal model's real positions never see what comes
+        after them, so the padding changes nothing that is scored."""
+        import torch
+
+        start = batch[0][0].start
+        device = self.model.device
+        prefix = torch.tensor([h.tokens[:start] for h, _ in batch], device=device)
+        sides = [r for pair in batch for r in pair]  # h0, h0', h1, h1', ...
+        width = max(len(r.tokens) for r in sides) - start - 1
+        with torch.inference_mode():
+            out = self._body(input_ids=prefix, use_cache=True)
+            hidden = [out.last_hidden_state[:, -1:].repeat_interleave(2, dim=0)]  # -> token start
+            if width > 0:
+                cache = getattr(out, "cache", None) or out.past_key_values
+                cache.batch_repeat_interleave(2)
+                pad = self.tokenizer.pad_token_id or 0
+                rest = torch.tensor(
+                    [
+                        list(r.tokens[start:-1]) + [pad] * (width - len(r.tokens) + start + 1)
+                        for r in sides
+                    ],
+                    device=device,
+                )
+                more = self._body(input_ids=rest, use_cache=True, **{self._cache_kwarg: cache})
+                hidden.append(more.last_hidden_state)
+            hidden = torch.cat(hidden, dim=1)
+            rows, targets = [], []
+            for i, r in enumerate(sides):
+                n = len(r.tokens) - start
+                rows.append(hidden[i, :n])
+                targets.append(torch.tensor(r.tokens[start:], device=device))
+            logprobs = self._output.log_probs(torch.cat(rows), torch.cat(targets)).cpu().tolist()
+        scores, at = [], 0
+        for r in sides:
+            n = len(r.tokens) - start
+            scores.append(
+                TokenScores(start, tuple(round(x, ROUND_DIGITS) for x in logprobs[at : at + n]))
+            )
+            at += n
+        return scores
 
     def close(self) -> None:
         if self._cache is not None:
@@ -386,6 +445,24 @@ def _equal_shape_batches(requests: Iterable[_Request], size: int) -> list[list[_
     batches = []
     for key in sorted(groups):
         group = sorted(groups[key], key=lambda r: (r.start, r.tokens))
+        batches += [group[i : i + size] for i in range(0, len(group), size)]
+    return batches
+
+
+def _shared_prefix_batches(
+    pairs: Iterable[tuple[_Request, _Request]], size: int
+) -> list[list[tuple[_Request, _Request]]]:
+    """Batches of pairs with the same start (so one prefix tensor, no padding), pairs of similar
+    length together (so little padding after it), in a fixed order."""
+    groups: dict[int, list[tuple[_Request, _Request]]] = {}
+    for pair in pairs:
+        groups.setdefault(pair[0].start, []).append(pair)
+    batches = []
+    for start in sorted(groups):
+        group = sorted(
+            groups[start],
+            key=lambda p: (max(len(p[0].tokens), len(p[1].tokens)), p[0].tokens, p[1].tokens),
+        )
         batches += [group[i : i + size] for i in range(0, len(group), size)]
     return batches
 

@@ -84,6 +84,36 @@ def test_a_pair_is_scored_from_its_first_differing_token(tiny_lm_dir, tmp_path):
     assert pair.original == pytest.approx(sum(full_h.logprobs[3:]), abs=1e-3)
 
 
+def test_pairs_read_their_shared_prefix_once_and_score_as_each_sentence_alone(
+    tiny_lm_dir, tmp_path
+):
+    """compare_many reads a pair's prefix once and both remainders on top of it, padded to the
+    batch's longest: every number must equal scoring each sentence by itself, whatever the pairs'
+    lengths, starts and batch size."""
+    pairs = [
+        ("the soup is hot .", "the soup is cold ."),
+        ("the soup is hot , he changed his mind .", "the soup is cold , he changed his mind ."),
+        ("a dog runs .", "a dog walks ."),
+        ("a big dog runs .", "a small dog runs ."),
+        ("he changed his mind .", "he stayed his mind ."),
+        ("the dog is big", "the dog is big and small"),
+    ]
+    alone = scorer(tiny_lm_dir, tmp_path, use_cache=False)
+    expected = []
+    for h, h2 in pairs:
+        a, b = alone.encode(h), alone.encode(h2)
+        shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+        start = min(shared, len(a) - 1, len(b) - 1)  # the last token of a prefix sentence
+        full_h, full_h2 = alone.score_sentences([h, h2])  # logprobs[i] is token i + 1's
+        expected.append((sum(full_h.logprobs[start - 1 :]), sum(full_h2.logprobs[start - 1 :])))
+    for size in (1, 2, 16):
+        lm = scorer(tiny_lm_dir, tmp_path / str(size), use_cache=False, batch_size=size)
+        got = lm.compare_many(pairs)
+        assert [(p.original, p.modified) for p in got] == [
+            (pytest.approx(a, abs=1e-3), pytest.approx(b, abs=1e-3)) for a, b in expected
+        ]
+
+
 def test_identical_sentences_differ_by_nothing(tiny_lm_dir, tmp_path):
     lm = scorer(tiny_lm_dir, tmp_path, use_cache=False)
     (pair,) = lm.compare_many([("a dog runs .", "a dog runs .")])
