@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
+from transnli.common.lm import LMError
+from transnli.generator.checks.base import BackendUnavailable
 from transnli.generator.record import TripleRecord
 
 CHOICE = "lm_choice"
@@ -110,6 +112,15 @@ def limit_per_sentence(
     kept = [r for r in records if id(r) in kept_ids]
     dropped = [r for r in records if id(r) not in kept_ids]
     return kept, dropped
+
+
+def pair_deltas(scorer, records: Sequence[TripleRecord]) -> list[float]:
+    """d of each record's (H, H'); a model failure is the lm check's one-line error."""
+    try:
+        scores = scorer.compare_many([(r.hypothesis, r.modified_hypothesis) for r in records])
+    except LMError as exc:
+        raise BackendUnavailable(f"lm_antonyms: {exc}") from exc
+    return [s.delta for s in scores]
 
 
 def lm_scorer(checks: Sequence[Any]):

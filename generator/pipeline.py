@@ -30,6 +30,7 @@ from transnli.generator.lm_choice import (
     choice_entries,
     limit_per_sentence,
     lm_scorer,
+    pair_deltas,
     runs,
 )
 from transnli.generator.memory import release_free_memory
@@ -369,8 +370,7 @@ class WordNetPipeline:
         vector rank); the others are appended to `rejected` (transnli.generator.lm_choice)."""
         words = runs(choices, key=lambda c: (id(c.pair), c.token.i))
         several = [c.record for w in words if len(w) > 1 for c in w]
-        scores = self.scorer.compare_many([(r.hypothesis, r.modified_hypothesis) for r in several])
-        deltas = iter(s.delta for s in scores)
+        deltas = iter(pair_deltas(self.scorer, several))
         kept = []
         for word in words:
             if len(word) == 1:

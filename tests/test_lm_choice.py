@@ -196,3 +196,11 @@ def test_generate_with_both_options_is_byte_identical_and_exportable(tiny_lm_dir
         normalise(row)  # the exported schema knows both entries
     config = json.loads((outs[0] / "config.json").read_text())["config"]
     assert (config["lm_antonyms"], config["max_per_sentence"]) == (3, 2)
+
+
+def test_a_sentence_too_long_for_the_model_is_one_clear_line(tmp_path):
+    from transnli.generator.checks.base import BackendUnavailable
+
+    short = build_tiny_causal_lm(tmp_path / "short", max_positions=6, words=vocabulary())
+    with pytest.raises(BackendUnavailable, match="lm_antonyms: .*longer than the language model"):
+        run(short, lm_antonyms=3)
