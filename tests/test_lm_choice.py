@@ -170,7 +170,9 @@ def test_the_options_need_the_lm_check():
 
 
 @pytest.mark.slow
-def test_generate_with_both_options_is_byte_identical_and_exportable(tiny_lm_dir, tmp_path):
+def test_generate_with_both_options_is_byte_identical_across_workers_and_exportable(
+    tiny_lm_dir, tmp_path
+):
     source = tmp_path / "in.jsonl"
     source.write_text(
         "".join(
@@ -181,9 +183,10 @@ def test_generate_with_both_options_is_byte_identical_and_exportable(tiny_lm_dir
     opts = ["--acceptability", "lm", "--lm", str(tiny_lm_dir), "--lm-threshold", "-1000"]
     opts += ["--lm-antonyms", "3", "--max-per-sentence", "2", "--filters", "none"]
     outs = []
-    for name in ("a", "b"):
+    # the second run: two workers, one pair a batch; the output is the same bytes
+    for name, extra in (("a", []), ("b", ["--workers", "2", "--batch-size", "1"])):
         result = CliRunner().invoke(
-            main, ["generate", str(source), "--out", str(tmp_path / name), *opts]
+            main, ["generate", str(source), "--out", str(tmp_path / name), *opts, *extra]
         )
         assert result.exit_code == 0, result.output
         outs.append(tmp_path / name)
