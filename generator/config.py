@@ -56,6 +56,12 @@ class GeneratorConfig:
     lm: str = "gemma3-270m"
     lm_threshold: float = DEFAULT_LM_THRESHOLD
     lm_dtype: str = "float32"
+    # The language model chooses among candidates (transnli.generator.lm_choice; both need
+    # acceptability "lm"): realise up to `lm_antonyms` of a word's antonyms and keep the one with
+    # the best d (1: the vector ranker's best only); keep at most `max_per_sentence` triples of a
+    # sentence, best d first (0: no limit).
+    lm_antonyms: int = 1
+    max_per_sentence: int = 0
     vectors: str | None = None
     spacy_model: str | None = None
     max_chars: int = 400
@@ -110,6 +116,7 @@ class GeneratorConfig:
         from transnli.common.lm import DTYPES
 
         one_of("lm_dtype", DTYPES)
+        self.validate_lm_choice()
         bad = [p for p in self.pos if p not in POS_CHOICES]
         if bad or not self.pos:
             raise ConfigError(
@@ -143,6 +150,17 @@ class GeneratorConfig:
         if not 0 <= self.llm_temperature <= 2:
             raise ConfigError("llm_temperature must be between 0 and 2")
         return self
+
+    def validate_lm_choice(self) -> None:
+        if self.lm_antonyms < 1 or self.max_per_sentence < 0:
+            raise ConfigError("lm_antonyms must be >= 1 and max_per_sentence >= 0")
+        if self.lm_antonyms == 1 and not self.max_per_sentence:
+            return
+        if self.acceptability != "lm" or self.pipeline != "wordnet":
+            raise ConfigError(
+                "lm_antonyms > 1 and max_per_sentence need the wordnet pipeline with "
+                "--acceptability lm (the language model's scores choose)"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -24,6 +24,15 @@ from dataclasses import dataclass, field
 from transnli.generator.checks.base import Check
 from transnli.generator.config import GeneratorConfig
 from transnli.generator.filters import CandidateFilter, FilterItem
+from transnli.generator.lm_choice import (
+    CHOICE,
+    PER_SENTENCE,
+    choice_entries,
+    limit_per_sentence,
+    lm_scorer,
+    pair_deltas,
+    runs,
+)
 from transnli.generator.memory import release_free_memory
 from transnli.generator.readers import NLIPair
 from transnli.generator.record import TripleRecord, stable_id
@@ -230,6 +239,12 @@ class WordNetPipeline:
         self.checks = list(checks)
         self.stats = GenerationStats()
         self.timer = StageTimer()
+        # The lm check's scorer, when the LM chooses among candidates (transnli.generator.lm_choice)
+        self.scorer = None
+        if config.lm_antonyms > 1 or config.max_per_sentence:
+            self.scorer = lm_scorer(self.checks)
+            if self.scorer is None:
+                raise ValueError("lm_antonyms and max_per_sentence need the lm acceptability check")
 
     # -- building -------------------------------------------------------------------------------
     def _usable(self, pair: NLIPair, stats: GenerationStats | None = None) -> bool:
@@ -293,8 +308,12 @@ class WordNetPipeline:
         with timer.stage("tagging"):
             tagged = self.tagger.tag([p.hypothesis for p in pairs])
         built = self.built_choices(pairs, tagged, counts, timer, every)
+        filtered = filtered if filtered is not None else []
         with timer.stage("filters"):
-            alive = self.apply_filters(built, counts, filtered if filtered is not None else [])
+            alive = self.apply_filters(built, counts, filtered)
+        if self.config.lm_antonyms > 1:
+            with timer.stage(CHOICE):
+                alive = self.choose_by_lm(alive, counts, filtered)
         return [c.record for c in alive]
 
     def built_choices(
@@ -313,11 +332,62 @@ class WordNetPipeline:
             if choice.record is None:
                 counts[f"skipped_{choice.status}"] += 1
                 continue
-            counts["candidates_built"] += 1
-            built.append(choice)
-            if every is not None:
-                every.append(choice.record)
+            alternatives = self.alternatives(choice) if self.config.lm_antonyms > 1 else []
+            for one in (choice, *alternatives):
+                counts["candidates_built"] += 1
+                built.append(one)
+                if every is not None:
+                    every.append(one.record)
         return built
+
+    def alternatives(self, choice: WordChoice) -> list[WordChoice]:
+        """The word's next-ranked antonyms after the chosen one, realised (distinct sentences),
+        up to `lm_antonyms` candidates in all, for the language model to choose among."""
+        out: list[WordChoice] = []
+        texts = {choice.sentence.text, choice.record.modified_hypothesis}
+        lookup, tok = choice.lookup, choice.token
+        for ranked in choice.record.candidates[1:]:
+            if len(out) + 1 >= self.config.lm_antonyms:
+                break
+            antonym = ranked["antonym"]
+            pos = lookup.pos[lookup.antonyms.index(antonym)]
+            realised = self.realiser.realise(choice.sentence, tok.i, antonym, pos)
+            if realised is None or realised.text in texts:
+                continue
+            texts.add(realised.text)
+            record = word_record(
+                choice.pair, tok, realised.text, "wordnet", antonym, list(choice.record.candidates)
+            )
+            out.append(
+                WordChoice(choice.pair, choice.sentence, tok, "ok", lookup, record, realised)
+            )
+        return out
+
+    def choose_by_lm(
+        self, choices: list[WordChoice], counts: Counter, rejected: list[TripleRecord]
+    ) -> list[WordChoice]:
+        """Of each word's surviving candidates, the one with the highest d (ties: the better
+        vector rank); the others are appended to `rejected` (transnli.generator.lm_choice)."""
+        words = runs(choices, key=lambda c: (id(c.pair), c.token.i))
+        several = [c.record for w in words if len(w) > 1 for c in w]
+        deltas = iter(pair_deltas(self.scorer, several))
+        kept = []
+        for word in words:
+            if len(word) == 1:
+                kept.append(word[0])
+                continue
+            records = [c.record for c in word]
+            entries = choice_entries([r.antonym for r in records], [next(deltas) for _ in word])
+            for choice, entry in zip(word, entries, strict=True):
+                choice.record.checks[CHOICE] = entry
+                if entry["passed"]:
+                    kept.append(choice)
+                else:
+                    choice.record.rejected_by = CHOICE
+                    choice.record.reason = f"the language model prefers {entry['chosen']!r}"
+                    counts[FILTERED + CHOICE] += 1
+                    rejected.append(choice.record)
+        return kept
 
     def apply_filters(
         self, choices: list[WordChoice], counts: Counter, filtered: list[TripleRecord]
@@ -390,6 +460,10 @@ class WordNetPipeline:
                     stats.counts[f"rejected_{check.name}"] += 1
                     rejected.append(rec)
             alive = survivors
+        if self.config.max_per_sentence:
+            alive, dropped = limit_per_sentence(alive, self.config.max_per_sentence)
+            stats.counts[FILTERED + PER_SENTENCE] += len(dropped)
+            rejected += dropped
         stats.counts["triples_accepted"] += len(alive)
         # Keep input order for the rejected file too (checks reject in stage order otherwise).
         order = {id(r): i for i, r in enumerate(candidates)}

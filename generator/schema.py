@@ -26,8 +26,16 @@ from transnli.generator.record import LABELS
 NO_LABEL = -1
 
 # Check names a record can carry: the LLM answer check, the candidate filters (in their running
-# order, from the filter registry) and the checks (generator/checks).
-CHECK_NAMES = ("llm_answer", *filter_names(), "grammar", "acceptability")
+# order, from the filter registry), the language model's choice among a word's antonyms, the checks
+# (generator/checks) and the per-sentence limit (transnli.generator.lm_choice).
+CHECK_NAMES = (
+    "llm_answer",
+    *filter_names(),
+    "lm_choice",
+    "grammar",
+    "acceptability",
+    "max_per_sentence",
+)
 
 
 def _check_features(string, i64, f64, boolean) -> dict:

@@ -132,7 +132,9 @@ def cli(*args):
 
 # -- the schema ------------------------------------------------------------------------------------
 def test_every_check_and_filter_has_a_place_in_the_schema():
-    assert set(filter_names()) | {"grammar", "acceptability", "llm_answer"} == set(CHECK_NAMES)
+    # lm_choice and max_per_sentence: the language model's choices (transnli.generator.lm_choice)
+    named = {"grammar", "acceptability", "llm_answer", "lm_choice", "max_per_sentence"}
+    assert set(filter_names()) | named == set(CHECK_NAMES)
     from transnli.generator.filters import filter_class, filter_summary
 
     # the card says what each filter of a run did, from the filter's own registration

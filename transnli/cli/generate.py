@@ -245,6 +245,26 @@ GENERATION_OPTIONS = [
     ),
     option(
         "config",
+        "lm_antonyms",
+        "--lm-antonyms",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="Realise up to N antonyms of each word and keep the one the language model scores "
+        "best (needs --acceptability lm; 1: the vector ranker's best only).",
+    ),
+    option(
+        "config",
+        "max_per_sentence",
+        "--max-per-sentence",
+        type=click.IntRange(min=0),
+        default=None,
+        metavar="K",
+        help="Keep at most K triples of a sentence, best language-model score first (needs "
+        "--acceptability lm; 0: no limit).",
+    ),
+    option(
+        "config",
         "vectors",
         "--vectors",
         default=None,
