@@ -1,7 +1,7 @@
 """Language-model features for the learned quality scorer: do they beat the LM's d alone?
 
     .venv/bin/python benchmarks/bench_quality_lm.py [--lm gemma3-270m] [--seeds 5] [--folds 5]
-        [--out benchmarks/data/quality_lm_features.json]
+        [--context] [--out benchmarks/data/quality_lm_features.json]
 
 Both judged sets are rebuilt into feature rows with the generator's own stages
 (benchmarks/quality_dataset.py); the LM features (generator/filters/lm_features.py) are added from
@@ -9,7 +9,9 @@ the language model (its score cache makes a rerun cheap). Scorers compared:
 - `rules`: the shipped scorer's features (today's model, refitted on dev the same way);
 - `d`: d = log p(H') - log p(H) alone, no training;
 - `lm`: a logistic regression over the LM features only;
-- `rules+lm`: the shipped features and the LM features.
+- `rules+lm`: the shipped features and the LM features;
+- with --context, `d_context` (d with the premise before H and H': log p(P H') - log p(P H)) and
+  `lm+context` (the LM features and d_context).
 
 The population is what the default preset accepts (its filters and checks on). A scorer keeps the
 candidates whose score reaches a cut; for each set, the figure to quote is the best precision at
@@ -41,7 +43,10 @@ KEEP_SHARE = 0.80  # the issue's constraint: keep at least 80% of the default's 
 SHARES = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5, 0.4, 0.3)
 C_GRID = (0.03, 0.1, 0.3, 1.0)
 SCORERS = ("rules", "d", "lm", "rules+lm")
-FIXED_C = {"rules": 0.1, "d": None}  # rules: the shipped model's (train_quality_model.C)
+CONTEXT_SCORERS = ("d_context", "lm+context")  # with --context
+UNTRAINED = ("d", "d_context")  # a score used as it is
+# rules: the shipped model's L2 strength (train_quality_model.C); the others are chosen on dev CV
+FIXED_C = {"rules": 0.1, "d": None, "d_context": None}
 
 
 def lm_dataset(ds: Dataset, scorer) -> Dataset:
@@ -52,15 +57,31 @@ def lm_dataset(ds: Dataset, scorer) -> Dataset:
     return ds.with_columns(LM_FEATURE_NAMES, X)
 
 
+def context_dataset(ds: Dataset, scorer, sentences: Path) -> Dataset:
+    """Adds `lm_context_d`: d with the premise before each sentence (log p(P H') - log p(P H))."""
+    premise: dict[str, str] = {}
+    for line in sentences.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            premise.setdefault(row["hypothesis"], row["premise"])
+    pairs = [(f"{premise[h]} {h}", f"{premise[h]} {m}") for h, m in ds.pairs()]
+    d = [s.delta for s in scorer.compare_many(pairs)]
+    return ds.with_columns(("lm_context_d",), np.array(d, dtype=np.float64)[:, None])
+
+
 def columns(ds: Dataset, scorer: str) -> np.ndarray:
-    lm = np.array([n.startswith("lm_") for n in ds.names])
-    if scorer == "rules":
-        return ds.X[:, ~lm]
-    if scorer == "lm":
-        return ds.X[:, lm]
-    if scorer == "d":
-        return ds.X[:, [ds.names.index("lm_d")]]
-    return ds.X
+    """The feature columns a scorer uses: the rule features have no `lm_` prefix."""
+    from transnli.generator.filters.lm_features import LM_FEATURE_NAMES
+
+    wanted = {
+        "rules": [n for n in ds.names if not n.startswith("lm_")],
+        "d": ["lm_d"],
+        "lm": list(LM_FEATURE_NAMES),
+        "rules+lm": [n for n in ds.names if n != "lm_context_d"],
+        "d_context": ["lm_context_d"],
+        "lm+context": [*LM_FEATURE_NAMES, "lm_context_d"],
+    }[scorer]
+    return ds.X[:, [ds.names.index(n) for n in wanted]]
 
 
 def make_model(C: float):
@@ -147,8 +168,8 @@ def evaluate_dev(ds: Dataset, scorer: str, C: float, folds: int, seeds: int) -> 
     acc, good, baseline = population(ds)
     X = columns(ds, scorer)
     runs = []
-    for seed in range(seeds if scorer != "d" else 1):
-        s = X[:, 0] if scorer == "d" else out_of_fold(X, ds, folds, seed, C)
+    for seed in range(1 if scorer in UNTRAINED else seeds):
+        s = X[:, 0] if scorer in UNTRAINED else out_of_fold(X, ds, folds, seed, C)
         runs.append({**keep_curve(s[acc], good, baseline), "auc": auc(s[acc], good)})
     return summarise(runs)
 
@@ -156,7 +177,7 @@ def evaluate_dev(ds: Dataset, scorer: str, C: float, folds: int, seeds: int) -> 
 def evaluate_test(dev: Dataset, test: Dataset, scorer: str, C: float) -> dict:
     acc, good, baseline = population(test)
     Xd, Xt = columns(dev, scorer), columns(test, scorer)
-    s = Xt[:, 0] if scorer == "d" else train_and_score(Xd, dev.y, Xt, C)
+    s = Xt[:, 0] if scorer in UNTRAINED else train_and_score(Xd, dev.y, Xt, C)
     return {**keep_curve(s[acc], good, baseline), "auc_among_accepted": auc(s[acc], good)}
 
 
@@ -179,11 +200,45 @@ def describe(ds: Dataset) -> dict:
     }
 
 
+def report(
+    dev: Dataset, test: Dataset, scorers: tuple[str, ...], lm: dict, folds: int, seeds: int
+) -> dict:
+    """Every scorer's figures on both sets (the JSON this script prints)."""
+    result = {
+        "benchmark": "quality_lm_features",
+        "lm": lm,
+        "protocol": f"dev: GroupKFold by source sentence, {folds} folds x {seeds} "
+        "shuffles, trained on every judged candidate of the training sentences; test: trained "
+        "on all of dev. Population: what the default preset accepts; figure: best precision "
+        f"keeping >= {KEEP_SHARE:.0%} of the default's good triples",
+        "dev": describe(dev),
+        "test": describe(test),
+        "scorers": {},
+    }
+    for name in scorers:
+        if name in FIXED_C:
+            C, grid = FIXED_C[name], None
+        else:
+            C, grid = choose_c(dev, name, folds, seeds)
+        result["scorers"][name] = {
+            "C": C,
+            "dev_cv_precision_at_80_by_C": grid,
+            "dev": evaluate_dev(dev, name, C, folds, seeds),
+            "test": evaluate_test(dev, test, name, C),
+        }
+    return result
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lm", default="gemma3-270m")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument(
+        "--context",
+        action="store_true",
+        help="Also score each pair after its premise (lm_context_d; twice the LM time or more).",
+    )
     ap.add_argument("--out", type=Path, help="Also write the JSON here.")
     args = ap.parse_args(argv)
 
@@ -192,28 +247,12 @@ def main(argv=None) -> None:
     scorer = CausalLMScorer.load(LMSettings(spec=args.lm))
     dev = lm_dataset(build_dataset(*SETS["dev"]), scorer)
     test = lm_dataset(build_dataset(*SETS["test"]), scorer)
-    result = {
-        "benchmark": "quality_lm_features",
-        "lm": scorer.identity,
-        "protocol": f"dev: GroupKFold by source sentence, {args.folds} folds x {args.seeds} "
-        "shuffles, trained on every judged candidate of the training sentences; test: trained "
-        "on all of dev. Population: what the default preset accepts; figure: best precision "
-        f"keeping >= {KEEP_SHARE:.0%} of the default's good triples",
-        "dev": describe(dev),
-        "test": describe(test),
-        "scorers": {},
-    }
-    for name in SCORERS:
-        if name in FIXED_C:
-            C, grid = FIXED_C[name], None
-        else:
-            C, grid = choose_c(dev, name, args.folds, args.seeds)
-        result["scorers"][name] = {
-            "C": C,
-            "dev_cv_precision_at_80_by_C": grid,
-            "dev": evaluate_dev(dev, name, C, args.folds, args.seeds),
-            "test": evaluate_test(dev, test, name, C),
-        }
+    scorers = SCORERS
+    if args.context:
+        dev = context_dataset(dev, scorer, SETS["dev"][0])
+        test = context_dataset(test, scorer, SETS["test"][0])
+        scorers += CONTEXT_SCORERS
+    result = report(dev, test, scorers, scorer.identity, args.folds, args.seeds)
     text = json.dumps(result, indent=1)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")
