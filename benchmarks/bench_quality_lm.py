@@ -237,7 +237,7 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--context",
         action="store_true",
-        help="Also score each pair after its premise (lm_context_d; twice the LM time or more).",
+        help="Also score each pair after its premise (lm_context_d; about 10x the LM time).",
     )
     ap.add_argument("--out", type=Path, help="Also write the JSON here.")
     args = ap.parse_args(argv)
