@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -40,9 +40,18 @@ class Dataset:
     keys: list[str]
     missing: int  # judged candidates the stages no longer build (left out)
     data_sha256: str
+    accepted_not_rebuilt: int = 0  # candidates the default accepts that were not rebuilt
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """(H, H') of each row."""
+        return [tuple(k.split("\x1f")) for k in self.keys]
+
+    def with_columns(self, names: tuple[str, ...], X: np.ndarray) -> Dataset:
+        """The same rows with feature columns `names` (values X) added."""
+        return replace(self, names=self.names + names, X=np.hstack([self.X, X]))
 
 
-def default_accepted_keys() -> set[str]:
+def default_accepted_keys(sentences: Path = SENTENCES) -> set[str]:
     """Keys of the candidates today's default preset accepts (its filters and checks on)."""
     from transnli.generator.build import build_pipeline
     from transnli.generator.config import resolve_config
@@ -50,12 +59,12 @@ def default_accepted_keys() -> set[str]:
 
     pipeline = build_pipeline(resolve_config("default", filters="-quality_model"))
     out = set()
-    for batch in pipeline.run(read_pairs(str(SENTENCES))):
+    for batch in pipeline.run(read_pairs(str(sentences))):
         out |= {key(r.hypothesis, r.modified_hypothesis) for r in batch.accepted}
     return out
 
 
-def rebuilt_items(judged: dict[str, dict]):
+def rebuilt_items(judged: dict[str, dict], sentences: Path = SENTENCES):
     """(key, FilterItem, ranked candidates) for every judged candidate the stages build, first
     in direct mode, then broad (a candidate both modes build is taken once)."""
     from transnli.generator.build import build_wordnet_pipeline
@@ -63,7 +72,7 @@ def rebuilt_items(judged: dict[str, dict]):
     from transnli.generator.filters import FilterItem
     from transnli.generator.readers import read_pairs
 
-    pairs = list(read_pairs(str(SENTENCES)))
+    pairs = list(read_pairs(str(sentences)))
     seen: dict[str, tuple] = {}
     for mode in ("direct", "broad"):
         config = resolve_config(
@@ -90,12 +99,14 @@ def rebuilt_items(judged: dict[str, dict]):
     return pipeline.ranker, seen
 
 
-def build_dataset() -> Dataset:
+def build_dataset(sentences: Path = SENTENCES, judgements: Path = JUDGEMENTS) -> Dataset:
+    """The judged set (default: dev) as feature rows; the test set is
+    data/quality_test_sentences.jsonl with data/quality_test.jsonl."""
     from transnli.generator.filters.quality_features import FEATURE_NAMES, QualityFeatures
 
-    judged = load_judgements()
-    ranker, items = rebuilt_items(judged)
-    accepted = default_accepted_keys()
+    judged = load_judgements(judgements)
+    ranker, items = rebuilt_items(judged, sentences)
+    accepted = default_accepted_keys(sentences)
     keys = sorted(items)  # a fixed row order, whatever order the stages produced
     feats = QualityFeatures(ranker)
     X = feats.matrix([items[k][0] for k in keys], [items[k][1] for k in keys])
@@ -109,5 +120,6 @@ def build_dataset() -> Dataset:
         default_accepted=np.array([k in accepted for k in keys]),
         keys=keys,
         missing=len(judged) - len(keys),
-        data_sha256=sha256_of(JUDGEMENTS, SENTENCES),
+        data_sha256=sha256_of(judgements, sentences),
+        accepted_not_rebuilt=len(accepted - set(keys)),
     )
