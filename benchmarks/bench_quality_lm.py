@@ -50,7 +50,7 @@ FIXED_C = {"rules": 0.1, "d": None, "d_context": None}
 
 
 def lm_dataset(ds: Dataset, scorer) -> Dataset:
-    from transnli.generator.filters.lm_features import LM_FEATURE_NAMES, LMFeatures
+    from lm_features import LM_FEATURE_NAMES, LMFeatures
 
     rows = LMFeatures(scorer).rows(ds.pairs())
     X = np.array([[r[n] for n in LM_FEATURE_NAMES] for r in rows], dtype=np.float64)
@@ -71,7 +71,7 @@ def context_dataset(ds: Dataset, scorer, sentences: Path) -> Dataset:
 
 def columns(ds: Dataset, scorer: str) -> np.ndarray:
     """The feature columns a scorer uses: the rule features have no `lm_` prefix."""
-    from transnli.generator.filters.lm_features import LM_FEATURE_NAMES
+    from lm_features import LM_FEATURE_NAMES
 
     wanted = {
         "rules": [n for n in ds.names if not n.startswith("lm_")],

@@ -1,4 +1,4 @@
-"""The language-model features of the quality scorer (generator/filters/lm_features.py): the
+"""The language-model features of the quality scorer (benchmarks/lm_features.py): the
 swapped span and the continuation are split where H and H' share their suffix, each figure comes
 from the per-token log-probabilities the lm check uses, and a tiny random causal LM built here goes
 through the same loading and scoring code as the packaged Gemma."""
@@ -6,11 +6,15 @@ through the same loading and scoring code as the packaged Gemma."""
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import pytest
 from tiny_lm import build_tiny_causal_lm
 from transnli.common.lm import CausalLMScorer, LMSettings, TokenScores
-from transnli.generator.filters.lm_features import (
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from lm_features import (  # noqa: E402  (a benchmark module: measured, not shipped)
     LM_FEATURE_NAMES,
     LMFeatures,
     pair_features,
