@@ -1,4 +1,6 @@
-"""Language-model features of a candidate for the learned quality scorer (quality_model.py).
+"""Language-model features of a candidate for the learned quality scorer (quality_model.py):
+measured by bench_quality_lm.py and not shipped, since they do not beat d alone on the test set
+(docs/quality-model.md, "Language-model features (measured, not shipped)").
 
 d = log p(H') - log p(H) (the lm check's score) sums everything that changed: the swapped word's
 tokens and every token after it. These features take it apart, from the same per-token
