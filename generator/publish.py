@@ -29,6 +29,7 @@ from typing import Any
 from transnli.common.citation import PAPER_BIBTEX, PAPER_TITLE, tool_bibtex
 from transnli.common.hub import HubError, check_repo_id, hub_token, upload_folder
 from transnli.generator.filters.registry import filter_summary
+from transnli.generator.lm_choice import CHOICE, PER_SENTENCE
 from transnli.generator.run_folder import (
     CONFIG,
     FINISHED,
@@ -467,8 +468,21 @@ SETTING_KEYS = (
 )
 
 
+# The language model's choices count with the filters' rejections in stats.json; not filters.
+LM_CHOICE_ROWS = {
+    CHOICE: "not chosen among a word's antonyms by the language model (lm_antonyms)",
+    PER_SENTENCE: "over the per-sentence limit, by the language model's score (max_per_sentence)",
+}
+
+
 def _settings_rows(cfg: dict[str, Any]) -> list[tuple[str, Any]]:
     rows = [(k, cfg.get(k)) for k in SETTING_KEYS if k in cfg]
+    if cfg.get("acceptability") == "lm":
+        rows += [
+            (k, cfg.get(k))
+            for k in ("lm", "lm_threshold", "lm_antonyms", "max_per_sentence")
+            if k in cfg
+        ]
     if cfg.get("acceptability") == "cola":
         rows += [
             ("cola_model", cfg.get("cola_model")),
@@ -499,7 +513,7 @@ def _stats_rows(stats: dict[str, Any]) -> list[tuple[str, Any]]:
     for name, n in sorted((stats.get("sentences_skipped") or {}).items()):
         rows.append((f"sentences skipped: {name}", n))
     for name, n in sorted((stats.get("rejected_filters") or {}).items()):
-        rows.append((f"rejected by filter {name}", n))
+        rows.append((LM_CHOICE_ROWS.get(name, f"rejected by filter {name}"), n))
     for key in (
         "rejected_grammar",
         "rejected_acceptability",

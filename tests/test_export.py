@@ -344,6 +344,31 @@ def test_card_front_matter_and_body(tmp_path):
         assert needle in body, needle
 
 
+def test_card_names_the_language_models_choices_and_settings(tmp_path):
+    """A run with the lm check: the card shows its model and threshold, and the triples the
+    language model chose against are not called filter rejections."""
+    stats = {"rejected_filters": {"lm_choice": 2, "max_per_sentence": 1, "light_verb": 3}}
+    run = make_run(tmp_path / "run", [record(i) for i in range(3)], [], stats=stats)
+    config_path = run / "config.json"
+    config = json.loads(config_path.read_text())
+    config["config"].update(
+        acceptability="lm", lm="gemma3-270m", lm_threshold=-9.5, lm_antonyms=2, max_per_sentence=1
+    )
+    config_path.write_text(json.dumps(config))
+    export_finished(run, ["card"], title="LM triples")
+    _, body = split_card((run / "hub" / "README.md").read_text())
+    for needle in (
+        "| lm | gemma3-270m |",
+        "| lm_threshold | -9.5 |",
+        "| lm_antonyms | 2 |",
+        "| not chosen among a word's antonyms by the language model (lm_antonyms) | 2 |",
+        "| over the per-sentence limit, by the language model's score (max_per_sentence) | 1 |",
+        "| rejected by filter light_verb | 3 |",
+    ):
+        assert needle in body, needle
+    assert "rejected by filter lm_choice" not in body
+
+
 def test_card_of_one_dataset_takes_its_licence_and_loads_by_config(tmp_path):
     import datasets
 
