@@ -7,10 +7,11 @@ it, but the output layer never scores it. With Gemma 3's 262k-word vocabulary th
 about half of the model's work, so it runs only at the positions scored, and over the vocabulary
 in chunks (`OutputLayer`), so the full logits never sit in memory.
 
-Determinism: sentences are grouped by token length, so a batch holds no padding, and batches are
-formed in a fixed order, so the same sentences in the same call always meet the same neighbours.
-A sentence's numbers can depend on its batch only through the batch's size and how many positions
-reach the output layer, which change the last bits of float32 sums; each log-probability is
+Determinism: sentences are grouped by token length (pairs by where they start to differ, with
+their remainders padded on the right, which a causal model's scored positions never see), and
+batches are formed in a fixed order, so the same sentences in the same call always meet the same
+neighbours. A sentence's numbers can depend on its batch only through the shapes of the matrix
+products, which change the last bits of float32 sums; each log-probability is
 rounded to ROUND_DIGITS, which absorbs that except, rarely, at a rounding boundary. The score
 cache then serves the first value computed, so a rerun repeats it.
 
