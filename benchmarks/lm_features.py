@@ -30,7 +30,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from transnli.common.lm import ROUND_DIGITS, CausalLMScorer, TokenScores
+from transnli.common.lm import ROUND_DIGITS, CausalLMScorer, TokenScores, first_scored
 
 LM_FEATURE_NAMES: tuple[str, ...] = (
     "lm_d",
@@ -123,7 +123,7 @@ class LMFeatures:
         token, as the lm check scores them) and the swapped spans on their own."""
         scorer = self.scorer
         encoded = [(scorer.encode(h), scorer.encode(m)) for h, m in pairs]
-        starts = [_first_scored(a, b) for a, b in encoded]
+        starts = [first_scored(a, b) for a, b in encoded]
         flat = [t for pair in encoded for t in pair]
         scores = scorer.score_tokens(flat, [s for s in starts for _ in (0, 1)])
         span_texts = []
@@ -150,16 +150,6 @@ class LMFeatures:
         scored = self.scorer.score_sentences(wanted)
         totals = {t: s.total for t, s in zip(wanted, scored, strict=True)}
         return [totals.get(t, 0.0) for t in texts]
-
-
-def _first_scored(a: Sequence[int], b: Sequence[int]) -> int:
-    """The lm check's start: the first differing token, leaving each side one token to score."""
-    k = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        k += 1
-    return max(1, min(k, len(a) - 1, len(b) - 1))
 
 
 def _decode(scorer: CausalLMScorer, tokens: Sequence[int], span: tuple[int, int]) -> str:

@@ -75,6 +75,10 @@ class TokenScores:
     start: int
     logprobs: tuple[float, ...]
 
+    @classmethod
+    def rounded(cls, start: int, logprobs: Sequence[float]) -> TokenScores:
+        return cls(start, tuple(round(x, ROUND_DIGITS) for x in logprobs))
+
     @property
     def total(self) -> float:
         return round(sum(self.logprobs), ROUND_DIGITS)
@@ -273,9 +277,7 @@ class CausalLMScorer:
         requests: list[tuple[_Request, _Request]] = []
         for original, modified in pairs:
             a, b = self.encode(original), self.encode(modified)
-            # Score from the first differing token; a sentence that is a prefix of the other
-            # still scores its last token, so neither side is empty.
-            start = max(1, min(_common_prefix(a, b), len(a) - 1, len(b) - 1))
+            start = first_scored(a, b)
             requests.append((_Request(a, start), _Request(b, start)))
         todo, apart = [], []
         for pair in requests:
@@ -326,7 +328,7 @@ class CausalLMScorer:
             hidden = self._body(input_ids=ids).last_hidden_state[:, first - 1 : -1]
             logprobs = self._output.log_probs(hidden, ids[:, first:]).cpu().tolist()
         return [
-            TokenScores(r.start, tuple(round(x, ROUND_DIGITS) for x in row[r.start - first :]))
+            TokenScores.rounded(r.start, row[r.start - first :])
             for r, row in zip(batch, logprobs, strict=True)
         ]
 
@@ -368,9 +370,7 @@ class CausalLMScorer:
         scores, at = [], 0
         for r in sides:
             n = len(r.tokens) - start
-            scores.append(
-                TokenScores(start, tuple(round(x, ROUND_DIGITS) for x in logprobs[at : at + n]))
-            )
+            scores.append(TokenScores.rounded(start, logprobs[at : at + n]))
             at += n
         return scores
 
@@ -428,13 +428,16 @@ class OutputLayer:
         return (picked - total).reshape(shape)
 
 
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+def first_scored(a: Sequence[int], b: Sequence[int]) -> int:
+    """The token a pair is scored from: the first where the two differ (token 0 is BOS). A
+    sentence that is a prefix of the other still scores its last token, so neither side is
+    empty."""
     k = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
             break
         k += 1
-    return k
+    return max(1, min(k, len(a) - 1, len(b) - 1))
 
 
 def _equal_shape_batches(requests: Iterable[_Request], size: int) -> list[list[_Request]]:

@@ -3,9 +3,9 @@
 Within a word (`lm_antonyms` = N > 1): the WordNet pipeline realises up to N of a word's antonyms
 (the vector ranker's best N, in its order), the filters judge each, and among the survivors the
 one the language model scores best is kept: the highest d = log p(H') - log p(H), ties going to
-the better vector rank. The others go to the rejected file (rejected_by "lm_choice"). The vector
-ranker's choice among antonyms separates good from bad hardly better than chance on the judged
-sets, d far better (docs/generation.md, "The language model chooses").
+the better vector rank. The others go to the rejected file (rejected_by "lm_choice"). On the
+judged sets d chooses no better than the vector ranker, but a word whose first antonym a filter
+rejects can still give a triple (docs/generation.md, "The language model chooses").
 
 Within a sentence (`max_per_sentence` = K > 0): of the triples a sentence has after the checks,
 the K with the highest d are kept (ties: the earlier word), the others are rejected

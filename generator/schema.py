@@ -21,6 +21,7 @@ from typing import Any
 
 from transnli.generator.filters import filter_names
 from transnli.generator.jsonl import jsonl_objects
+from transnli.generator.lm_choice import CHOICE, PER_SENTENCE
 from transnli.generator.record import LABELS
 
 NO_LABEL = -1
@@ -31,10 +32,10 @@ NO_LABEL = -1
 CHECK_NAMES = (
     "llm_answer",
     *filter_names(),
-    "lm_choice",
+    CHOICE,
     "grammar",
     "acceptability",
-    "max_per_sentence",
+    PER_SENTENCE,
 )
 
 
