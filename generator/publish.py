@@ -141,7 +141,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
         raise ExportError(f"{path} is not UTF-8 text: {e}") from e
 
 
-def _write_parquet(rows: list[dict[str, Any]] | Any, target: Path) -> Path:
+def write_parquet(rows: list[dict[str, Any]] | Any, target: Path) -> Path:
     """Rows (or a table of the declared schema) to a Parquet file, replaced whole."""
     import pyarrow.parquet as pq
 
@@ -159,7 +159,7 @@ def export_parquet(out: Path) -> list[Path]:
         rows = _rows(out / name)
         target = out / name.replace(".jsonl", ".parquet")
         if rows:
-            written.append(_write_parquet(rows, target))
+            written.append(write_parquet(rows, target))
         else:  # an empty run writes no file, and no stale one from an earlier export stays
             target.unlink(missing_ok=True)
     return written
@@ -256,7 +256,7 @@ def write_hub_data(
             if rows:
                 rel = f"data/{cfg}/{split}.parquet"
                 table = to_table(rows)
-                _write_parquet(table, hub / rel)
+                write_parquet(table, hub / rel)
                 files.setdefault(cfg, {})[split] = rel
                 nbytes.setdefault(cfg, {})[split] = table.nbytes
     if not files:

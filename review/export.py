@@ -13,7 +13,6 @@ Works with --to parquet and card (the saved `datasets` folder keeps the declared
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from transnli.generator.publish import (
     open_finished_run,
     render_card,
     write_hub_data,
+    write_parquet,
 )
 from transnli.generator.run_folder import REJECTED, TRIPLES
 from transnli.generator.schema import read_records, triple_features
@@ -60,18 +60,6 @@ def _table(rows: list[dict[str, Any]], mode: str):
     import pyarrow as pa
 
     return pa.Table.from_pylist(rows, schema=_features(mode).arrow_schema)
-
-
-def _write(rows: list[dict[str, Any]], mode: str, target: Path) -> int:
-    """Rows as Parquet of the (extended) declared schema, replaced whole; returns Arrow bytes."""
-    import pyarrow.parquet as pq
-
-    table = _table(rows, mode)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, target)
-    return table.nbytes
 
 
 def _fmt(x: float | None) -> str:
@@ -170,7 +158,9 @@ def _export_parquet(run: FinishedRun, verdicts: dict[str, str], mode: str) -> li
         if name == REJECTED and (mode == "good-only" or not target.exists()):
             continue
         rows = read_records(run.dir / name)
-        _write(reviewed_rows(rows, verdicts, mode, judged=name == TRIPLES), mode, target)
+        write_parquet(
+            _table(reviewed_rows(rows, verdicts, mode, judged=name == TRIPLES), mode), target
+        )
         if target not in written:
             written.append(target)
     return written
