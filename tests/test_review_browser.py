@@ -199,7 +199,7 @@ def test_the_page_loads_no_external_asset(browser, site):
 
 def test_the_url_annotator_overrides_the_default(browser, site):
     url, run = site
-    open_page(browser, url + "?annotator=second")
+    open_page(browser, url + "&annotator=second")
     press_and_wait(browser, "g")
     assert log_lines(run)[0]["annotator"] == "second"
     assert "annotator: second" in text(browser, "who")
@@ -214,7 +214,10 @@ def test_a_triple_judged_elsewhere_meanwhile_is_refused_and_the_page_moves_on(br
     open_page(browser, url)
     shown = shown_index(browser)
     body = json.dumps({"index": shown, "verdict": "good"}).encode()
-    req = urllib.request.Request(url + "api/judge", data=body, method="POST")
+    token = url.split("token=")[1]
+    req = urllib.request.Request(
+        url.split("?")[0] + "api/judge", data=body, method="POST", headers={"X-Review-Token": token}
+    )
     urllib.request.urlopen(req, timeout=10).close()
     press(browser, "g")
     wait(browser, lambda d: shown_index(d) != shown)
