@@ -77,14 +77,15 @@ def content_length(values: list[str]) -> int:
     """The body's declared length: required, one decimal number, at most MAX_BODY."""
     if not values:
         raise Refused(HTTPStatus.LENGTH_REQUIRED, "a Content-Length header is required")
-    if len(set(values)) > 1 or not re.fullmatch(r"[0-9]{1,12}", values[0].strip()):
+    digits = values[0].strip()
+    if len(set(values)) > 1 or not re.fullmatch(r"[0-9]+", digits):
         raise Refused(HTTPStatus.BAD_REQUEST, f"bad Content-Length {', '.join(values)[:40]!r}")
-    length = int(values[0])
-    if length > MAX_BODY:
+    if len(digits) > len(str(MAX_BODY)) or int(digits) > MAX_BODY:
         raise Refused(
-            HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"request body over {MAX_BODY} bytes ({length})"
+            HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+            f"request body over {MAX_BODY} bytes (Content-Length {digits[:20]})",
         )
-    return length
+    return int(digits)
 
 
 def _fields(body: dict[str, Any], allowed: set[str]) -> None:
