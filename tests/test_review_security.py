@@ -264,3 +264,11 @@ def test_a_log_line_with_a_wrong_value_is_named_not_a_key_error(server, run_dir)
     status, doc = api(server)("GET", "/api/state")
     assert status == 400
     assert "review.jsonl:1: field 'good' must be true, false or null (got str" in doc["error"]
+
+
+def test_the_command_refuses_an_annotator_that_is_not_a_name(run_dir):
+    from test_review import cli
+
+    res = cli("review", run_dir, "--annotator", "<b>boss</b>", "--port", "0")
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert "--annotator: annotator '<b>boss</b>' is not a name of up to 64" in res.output
