@@ -170,15 +170,18 @@ class ReviewHandler(BaseHTTPRequestHandler):
         """Run `route`; any failure answers JSON: a refusal or a bad request its status and
         reason, anything unexpected 500 (one line on stderr too), never a dropped connection."""
         try:
-            self._check_origin()
-            route()
-        except Refused as e:
-            self.close_connection = True  # an unread body must not be taken for a request
-            self._json(e.status, {"error": str(e)})
-        except Conflict as e:
-            self._json(HTTPStatus.CONFLICT, {**self._state(e.annotator), "error": str(e)})
-        except ReviewError as e:
-            self._json(HTTPStatus.BAD_REQUEST, {"error": str(e)})
+            try:
+                self._check_origin()
+                route()
+            except Refused as e:
+                self.close_connection = True  # an unread body must not be taken for a request
+                self._json(e.status, {"error": str(e)})
+            except Conflict as e:
+                self._json(HTTPStatus.CONFLICT, {**self._state(e.annotator), "error": str(e)})
+            except ReviewError as e:
+                self._json(HTTPStatus.BAD_REQUEST, {"error": str(e)})
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away: no one to answer
         except Exception as e:  # noqa: BLE001 - the page must get an answer, whatever failed
             print(f"review server: {type(e).__name__}: {e}", file=sys.stderr)
             self.close_connection = True
