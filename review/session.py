@@ -67,7 +67,7 @@ class SessionSettings:
 
     def describe(self) -> str:
         if self.order == RANDOM:
-            return f"the random sample of {self.sample} (seed {self.seed})"
+            return f"the random sample of {self.sample}, seed {self.seed},"
         return f"the {self.order} order"
 
 
