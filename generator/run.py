@@ -38,6 +38,7 @@ from transnli.generator.output import OutputError, RunWriter, fingerprint
 from transnli.generator.parallel import WorkerDied, run_batches
 from transnli.generator.readers import InputError, NLIPair, read_pairs
 from transnli.generator.record import TripleRecord
+from transnli.generator.run_folder import REVIEW_LOG
 
 # What config.json records as the source of pairs handed over in memory.
 MEMORY_SOURCE = "<memory>"
@@ -140,6 +141,12 @@ def generate_run(
     writer = RunWriter(out_dir, run_fp, overwrite=options.overwrite)
     try:
         writer.lock()  # before the slow start too: a second run into OUT refuses at once
+        if options.overwrite and (out / REVIEW_LOG).is_file():
+            say(
+                f"keeping the judgements in {out / REVIEW_LOG}: each counts only while its triple "
+                "comes out unchanged (same content digest); `transnli review --agreement` "
+                "reports the others"
+            )
         finished = writer.finished_stats()
         if finished is not None:
             same = "(same input and config); --overwrite to redo"

@@ -40,7 +40,8 @@ _LICENSE = click.option(
     type=click.Choice(["good-only", "column"]),
     default=None,
     help="Apply RUN/review.jsonl (`transnli review`): keep only the triples judged good, or add "
-    "a human_judgement column; the card states the measured precision (parquet and card only).",
+    "a human_judgement column; the card states the measured precision (parquet and card only). "
+    "Written beside the run's own exports: OUT/triples.reviewed.parquet, OUT/hub-reviewed.",
 )
 @_TITLE
 @_LICENSE
@@ -57,7 +58,12 @@ def export(out_dir, kinds, reviewed, title, license_):
     try:
         if reviewed:
             written = export_reviewed(
-                out_dir, parse_kinds(kinds), reviewed, title=title, license=license_
+                out_dir,
+                parse_kinds(kinds),
+                reviewed,
+                title=title,
+                license=license_,
+                echo=lambda line: click.echo(line, err=True),
             )
         else:
             written = export_finished(out_dir, parse_kinds(kinds), title=title, license=license_)
@@ -174,7 +180,11 @@ def publish(out_dir, repo_id, private, token_env, triples_repo_id, title, licens
         from transnli.review.errors import ReviewError
         from transnli.review.export import reviewed_card_maker
 
-        maker = reviewed_card_maker(reviewed) if reviewed else None
+        maker = (
+            reviewed_card_maker(reviewed, lambda line: click.echo(line, err=True))
+            if reviewed
+            else None
+        )
         try:
             url = publish_run(out_dir, repo_id, make_card=maker, **options)
         except (ExportError, ReviewError) as e:
