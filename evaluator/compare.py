@@ -474,15 +474,14 @@ def _csv_field(text: str) -> str:
 
 
 def write_comparison(eval_dir: Path, result: Mapping[str, Any]) -> list[Path]:
-    """comparison.json and tables/comparison.csv in EVAL; returns their paths."""
+    """comparison.json and tables/comparison.csv in EVAL; returns their paths. A failed write is
+    the OSError (an evaluation reports it by the output's final name, `compare_folder` as a
+    CompareError)."""
     json_path = eval_dir / COMPARISON_NAME
     csv_path = eval_dir / "tables" / TABLE_NAME
-    try:
-        json_path.write_text(json_text(json_path, result, indent=2) + "\n", encoding="utf-8")
-        csv_path.parent.mkdir(exist_ok=True)
-        csv_path.write_text(comparison_csv(result), encoding="utf-8", newline="\n")
-    except OSError as e:
-        raise CompareError(f"cannot write the comparison into {eval_dir} ({e})") from e
+    json_path.write_text(json_text(json_path, result, indent=2) + "\n", encoding="utf-8")
+    csv_path.parent.mkdir(exist_ok=True)
+    csv_path.write_text(comparison_csv(result), encoding="utf-8", newline="\n")
     return [json_path, csv_path]
 
 
@@ -569,5 +568,8 @@ def compare_folder(
         )
     result = comparison_result(table, settings)
     if write:
-        write_comparison(eval_dir, result)
+        try:
+            write_comparison(eval_dir, result)
+        except OSError as e:
+            raise CompareError(f"cannot write the comparison into {eval_dir} ({e})") from e
     return result

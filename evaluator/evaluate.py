@@ -12,6 +12,7 @@ other files. A run held whole is one window.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,12 +159,15 @@ def evaluate_triples(
         rows = None
         return done
     finally:
-        if rows is not None:
-            rows.discard()
-        if worker is not None:
-            worker.close()  # before the folder drops the staged files the worker may write
-        if folder is not None:
-            folder.close()
+        # each step runs even when one before it fails (a flush on a full disk), so the staged
+        # files and the lock never outlive a failed run
+        with ExitStack() as cleanup:
+            if folder is not None:
+                cleanup.callback(folder.close)
+            if worker is not None:  # before the folder drops the staged files it may write
+                cleanup.callback(worker.close)
+            if rows is not None:
+                cleanup.callback(rows.discard)
 
 
 def _models(model_specs: Sequence[str], has_triples: bool):
