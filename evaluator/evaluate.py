@@ -31,7 +31,7 @@ from .family_eval import FamilyLabelling
 from .label_table import LabelTable
 from .labelling import PairProgress, label_model
 from .metrics import EXTRAS_NOTE, ModelCounts
-from .model_checks import warn_about_models
+from .model_checks import UNKNOWN_SAMPLE, warn_about_models
 from .modelspec import parse_model_specs
 from .outdir import EvaluationFolder, claim_out_dir, run_identity
 from .plot_worker import PlotWorker, plot_worker_enabled
@@ -42,7 +42,7 @@ from .runinfo import memory_source, model_run_info, run_clock, run_info, write_r
 from .samples import prediction_row, sample_row, triple_labels, triple_predictions
 from .schedule import blocks, window_size
 from .settings import EvaluationSettings
-from .triples import Triple, TripleSource, check_triples_files
+from .triples import Triple, TripleSource, check_runs_finished, check_triples_files
 
 
 @dataclass
@@ -115,9 +115,7 @@ def evaluate_triples(
     try:
         if folder is not None:
             folder.open()  # the lock first: a second run into --out is refused at once
-        source, triple_paths, files_info = _open_triples(
-            triple_paths, triples, settings.limit, hash_file
-        )
+        source, triple_paths, files_info = _open_triples(triple_paths, triples, settings, hash_file)
         identity = run_identity(files_info, specs, settings.identity())
         replaces_other = folder is not None and claim_out_dir(out, identity, settings.overwrite)
     except BaseException:
@@ -236,14 +234,16 @@ def _write_files(
 def _open_triples(
     triple_paths: list[Path],
     triples: Sequence[Triple] | None,
-    limit: int | None,
+    settings: EvaluationSettings,
     hash_file: Callable[[Path], str],
 ) -> tuple[TripleSource, list[Path], list[dict[str, Any]]]:
     """The run's triples (files checked, or triples in memory), the files read, and what
     summary.json records of each source (its count is filled in once the triples are read)."""
+    limit = settings.limit
     if triples is not None:
         source = TripleSource([], triples, limit)
         return source, [], [memory_source(source.all())]
+    check_runs_finished(triple_paths, settings.allow_unfinished)
     check_triples_files(triple_paths, hash_file)
     files_info = [
         {"path": str(path), "sha256": hash_file(path), "n_triples": None} for path in triple_paths
@@ -341,8 +341,11 @@ def _label_models(
         carried = CarriedLabels(run.facts.carry)
         extra = 0
         held = LabelTable() if window is None else None  # a run held whole keeps every label
+        unknown = None  # the tokenizer's unknown-token share on the run's first sentences
         try:
             for triples in source.windows(window):
+                if unknown is None:
+                    unknown = _unknown_tokens(backend, triples)
                 for block in blocks(triples):
                     labels = _label_block(
                         spec, runner, block, all_pairs, progress, carried, counts, rows, run
@@ -387,10 +390,20 @@ def _label_models(
                 **backend.describe(),
                 "spec": model.canonical,
                 "pairs_labelled": pairs + extra,
+                **({} if unknown is None else {"unknown_tokens": round(unknown, 4)}),
             }
         )
         run.used.append(model_run_info(model, backend, st, run_clock() - model_started))
     return run
+
+
+def _unknown_tokens(backend: NLIBackend, triples: Sequence[Triple]) -> float | None:
+    """The backend's unknown-token share over the distinct sentences of the run's first
+    UNKNOWN_SAMPLE triples (the same in every window and whatever the cache holds)."""
+    sentences = dict.fromkeys(
+        s for t in triples[:UNKNOWN_SAMPLE] for s in (t.premise, t.hypothesis, t.modified)
+    )
+    return backend.unknown_token_share(list(sentences))
 
 
 def _label_block(
