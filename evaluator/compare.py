@@ -243,10 +243,16 @@ def pair_conclusion(
                     for r in tested),
     }  # fmt: skip
     first, second = (name_a, name_b) if wins[name_a] >= wins[name_b] else (name_b, name_a)
-    line = (
-        f"{first} violates less than {second} on {wins[first]} of {len(tested)} checks after "
-        f"Holm at {alpha:g}"
-    )
+    if wins[first]:
+        line = (
+            f"{first} violates less than {second} on {wins[first]} of {len(tested)} checks "
+            f"after Holm at {alpha:g}"
+        )
+    else:
+        line = (
+            f"{name_a} and {name_b} differ significantly on none of {len(tested)} checks after "
+            f"Holm at {alpha:g}"
+        )
     if wins[second]:
         line += f", {second} less than {first} on {wins[second]}"
     weak = sum(not r["informative"] for r in rows)

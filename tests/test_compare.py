@@ -388,19 +388,19 @@ def test_small_samples_are_flagged_in_the_json_csv_table_and_report(two_model_ev
     result = json.loads((two_model_eval / "comparison.json").read_text())
     assert [r["informative"] for r in result["comparisons"]] == [False] * 6
     assert result["conclusions"] == [
-        "a violates less than b on 0 of 5 checks after Holm at 0.05; 6 of 6 checks not "
-        "informative (fewer than 10 discordant triples)"
+        "a and b differ significantly on none of 5 checks after Holm at 0.05; 6 of 6 checks "
+        "not informative (fewer than 10 discordant triples)"
     ]
     csv = (two_model_eval / "tables" / "comparison.csv").read_text().splitlines()
     assert csv[0].endswith(",significant,informative") and csv[1].endswith(",false")
     report = (two_model_eval / "report.md").read_text()
     (line,) = [x for x in report.splitlines() if x.startswith("| rule1 ")]
     assert line.rstrip(" |").endswith("no (3 discordant)")
-    assert "**Conclusion:** a violates less than b on 0 of 5 checks" in report
+    assert "**Conclusion:** a and b differ significantly on none of 5 checks" in report
     res = CliRunner().invoke(main, ["compare", str(two_model_eval), "--no-write"])
     assert res.exit_code == 0, res.output
     assert "no (3 discordant)" in res.output
-    assert "**Conclusion:** a violates less than b on 0 of 5 checks after Holm at 0.05" in (
+    assert "**Conclusion:** a and b differ significantly on none of 5 checks after Holm" in (
         res.output
     )
 
