@@ -39,13 +39,14 @@ def labels_for(rows):
 # --------------------------------------------------------------------------- unfinished runs
 @pytest.fixture
 def generation_run(tmp_path):
-    """A generation run folder as `generate` leaves it while it runs: triples.jsonl so far and
-    progress.json, no finished.json; and a labels file for its triples."""
-    run = tmp_path / "run"
-    run.mkdir()
-    rows = triples_rows([("p one .", "h one .", "h two ."), ("p two .", "h three .", "h four .")])
-    write_jsonl(run / "triples.jsonl", rows)
-    (run / "progress.json").write_text('{"fingerprint": "x"}\n', encoding="utf-8")
+    """A generation run folder as `generate` leaves it while it runs (a real RunWriter, not
+    finished: triples.jsonl so far and progress.json, no finished.json); and a labels file for
+    its triples."""
+    from test_export import make_run, record
+
+    run = make_run(tmp_path / "run", [record(i) for i in range(2)], [], finish=False)
+    assert (run / "progress.json").is_file() and not (run / "finished.json").exists()
+    rows = [json.loads(x) for x in (run / "triples.jsonl").read_text().splitlines()]
     labels = write_jsonl(tmp_path / "labels.jsonl", labels_for(rows))
     return run, labels
 
@@ -68,12 +69,13 @@ def test_a_run_still_generating_is_refused_without_allow_unfinished(generation_r
 
 
 def test_a_finished_run_and_a_file_of_no_run_are_evaluated(generation_run, tmp_path):
-    run, labels = generation_run
-    (run / "progress.json").unlink()
-    (run / "finished.json").write_text("{}\n", encoding="utf-8")
+    from test_export import make_run, record
+
+    run = make_run(tmp_path / "finished", [record(i) for i in range(2)], [])
+    assert (run / "finished.json").is_file()
     (tmp_path / "copy").mkdir()
-    loose = tmp_path / "copy" / "triples.jsonl"  # a copy in a folder of no run
-    loose.write_bytes((run / "triples.jsonl").read_bytes().replace(b"one", b"1"))
+    loose = tmp_path / "copy" / "triples.jsonl"  # the unfinished run's file, copied out of it
+    loose.write_bytes((generation_run[0] / "triples.jsonl").read_bytes())
     for n, tfile in enumerate((run / "triples.jsonl", loose)):
         rows = [json.loads(x) for x in tfile.read_text().splitlines()]
         lfile = write_jsonl(tmp_path / f"l{n}.jsonl", labels_for(rows))
