@@ -328,6 +328,7 @@ def _label_models(
     window: label what the window (and the families) need, count, write its rows; then close it."""
     alarms = AlarmInputs() if len(model_list) > 1 else None
     run = _Labelled(facts=read_facts(source, window, alarms), alarms=alarms)
+    sample = _first_sentences(source)
     for model in model_list:
         spec = model.name  # what every output calls the model
         model_started = run_clock()
@@ -341,11 +342,10 @@ def _label_models(
         carried = CarriedLabels(run.facts.carry)
         extra = 0
         held = LabelTable() if window is None else None  # a run held whole keeps every label
-        unknown = None  # the tokenizer's unknown-token share on the run's first sentences
+        # the tokenizer's unknown-token share on the run's first sentences, whatever the window
+        unknown = backend.unknown_token_share(sample)
         try:
             for triples in source.windows(window):
-                if unknown is None:
-                    unknown = _unknown_tokens(backend, triples)
                 for block in blocks(triples):
                     labels = _label_block(
                         spec, runner, block, all_pairs, progress, carried, counts, rows, run
@@ -397,13 +397,11 @@ def _label_models(
     return run
 
 
-def _unknown_tokens(backend: NLIBackend, triples: Sequence[Triple]) -> float | None:
-    """The backend's unknown-token share over the distinct sentences of the run's first
-    UNKNOWN_SAMPLE triples (the same in every window and whatever the cache holds)."""
-    sentences = dict.fromkeys(
-        s for t in triples[:UNKNOWN_SAMPLE] for s in (t.premise, t.hypothesis, t.modified)
-    )
-    return backend.unknown_token_share(list(sentences))
+def _first_sentences(source: TripleSource) -> list[str]:
+    """The distinct sentences of the run's first UNKNOWN_SAMPLE triples, on which each model's
+    unknown-token share is measured (the same in every window, whatever the cache holds)."""
+    triples = source.head(UNKNOWN_SAMPLE)
+    return list(dict.fromkeys(s for t in triples for s in (t.premise, t.hypothesis, t.modified)))
 
 
 def _label_block(

@@ -104,6 +104,13 @@ class TripleSource:
             self._held = load_triples(self.paths)[: self.limit]
         return self._held
 
+    def head(self, n: int) -> list[Triple]:
+        """The run's first `n` triples (read again from the files when the run is not held)."""
+        if self._held is not None:
+            return self._held[:n]
+        limit = n if self.limit is None else min(n, self.limit)
+        return list(itertools.islice(_checked(iter_triples(self.paths)), limit))
+
     def windows(self, size: int | None) -> Iterator[list[Triple]]:
         if size is None or self._held is not None:
             held = self.all()
