@@ -113,6 +113,29 @@ def folder_kind(folder: Path) -> str:
     )
 
 
+def reviewed_precision(triples_file: Path):
+    """The precision `transnli review` measured on the random sample of a finished generation
+    run's triples.jsonl (for the evaluation card), or None: no run, no review, no sample."""
+    from transnli.evaluator.eval_card import ReviewedPrecision
+    from transnli.generator.run_folder import FINISHED, TRIPLES
+    from transnli.review.agreement import summarise
+    from transnli.review.log import LOG, read_judgements
+
+    run = triples_file.parent
+    if triples_file.name != TRIPLES or not (run / FINISHED).is_file() or not (run / LOG).is_file():
+        return None
+    review = summarise(read_judgements(run / LOG))
+    if not review.sample_judged:
+        return None
+    return ReviewedPrecision(
+        str(triples_file),
+        review.sample_good,
+        review.sample_judged,
+        review.interval,
+        len(review.annotators),
+    )
+
+
 @click.command("publish")
 @click.argument("out_dir", metavar="FOLDER", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
@@ -195,9 +218,16 @@ def publish(out_dir, repo_id, private, token_env, triples_repo_id, title, licens
                 f"--reviewed applies to a generation run; {out_dir} is an evaluation folder"
             )
         from transnli.evaluator.publish_eval import PublishEvaluationError, publish_evaluation
+        from transnli.review.errors import ReviewError
 
         try:
-            url = publish_evaluation(out_dir, repo_id, triples_repo_id=triples_repo_id, **options)
-        except PublishEvaluationError as e:
+            url = publish_evaluation(
+                out_dir,
+                repo_id,
+                triples_repo_id=triples_repo_id,
+                review_of=reviewed_precision,
+                **options,
+            )
+        except (PublishEvaluationError, ReviewError) as e:
             raise click.ClickException(str(e)) from e
     click.echo(f"published {out_dir} to {url}", err=True)
