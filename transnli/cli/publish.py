@@ -119,12 +119,19 @@ def reviewed_precision(triples_file: Path):
     from transnli.evaluator.eval_card import ReviewedPrecision
     from transnli.generator.run_folder import FINISHED, TRIPLES
     from transnli.review.agreement import summarise
-    from transnli.review.log import LOG, read_judgements
+    from transnli.review.errors import ReviewError
+    from transnli.review.integrity import load_checked
+    from transnli.review.log import LOG
 
     run = triples_file.parent
     if triples_file.name != TRIPLES or not (run / FINISHED).is_file() or not (run / LOG).is_file():
         return None
-    review = summarise(read_judgements(run / LOG))
+    # only judgements of this run's triples as they are now, from the declared sample
+    try:
+        review = summarise(load_checked(run).counted)
+    except ReviewError as exc:
+        click.echo(f"Warning: the card states no reviewed precision: {exc}", err=True)
+        return None
     if not review.sample_judged:
         return None
     return ReviewedPrecision(
