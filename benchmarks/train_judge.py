@@ -43,15 +43,27 @@ SENTENCE_FILES = {
 }
 DIGITS = 8
 BLOCKS = ("span_modified", "span_shift", "pooled_modified")
+LAYERS = (6,)  # read by judge_data.py (the CEO's measurement and RESOURCES.md: layers 6-12)
 
 
 def load(name: str) -> dict[str, np.ndarray] | None:
     """A set's features from judge_data.py's files (one a layer), merged."""
+    from bench_quality import load_judgements
+
     out: dict[str, np.ndarray] = {}
     for path in sorted(CACHE.glob(f"{name}_L*.npz")):
         with np.load(path) as data:
             out.update({k: data[k] for k in data.files})
-    return out or None
+    if not out:
+        return None
+    # the labels come from today's judgements (the features only from the sentences)
+    judged = load_judgements(SETS[name])
+    missing = [k for k in out["keys"] if k not in judged]
+    if missing:
+        sys.exit(f"{name}: {len(missing)} feature rows have no judgement; rerun judge_data.py")
+    out["y"] = np.array([int(bool(judged[k]["good"])) for k in out["keys"]])
+    out["error_type"] = np.array([judged[k].get("error_type") or "" for k in out["keys"]])
+    return out
 
 
 def population_keys(name: str) -> dict[str, set[str]]:
@@ -59,10 +71,14 @@ def population_keys(name: str) -> dict[str, set[str]]:
     (`gate`: what the judge decides on in the default preset)."""
     from bench_quality import key, run_preset
 
+    saved = CACHE / f"population_{name}.json"  # the pipeline's decisions, kept for reruns
+    if saved.is_file():
+        return {k: set(v) for k, v in json.loads(saved.read_text(encoding="utf-8")).items()}
     out = {}
     for label, overrides in (("fast", {}), ("gate", {"acceptability": "none"})):
         _, _, accepted, _, _ = run_preset("fast", overrides, SENTENCE_FILES[name])
         out[label] = {key(r.hypothesis, r.modified_hypothesis) for r in accepted}
+    saved.write_text(json.dumps({k: sorted(v) for k, v in out.items()}), encoding="utf-8")
     return out
 
 
@@ -146,6 +162,49 @@ def out_of_fold(data: dict, cfg: Config, folds: int, seed: int) -> np.ndarray:
         model = collapse(*fit(data, train, cfg), cfg, n_scalars)
         z[held] = linear_scores(model, data, held, cfg)
     return z
+
+
+def sweep_grid(data: dict, pops: dict, folds: int, seed: int, ks, Cs, block_sets) -> list:
+    """Out-of-fold figures of every (k, C, blocks) at once: principal components are nested, so
+    one PCA of the largest k per fold and block serves every smaller k."""
+    from sklearn.decomposition import PCA
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    fold = folds_of(data["sentences"], folds, seed)
+    grid = [(k, C, blocks) for k in ks for C in Cs for blocks in block_sets]
+    z = {g: np.zeros(len(data["y"])) for g in grid}
+    for f in range(folds):
+        train, held = np.where(fold != f)[0], np.where(fold == f)[0]
+        proj = {}
+        for b in {b for bs in block_sets for b in bs}:
+            x = data[f"L{LAYERS[0]}_{b}"].astype(np.float64)
+            pca = PCA(n_components=max(ks), random_state=0, svd_solver="full").fit(x[train])
+            proj[b] = pca.transform(x)
+        for k, C, blocks in grid:
+            X = np.hstack([data["scalars"]] + [proj[b][:, :k] for b in blocks])
+            sc = StandardScaler().fit(X[train])
+            lr = LogisticRegression(C=C, max_iter=5000).fit(
+                sc.transform(X[train]), data["y"][train]
+            )
+            z[(k, C, blocks)][held] = lr.decision_function(sc.transform(X[held]))
+    dev_rows = data["set"] == "dev"
+    gate = mask(data, pops["dev"]["gate"]) & dev_rows
+    fast_good = int(data["y"][mask(data, pops["dev"]["fast"]) & dev_rows].sum())
+    out = []
+    for g in grid:
+        at = precision_at_kept(z[g][gate], data["y"][gate], fast_good)
+        out.append(
+            {
+                "components": g[0],
+                "C": g[1],
+                "blocks": list(g[2]),
+                "auc_gate": auc(z[g][gate], data["y"][gate]),
+                "p_at_80": at["0.80"]["precision"],
+                "p_at_65": at["0.65"]["precision"],
+            }
+        )
+    return out
 
 
 def platt(z: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -263,10 +322,11 @@ def evaluate_cv(train: dict, pops: dict, cfg: Config, folds: int, seeds: int) ->
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--grid", action="store_true", help="Print the fast grid's CV figures only.")
     ap.add_argument("--layer", type=int, default=6)
     ap.add_argument("--components", type=int, default=16)
     ap.add_argument("--C", type=float, default=0.1)
-    ap.add_argument("--blocks", default=",".join(BLOCKS))
+    ap.add_argument("--blocks", default=",".join(BLOCKS), help="Comma-separated; '' for none.")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--threshold", type=float, default=None)
@@ -283,13 +343,48 @@ def main(argv=None) -> None:
     test = load("test")
     pops = {name: population_keys(name) for name in ("dev", "test")}
 
-    configs = [Config(args.layer, args.components, args.C, args.blocks.split(","))]
+    if args.grid:
+        rows = {}
+        for seed in range(2):
+            for r in sweep_grid(
+                train,
+                pops,
+                args.folds,
+                seed,
+                (4, 8, 16, 32),
+                (0.01, 0.03, 0.1),
+                (BLOCKS, BLOCKS[:2], BLOCKS[:1], (BLOCKS[2],)),
+            ):
+                key_ = (r["components"], r["C"], tuple(r["blocks"]))
+                rows.setdefault(key_, []).append(r)
+        for key_, rs in sorted(
+            rows.items(), key=lambda kv: -np.mean([r["p_at_80"] for r in kv[1]])
+        ):
+            print(
+                json.dumps(
+                    {
+                        "components": key_[0],
+                        "C": key_[1],
+                        "blocks": key_[2],
+                        **{
+                            m: round(float(np.mean([r[m] for r in rs])), 4)
+                            for m in ("auc_gate", "p_at_80", "p_at_65")
+                        },
+                    }
+                )
+            )
+        return
+    configs = [
+        Config(args.layer, args.components, args.C, [b for b in args.blocks.split(",") if b])
+    ]
     if args.sweep:
-        configs = [
-            Config(layer, k, C)
-            for layer in (4, 6, 8, 10, 12)
-            for k in (8, 16, 32)
-            for C in (0.03, 0.1, 0.3)
+        configs = [Config(6, 0, C, ()) for C in (0.1, 1.0)]  # the scalars alone
+        configs += [
+            Config(layer, k, C, blocks)
+            for layer in LAYERS
+            for k in (4, 8, 16, 32)
+            for C in (0.01, 0.03, 0.1)
+            for blocks in (BLOCKS, ("span_modified", "span_shift"))
         ]
     sweep = []
     for cfg in configs:

@@ -4,6 +4,7 @@ overrides."""
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 import types
 import typing
@@ -29,6 +30,8 @@ LOCAL_PIPELINES = ("wordnet", "negation", "wordnet+negation")
 LLM_BACKENDS = ("openai", "hf-seq2seq", "hf-causal")
 # The lm acceptability check's minimum d (docs/generation.md, "The language-model check").
 DEFAULT_LM_THRESHOLD = -9.5
+# Acceptability backends that read the language model (and can choose among candidates).
+LM_CHECKS = ("lm", "judge")
 
 
 @dataclass
@@ -62,6 +65,11 @@ class GeneratorConfig:
     # sentence, best d first (0: no limit).
     lm_antonyms: int = 1
     max_per_sentence: int = 0
+    # The judge acceptability backend (generator/checks/judge_acceptability.py): a trained judge
+    # over the language model's forward pass; its file (None: the shipped one for gemma3-270m) and
+    # the minimum probability that H' is good (None: the file's own threshold).
+    judge_model: str | None = None
+    judge_threshold: float | None = None
     vectors: str | None = None
     spacy_model: str | None = None
     max_chars: int = 400
@@ -116,6 +124,10 @@ class GeneratorConfig:
         from transnli.common.lm import DTYPES
 
         one_of("lm_dtype", DTYPES)
+        if self.judge_threshold is not None and not 0.0 <= self.judge_threshold <= 1.0:
+            raise ConfigError(
+                f"judge_threshold must be between 0 and 1, got {self.judge_threshold}"
+            )
         self.validate_lm_choice()
         bad = [p for p in self.pos if p not in POS_CHOICES]
         if bad or not self.pos:
@@ -156,10 +168,10 @@ class GeneratorConfig:
             raise ConfigError("lm_antonyms must be >= 1 and max_per_sentence >= 0")
         if self.lm_antonyms == 1 and not self.max_per_sentence:
             return
-        if self.acceptability != "lm" or self.pipeline != "wordnet":
+        if self.acceptability not in LM_CHECKS or self.pipeline != "wordnet":
             raise ConfigError(
                 "lm_antonyms > 1 and max_per_sentence need the wordnet pipeline with "
-                "--acceptability lm (the language model's scores choose)"
+                "--acceptability lm or judge (the language model's scores choose)"
             )
 
     def to_dict(self) -> dict[str, Any]:
@@ -263,8 +275,16 @@ def apply_filter_spec(current: list[str], spec: str) -> list[str]:
     return items
 
 
-def resolve_config(preset: str = "default", **overrides: Any) -> GeneratorConfig:
-    """Preset values, then every override that is not None (`filters` may be a --filters spec)."""
+def default_preset() -> str:
+    """The preset a run uses when none is named: $TRANSNLI_PRESET (e.g. "fast" on a machine where
+    the language model is too slow), else "default"."""
+    return os.environ.get("TRANSNLI_PRESET") or "default"
+
+
+def resolve_config(preset: str | None = None, **overrides: Any) -> GeneratorConfig:
+    """Preset values (None: `default_preset()`), then every override that is not None
+    (`filters` may be a --filters spec)."""
+    preset = preset or default_preset()
     values = load_preset(preset)
     values["preset"] = preset
     spec = overrides.pop("filters", None)

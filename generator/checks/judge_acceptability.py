@@ -55,6 +55,8 @@ class JudgeAcceptability:
         check_fits(judge, scorer, source)
         return cls(scorer, judge, threshold=judge_threshold, source=source)
 
+    measure = "p_good"  # what rank_scores gives, and its name on the record
+
     def __init__(
         self,
         scorer: CausalLMScorer,
