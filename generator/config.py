@@ -7,6 +7,7 @@ import difflib
 import sys
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,7 @@ class GeneratorConfig:
         return self
 
     def validate_lm_choice(self) -> None:
+        self.validate_lm_use()
         if self.lm_antonyms < 1 or self.max_per_sentence < 0:
             raise ConfigError("lm_antonyms must be >= 1 and max_per_sentence >= 0")
         if self.lm_antonyms == 1 and not self.max_per_sentence:
@@ -160,6 +162,22 @@ class GeneratorConfig:
             raise ConfigError(
                 "lm_antonyms > 1 and max_per_sentence need the wordnet pipeline with "
                 "--acceptability lm (the language model's scores choose)"
+            )
+
+    def validate_lm_use(self, given: Sequence[str] = ()) -> None:
+        """The language model's settings are refused where nothing uses the model: a --lm that
+        is silently ignored would let a user believe their model judged the run. `given`: the
+        settings a user named, refused even at their default values."""
+        if self.acceptability == "lm":
+            return
+        from transnli.common.lm import DEFAULT_LM
+
+        defaults = {"lm": DEFAULT_LM, "lm_threshold": DEFAULT_LM_THRESHOLD, "lm_dtype": "float32"}
+        unused = [n for n, value in defaults.items() if n in given or getattr(self, n) != value]
+        if unused:
+            raise ConfigError(
+                f"{', '.join(unused)} given, but nothing uses the language model: it scores only "
+                "with --acceptability lm (which --lm-antonyms and --max-per-sentence need too)"
             )
 
     def to_dict(self) -> dict[str, Any]:
@@ -275,4 +293,6 @@ def resolve_config(preset: str = "default", **overrides: Any) -> GeneratorConfig
             if isinstance(spec, str)
             else list(spec)
         )
-    return GeneratorConfig(**values).validate()
+    config = GeneratorConfig(**values).validate()
+    config.validate_lm_use(given=[k for k, v in overrides.items() if v is not None])
+    return config

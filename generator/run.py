@@ -10,6 +10,7 @@ and transnli version is reused as it is (every caller alike), its requested expo
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -34,13 +35,18 @@ from transnli.generator.errors import (
 )
 from transnli.generator.inputs import DuplicateCounter, input_identity
 from transnli.generator.llm.clients import LLMError
+from transnli.generator.lm_choice import lm_scorer
 from transnli.generator.output import OutputError, RunWriter, fingerprint
+from transnli.generator.run_folder import LOCK
 from transnli.generator.parallel import WorkerDied, run_batches
 from transnli.generator.readers import InputError, NLIPair, read_pairs
 from transnli.generator.record import TripleRecord
 
 # What config.json records as the source of pairs handed over in memory.
 MEMORY_SOURCE = "<memory>"
+# Sentences the language model scores an input pair (H and H' of each candidate that reaches the
+# check): 2.6 on the shipped SNLI sample, 2.3 on 400 WordNet examples (docs/generation.md).
+SENTENCES_PER_PAIR = 2.5
 # Options that concern the run folder, refused when nothing is written.
 FOLDER_ONLY = ("exports", "overwrite")
 
@@ -130,24 +136,34 @@ def generate_run(
     out = Path(out_dir)
     # The tool's version too: another version may judge or word records differently, and a run
     # must not mix the two (resuming across an upgrade is refused; --overwrite starts again).
-    run_fp = fingerprint(
-        {
-            "input": opened.desc,
-            "config": config.fingerprint_dict(),
-            "transnli": build.dist_version("transnli"),
-        }
-    )
-    writer = RunWriter(out_dir, run_fp, overwrite=options.overwrite)
+    identity = {
+        "input": opened.desc,
+        "config": config.fingerprint_dict(),
+        "transnli": build.dist_version("transnli"),
+    }
+    lm_digest = _lm_digest(config)
+    if lm_digest is not None:  # the model's weights decide the verdicts as much as its name
+        identity["lm_weights_sha256"] = lm_digest
+    writer = RunWriter(out_dir, fingerprint(identity), overwrite=options.overwrite)
+    created = not out.exists()
     try:
         writer.lock()  # before the slow start too: a second run into OUT refuses at once
         finished = writer.finished_stats()
         if finished is not None:
-            same = "(same input and config); --overwrite to redo"
+            same = "(same input, config and language model); --overwrite to redo"
             say(f"reusing the finished run in {out_dir} {same}")
             for path in writer.write_exports(list(options.exports)):
                 say(f"exported {path}")
             return RunResult(stats=finished, out_dir=out)
-        pipeline = _build(config)
+        try:
+            pipeline = _build(config)
+        except ResourceError:
+            writer.close()
+            if created:  # nothing but the lock was written: leave no folder behind
+                with contextlib.suppress(OSError):
+                    (out / LOCK).unlink()
+                    out.rmdir()
+            raise
         stats = _write_run(writer, pipeline, config, opened, out_dir, options, say)
         return RunResult(stats=stats, out_dir=out)
     except OutputError as e:
@@ -204,6 +220,23 @@ def _memory_identity(pairs: Sequence[NLIPair]) -> dict[str, Any]:
     return {"pairs": len(pairs), "sha256": digest.hexdigest()}
 
 
+def _lm_digest(config: GeneratorConfig) -> str | None:
+    """The digest of the language model's files when the run uses one (None for a hub id, or
+    without the model): a finished run is reused only with the same weights. A model that cannot
+    be found fails here, before the run folder is touched."""
+    if config.acceptability != "lm":
+        return None
+    from transnli.common.lm import LMError, LMSettings, resolve_model_folder
+
+    try:
+        _, identity = resolve_model_folder(
+            LMSettings(spec=config.lm, dtype=config.lm_dtype), verify=False
+        )
+    except LMError as e:
+        raise ResourceError(f"acceptability backend 'lm': {e}") from e
+    return identity.get("weights_sha256")
+
+
 def _build(config: GeneratorConfig):
     try:
         return build.build_pipeline(config)
@@ -229,6 +262,57 @@ def _progress(opened: _Input, limit: int | None, done: int, quiet: bool):
     )
 
 
+class LMProgress:
+    """The language model's sentences on the progress bar, counted after each of the model's
+    batches: a pipeline batch of 256 pairs keeps the model busy for minutes on a CPU, and the bar
+    (which counts pairs per pipeline batch) would sit still all that time."""
+
+    def __init__(self, bar):
+        self.bar = bar
+        self.sentences = 0
+
+    def __call__(self, n: int) -> None:
+        self.sentences += n
+        self.bar.set_postfix_str(f"lm: {self.sentences} sentences scored", refresh=False)
+        self.bar.update(0)  # redraws when tqdm's interval has passed
+
+
+def lm_cost_line(pipeline, pairs: int | None) -> str | None:
+    """What the language model will cost this run, said before it starts: its sentences (about
+    SENTENCES_PER_PAIR an input pair) at the speed measured now on this device. None without
+    the model."""
+    scorer = lm_scorer(getattr(pipeline, "checks", ()))
+    if scorer is None:
+        return None
+    from transnli.common.lm import LMError
+
+    ident = scorer.identity
+    model = (
+        f"{ident.get('spec')} ({ident.get('class')}, {ident.get('dtype')}, {scorer.model.device})"
+    )
+    try:
+        rate = scorer.measure_speed()
+    except LMError:  # a short context: the measuring sentences do not fit; the run says so later
+        rate = None
+    speed = f"{rate:.1f} sentences/s measured now" if rate else "speed not measured"
+    if pairs is None:
+        return f"language model {model}: about {SENTENCES_PER_PAIR} sentences a pair, {speed}"
+    sentences = round(pairs * SENTENCES_PER_PAIR)
+    cost = f"; about {_duration(sentences / rate)} (sentences in the score cache cost nothing)"
+    return (
+        f"language model {model}: about {sentences} sentences to score for {pairs} pairs"
+        f" ({SENTENCES_PER_PAIR} a pair), {speed}" + (cost if rate else "")
+    )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def _run_batches(pipeline, opened: _Input, options: RunOptions, sink, *, done: int, folder: bool):
     """Run the pipeline over the input's pairs after the first `done` (what a stopped run wrote),
     handing each batch to `sink`; returns the duplicate-pair counter. The reader and the
@@ -237,6 +321,9 @@ def _run_batches(pipeline, opened: _Input, options: RunOptions, sink, *, done: i
     stats, limit = pipeline.stats, pipeline.config.limit
     duplicates = DuplicateCounter()
     bar = _progress(opened, limit, done, options.quiet)
+    scorer = lm_scorer(getattr(pipeline, "checks", ()))
+    if scorer is not None:
+        scorer.progress = LMProgress(bar)
 
     def recounted() -> None:
         if opened.bad:
@@ -258,6 +345,8 @@ def _run_batches(pipeline, opened: _Input, options: RunOptions, sink, *, done: i
         resume = "Run the same command again to resume (with fewer --workers if memory is short)."
         raise RunStoppedError(f"{e}. {resume}" if folder else str(e)) from e
     finally:
+        if scorer is not None:
+            scorer.progress = None
         bar.close()
     recounted()  # malformed lines after the last full batch
     return duplicates
@@ -291,6 +380,10 @@ def _write_run(writer, pipeline, config, opened: _Input, out_dir, options: RunOp
     done = writer.open()
     if writer.resumed_stats:
         pipeline.stats = type(pipeline.stats).from_dict(writer.resumed_stats)
+    total = _count_lines(opened.path, config.limit) if opened.path is not None else None
+    cost = lm_cost_line(pipeline, None if total is None else max(total - done, 0))
+    if cost:
+        say(cost)
     if done:
         say(f"Resuming {out_dir}: {done} pairs already done.")
     elif writer.resumed:
