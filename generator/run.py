@@ -37,10 +37,10 @@ from transnli.generator.inputs import DuplicateCounter, input_identity
 from transnli.generator.llm.clients import LLMError
 from transnli.generator.lm_choice import lm_scorer
 from transnli.generator.output import OutputError, RunWriter, fingerprint
-from transnli.generator.run_folder import LOCK
 from transnli.generator.parallel import WorkerDied, run_batches
 from transnli.generator.readers import InputError, NLIPair, read_pairs
 from transnli.generator.record import TripleRecord
+from transnli.generator.run_folder import LOCK
 
 # What config.json records as the source of pairs handed over in memory.
 MEMORY_SOURCE = "<memory>"
