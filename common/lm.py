@@ -21,6 +21,15 @@ Models (`LMSettings.spec`):
 - a local Hugging Face folder of a causal LM;
 - a .gguf file (converted once, like the default);
 - a hub id (only where the hub can be reached, or the model is in the local HF cache).
+
+What is loaded is checked to be what it says (docs/generation.md, "The model's files"): a local
+folder must hold weights and its tokenizer's files, config.json must name a causal LM, the
+checkpoint must hold every weight, and the tokenizer must know the model's vocabulary; anything
+else is one LMError line. A model is identified by `model_digest`: its weights, tokenizer files and
+configuration (without the keys that say how it was saved), so byte-identical weights saved under
+another environment keep their digest, which keys the score cache and a finished run's reuse. A
+conversion is written to a temporary folder and renamed into place with its record (sizes and
+digest) last; a cut or changed conversion is found (`conversion_problem`) and converted again.
 """
 
 from __future__ import annotations
@@ -78,28 +87,23 @@ CACHE_ENV = "TRANSNLI_CACHE"
 DTYPES = ("float32", "bfloat16", "float16")
 
 
-#: pairs of everyday sentences, one word changed, that `measure_speed` times the model on
-SPEED_PAIRS = (
+#: what `measure_speed` times the model on: pairs of everyday sentences that differ from their
+#: fifth word on, so that they make one batch, as a run's candidates do
+SPEED_PAIRS = tuple(
     (
-        "The old man was happy to see the young children.",
-        "The old man was sad to see the young children.",
-    ),
-    (
-        "She quickly opened the heavy door and walked inside.",
-        "She quickly opened the light door and walked inside.",
-    ),
-    (
-        "They found the answer easy, but the question was hard.",
-        "They found the answer difficult, but the question was hard.",
-    ),
-    ("A dog runs across the wet grass.", "A dog walks across the wet grass."),
-    ("The soup is hot.", "The soup is cold."),
-    (
-        "Two women are sitting on a bench in the park.",
-        "Two women are standing on a bench in the park.",
-    ),
-    ("He arrived early for the meeting.", "He arrived late for the meeting."),
-    ("A man is selling fruit at the market.", "A man is buying fruit at the market."),
+        f"The young man is {a} in the park today.",
+        f"The young man is {b} in the park today.",
+    )
+    for a, b in (
+        ("happy", "sad"),
+        ("tall", "short"),
+        ("early", "late"),
+        ("rich", "poor"),
+        ("awake", "asleep"),
+        ("strong", "weak"),
+        ("inside", "outside"),
+        ("quiet", "loud"),
+    )
 )
 
 
