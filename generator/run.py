@@ -253,7 +253,8 @@ def _count_lines(path: Path, limit: int | None) -> int | None:
     return min(n, limit) if limit is not None else n
 
 
-def _progress(opened: _Input, limit: int | None, done: int, quiet: bool):
+def progress_bar(opened: _Input, limit: int | None, done: int, quiet: bool):
+    """The run's progress bar on stderr, counting input pairs."""
     from tqdm import tqdm
 
     total = _count_lines(opened.path, limit) if opened.path is not None and not quiet else None
@@ -320,7 +321,7 @@ def _run_batches(pipeline, opened: _Input, options: RunOptions, sink, *, done: i
     assigned to the statistics, not added. `folder`: a run folder is written (and resumable)."""
     stats, limit = pipeline.stats, pipeline.config.limit
     duplicates = DuplicateCounter()
-    bar = _progress(opened, limit, done, options.quiet)
+    bar = progress_bar(opened, limit, done, options.quiet)
     scorer = lm_scorer(getattr(pipeline, "checks", ()))
     if scorer is not None:
         scorer.progress = LMProgress(bar)

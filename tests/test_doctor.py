@@ -183,9 +183,8 @@ def test_a_cpu_only_torch_is_reported_without_importing_it_unless_deep(monkeypat
 
 
 def test_doctor_says_how_to_get_the_language_model(tmp_path, monkeypatch):
-    from transnli.generator.doctor import run_checks
-
     import transnli.common.lm as lm
+    from transnli.generator.doctor import run_checks
 
     monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path))  # nothing converted here
     monkeypatch.setattr(lm, "default_model_folder", lambda cache=None: tmp_path / "lm" / "gemma")

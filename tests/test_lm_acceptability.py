@@ -243,7 +243,7 @@ def test_the_progress_bar_moves_inside_a_batch(sample_lm, monkeypatch):
 
     sample, model, *_ = sample_lm
     bar = RecordingBar()
-    monkeypatch.setattr(run_module, "_progress", lambda *a, **k: bar)
+    monkeypatch.setattr(run_module, "progress_bar", lambda *a, **k: bar)
     config = resolve_config(
         "default", acceptability="lm", lm=str(model), lm_threshold=0.0, limit=12, device="cpu"
     )
