@@ -361,7 +361,8 @@ def conversion_problem(folder: Path, full: bool = True) -> str | None:
     """What is wrong with a converted model folder, or None when it is whole. Without `full`, only
     the files' presence and sizes are checked against the conversion record (instant); with it,
     their digest too (about a second a GB). A record from an older transnli (without sizes) is
-    checked against the digest it kept and, when that matches, rewritten in today's form."""
+    checked against the digest it kept, `full` or not, and when that matches rewritten in today's
+    form (with today's digest, so every caller names the model alike)."""
     path = folder / CONVERSION_RECORD
     if not path.is_file():
         return NOT_CONVERTED
@@ -372,7 +373,7 @@ def conversion_problem(folder: Path, full: bool = True) -> str | None:
         return f"its conversion record {path} is unreadable"
     files = record.get("files") if record.get("format") == RECORD_FORMAT else None
     if not isinstance(files, dict):
-        return _upgrade_record(folder, record) if full else None
+        return _upgrade_record(folder, record)  # once: its digest becomes today's
     for rel, size in sorted(files.items()):
         p = folder / rel
         if not p.is_file():
@@ -480,7 +481,7 @@ def check_model_folder(path: Path) -> None:
         )
 
 
-def check_causal_lm(where: str | Path, config, spec: str) -> None:
+def check_causal_lm(where: str | Path, config) -> None:
     """Refuse a model that is not a causal LM before its weights are read: a classifier or a
     masked LM would load with a fresh, random output layer and score nonsense."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
@@ -547,7 +548,7 @@ class CausalLMScorer:
 
         try:
             with _quiet_transformers():
-                check_causal_lm(where, AutoConfig.from_pretrained(where), settings.spec)
+                check_causal_lm(where, AutoConfig.from_pretrained(where))
                 tokenizer = AutoTokenizer.from_pretrained(where)
                 model, info = AutoModelForCausalLM.from_pretrained(
                     where, dtype=_torch_dtype(settings.dtype), output_loading_info=True

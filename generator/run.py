@@ -150,7 +150,9 @@ def generate_run(
         writer.lock()  # before the slow start too: a second run into OUT refuses at once
         finished = writer.finished_stats()
         if finished is not None:
-            same = "(same input, config and language model); --overwrite to redo"
+            same = "(same input and config"
+            same += " and language model weights); " if lm_digest else "); "
+            same += "--overwrite to redo"
             say(f"reusing the finished run in {out_dir} {same}")
             for path in writer.write_exports(list(options.exports)):
                 say(f"exported {path}")

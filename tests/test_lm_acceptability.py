@@ -210,7 +210,8 @@ def test_new_weights_in_the_lm_folder_are_not_served_the_old_verdicts(tmp_path, 
     assert lines[0].startswith(f"language model {mine} (Gemma3ForCausalLM, float32, cpu): about ")
     assert "sentences to score for 12 pairs" in lines[0] and "measured now" in lines[0]
     again = generate(sample, out, *args)
-    assert again.exit_code == 0 and "reusing the finished run" in again.output
+    assert again.exit_code == 0
+    assert "reusing the finished run" in again.output and "language model weights" in again.output
 
     other = build_tiny_causal_lm(tmp_path / "other", max_positions=256, seed=7, words=words)
     shutil.copy(other / "model.safetensors", mine / "model.safetensors")  # same shapes
