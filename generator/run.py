@@ -5,7 +5,9 @@
 kept), and translate the `GeneratorError` it raises. A run folder is resumable: the input is
 opened and hashed, and the folder locked, before the pipeline's slow start, so that an unreadable
 or empty input or a busy folder fails at once. A finished run of the same input, configuration
-and transnli version is reused as it is (every caller alike), its requested exports made again.
+and transnli version (and, with the language-model check, the same model files by digest) is
+reused as it is (every caller alike), its requested exports made again. A run with the language
+model first says what it will cost, and its progress bar counts the model's sentences as it goes.
 """
 
 from __future__ import annotations
