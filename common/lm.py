@@ -186,17 +186,42 @@ def packaged_gguf(cache: Path | None = None) -> tuple[Path, str]:
     target = (cache or default_cache_dir()) / "lm" / packaged.MODEL_NAME
     if target.is_file() and sha256_file(target) == expected:
         return target, expected
-    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    partial = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        partial = partial_path(target)
         packaged.assemble(partial, overwrite=True)  # raises ValueError when its sha256 is wrong
         os.replace(partial, target)
     except Exception as exc:  # noqa: BLE001 - OSError, ValueError, and what the package raises
-        partial.unlink(missing_ok=True)
+        if partial is not None:
+            partial.unlink(missing_ok=True)
         raise LMError(
             write_problem(exc, target, "assembling the packaged Gemma weights (0.3 GB)")
         ) from exc
     return target, expected
+
+
+def partial_path(target: Path) -> Path:
+    """This process's temporary path for `target`; those of processes that are gone (killed half
+    way, each up to a GB) are removed first."""
+    for stale in target.parent.glob(f"{target.name}.partial-*"):
+        pid = stale.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
+    return target.with_name(f"{target.name}.partial-{os.getpid()}")
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
 
 
 def write_problem(exc: BaseException, where: Path, doing: str) -> str:
@@ -253,8 +278,10 @@ def write_conversion(model, tokenizer, target: Path, source: dict[str, Any]) -> 
     was made from, its files' sizes and their digest) written last. Everything goes to a
     temporary folder renamed into place once complete: a full disk or a killed process leaves no
     folder that looks converted."""
-    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    partial = None
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = partial_path(target)
         shutil.rmtree(partial, ignore_errors=True)
         model.save_pretrained(partial)
         tokenizer.save_pretrained(partial)
@@ -270,7 +297,8 @@ def write_conversion(model, tokenizer, target: Path, source: dict[str, Any]) -> 
             shutil.rmtree(target)
         os.replace(partial, target)
     except Exception as exc:  # noqa: BLE001 - OSError, and safetensors' own error for a full disk
-        shutil.rmtree(partial, ignore_errors=True)
+        if partial is not None:
+            shutil.rmtree(partial, ignore_errors=True)
         raise LMError(
             write_problem(exc, target, "saving the converted language model (about 1 GB)")
         ) from exc

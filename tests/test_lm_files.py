@@ -263,11 +263,27 @@ def test_a_full_disk_while_assembling_the_packaged_gguf_blocks_no_later_run(fake
         resolve_model_folder(LMSettings(cache_dir=cache))
     assert str(err.value).startswith("no space left on device while assembling the packaged")
     assert sorted(p.name for p in (cache / "lm").iterdir()) == [], "no partial GGUF is left"
-    (cache / "lm" / "gemma-3-270m-q4_k_m.gguf.partial-1").write_bytes(b"killed")  # a killed run
+    # what a killed run leaves: a partial GGUF and a partial conversion of a process now gone
+    gone = dead_pid()
+    (cache / "lm" / f"gemma-3-270m-q4_k_m.gguf.partial-{gone}").write_bytes(b"killed")
+    folder = lm_module.default_model_folder(cache)
+    (folder.parent / f"{folder.name}.partial-{gone}").mkdir()
     fake_package.fail = None
     folder, identity = resolve_model_folder(LMSettings(cache_dir=cache))
     assert conversion_problem(folder) is None and identity["spec"] == "gemma3-270m"
     assert identity["source_sha256"] == fake_package.EXPECTED_SHA256
+    assert {p.name for p in (cache / "lm").iterdir()} == {
+        "gemma-3-270m-q4_k_m.gguf",
+        folder.name,
+    }, "what killed runs left is removed"
+
+
+def dead_pid() -> int:
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
 
 
 # -- the score cache
