@@ -158,11 +158,40 @@ class PairScore:
         return round(self.modified - self.original, ROUND_DIGITS)
 
 
+@dataclass(frozen=True)
+class SideStates:
+    """Hidden states of one sentence at one layer, as two vectors: the mean over its swapped span
+    (the tokens where it differs from the other side of its pair) and the mean over the whole
+    sentence (BOS excluded). Rounded to ROUND_DIGITS, like the log-probabilities."""
+
+    span: tuple[float, ...]
+    pooled: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class PairReading:
+    """Everything one read of (H, H') gives: each side's token log-probabilities from the first
+    differing token (`score` is the PairScore compare_many gives), where each side's swapped span
+    ends (exclusive, in tokens), and each side's hidden states at the layer asked for."""
+
+    original: TokenScores
+    modified: TokenScores
+    span_ends: tuple[int, int]
+    original_states: dict[int, SideStates]  # by layer
+    modified_states: dict[int, SideStates]
+
+    @property
+    def score(self) -> PairScore:
+        return PairScore(self.original.total, self.modified.total, self.original.start)
+
+
 @dataclass
 class _Request:
     tokens: tuple[int, ...]
     start: int
     result: TokenScores | None = field(default=None)
+    span_end: int = 0
+    states: dict[int, SideStates] | None = field(default=None)
 
 
 def default_cache_dir() -> Path:
@@ -555,6 +584,10 @@ class CausalLMScorer:
         self.settings = settings
         self._cache = cache
         self.max_tokens = int(getattr(model.config, "max_position_embeddings", 0) or 1 << 30)
+        config = (
+            model.config.get_text_config() if hasattr(model.config, "get_text_config") else None
+        )
+        self.layers = int(getattr(config or model.config, "num_hidden_layers", 0))
         self._body = model.base_model
         # transformers 5.x renames the forward's `past_key_values` to `cache`
         parameters = inspect.signature(self._body.forward).parameters
@@ -633,28 +666,59 @@ class CausalLMScorer:
     def compare_many(self, pairs: Sequence[tuple[str, str]]) -> list[PairScore]:
         """For each (H, H'): log p of each from the first token where they differ. The two share
         everything before that token, so the model reads that prefix once for both."""
+        requests = self._read(pairs, ())
+        return [
+            PairScore(h.result.total, h2.result.total, h.start)  # type: ignore[union-attr]
+            for h, h2 in requests
+        ]
+
+    def read_pairs(
+        self, pairs: Sequence[tuple[str, str]], layers: Sequence[int]
+    ) -> list[PairReading]:
+        """compare_many's scores plus both sides' hidden states at each of `layers` (0 is the
+        embeddings, i the output of block i): from the same forward pass, no extra model work."""
+        layers = tuple(sorted(set(layers)))
+        bad = [x for x in layers if not 0 <= x <= self.layers]
+        if bad or not layers:
+            raise LMError(f"the language model has layers 0-{self.layers}, not {bad or 'none'}")
+        return [
+            PairReading(
+                h.result,  # type: ignore[arg-type]
+                h2.result,  # type: ignore[arg-type]
+                (h.span_end, h2.span_end),
+                h.states,  # type: ignore[arg-type]
+                h2.states,  # type: ignore[arg-type]
+            )
+            for h, h2 in self._read(pairs, layers)
+        ]
+
+    def _read(
+        self, pairs: Sequence[tuple[str, str]], layers: tuple[int, ...]
+    ) -> list[tuple[_Request, _Request]]:
         requests: list[tuple[_Request, _Request]] = []
         for original, modified in pairs:
             a, b = self.encode(original), self.encode(modified)
             start = first_scored(a, b)
-            requests.append((_Request(a, start), _Request(b, start)))
+            end_a, end_b = swapped_span_ends(a, b, start)
+            requests.append(
+                (_Request(a, start, span_end=end_a), _Request(b, start, span_end=end_b))
+            )
         todo, apart = [], []
         for pair in requests:
             for r in pair:
                 if self._cache is not None:
                     r.result = self._cache.get(r.tokens, r.start)
-            if any(r.result is None for r in pair):
+                    if layers and r.result is not None:
+                        r.states = self._cache.get_states(r.tokens, r.start, r.span_end, layers)
+            if any(r.result is None or (layers and r.states is None) for r in pair):
                 h, h2 = pair
                 # A tokenizer without BOS can differ at token 0: nothing before `start` is shared.
                 (todo if h.tokens[: h.start] == h2.tokens[: h.start] else apart).append(pair)
         for batch in _shared_prefix_batches(todo, self.settings.batch_size):
-            self._keep([r for pair in batch for r in pair], self._forward_pairs(batch))
-        self._compute([r for pair in apart for r in pair])
+            self._keep([r for pair in batch for r in pair], *self._forward_pairs(batch, layers))
+        self._compute([r for pair in apart for r in pair], layers)
         self.computed += 2 * len(todo)
-        return [
-            PairScore(h.result.total, h2.result.total, h.start)  # type: ignore[union-attr]
-            for h, h2 in requests
-        ]
+        return requests
 
     def score_tokens(
         self, token_lists: Sequence[tuple[int, ...]], starts: Sequence[int]
@@ -666,47 +730,79 @@ class CausalLMScorer:
         self._compute([r for r in requests if r.result is None])
         return [r.result for r in requests]  # type: ignore[misc]
 
-    def _compute(self, requests: list[_Request]) -> None:
+    def _compute(self, requests: list[_Request], layers: tuple[int, ...] = ()) -> None:
         for batch in _equal_shape_batches(requests, self.settings.batch_size):
-            self._keep(batch, self._forward(batch))
+            self._keep(batch, *self._forward(batch, layers))
         self.computed += len(requests)
 
-    def _keep(self, requests: list[_Request], scores: list[TokenScores]) -> None:
-        for r, result in zip(requests, scores, strict=True):
+    def _keep(
+        self,
+        requests: list[_Request],
+        scores: list[TokenScores],
+        states: list[dict[int, SideStates]] | None = None,
+    ) -> None:
+        for i, (r, result) in enumerate(zip(requests, scores, strict=True)):
             r.result = result
             if self._cache is not None:
                 self._cache.put(r.tokens, r.start, result)
+            if states is not None:
+                r.states = states[i]
+                if self._cache is not None:
+                    self._cache.put_states(r.tokens, r.start, r.span_end, states[i])
         if self.progress is not None:
             self.progress(len(requests))
 
-    def _forward(self, batch: list[_Request]) -> list[TokenScores]:
+    def _forward(
+        self, batch: list[_Request], layers: tuple[int, ...] = ()
+    ) -> tuple[list[TokenScores], list[dict[int, SideStates]] | None]:
         import torch
 
         first = min(r.start for r in batch)
         ids = torch.tensor([r.tokens for r in batch], device=self.model.device)
         with torch.inference_mode():
+            out = self._body(input_ids=ids, output_hidden_states=bool(layers))
             # Positions first-1 .. length-2 predict tokens first .. length-1.
-            hidden = self._body(input_ids=ids).last_hidden_state[:, first - 1 : -1]
+            hidden = out.last_hidden_state[:, first - 1 : -1]
             logprobs = self._output.log_probs(hidden, ids[:, first:]).cpu().tolist()
-        return [
+            states = None
+            if layers:
+                states = [
+                    {
+                        x: _side_states(
+                            out.hidden_states[x][i, 1 : r.start],
+                            out.hidden_states[x][i, r.start :],
+                            r.span_end - r.start,
+                        )
+                        for x in layers
+                    }
+                    for i, r in enumerate(batch)
+                ]
+        scores = [
             TokenScores.rounded(r.start, row[r.start - first :])
             for r, row in zip(batch, logprobs, strict=True)
         ]
+        return scores, states
 
-    def _forward_pairs(self, batch: list[tuple[_Request, _Request]]) -> list[TokenScores]:
+    def _forward_pairs(
+        self, batch: list[tuple[_Request, _Request]], layers: tuple[int, ...] = ()
+    ) -> tuple[list[TokenScores], list[dict[int, SideStates]] | None]:
         """Pairs with the same start: the prefix is read once, with its keys and values kept;
         then both sides' remainders, one row each, are read on top of them. A remainder is padded
         on the right to the batch's longest: a causal model's real positions never see what comes
-        after them, so the padding changes nothing that is scored."""
+        after them, so the padding changes nothing that is scored. With a layer, the remainders
+        include their last token (which predicts nothing) so that its hidden state exists too."""
         import torch
 
         start = batch[0][0].start
         device = self.model.device
         prefix = torch.tensor([h.tokens[:start] for h, _ in batch], device=device)
         sides = [r for pair in batch for r in pair]  # h0, h0', h1, h1', ...
-        width = max(len(r.tokens) for r in sides) - start - 1
+        wanted = bool(layers)
+        last = 0 if wanted else 1  # how many final tokens the remainders leave out
+        width = max(len(r.tokens) for r in sides) - start - last
+        more = None
         with torch.inference_mode():
-            out = self._body(input_ids=prefix, use_cache=True)
+            out = self._body(input_ids=prefix, use_cache=True, output_hidden_states=wanted)
             hidden = [out.last_hidden_state[:, -1:].repeat_interleave(2, dim=0)]  # -> token start
             if width > 0:
                 cache = getattr(out, "cache", None) or out.past_key_values
@@ -714,12 +810,18 @@ class CausalLMScorer:
                 pad = self.tokenizer.pad_token_id or 0
                 rest = torch.tensor(
                     [
-                        list(r.tokens[start:-1]) + [pad] * (width - len(r.tokens) + start + 1)
+                        list(r.tokens[start : len(r.tokens) - last])
+                        + [pad] * (width - len(r.tokens) + start + last)
                         for r in sides
                     ],
                     device=device,
                 )
-                more = self._body(input_ids=rest, use_cache=True, **{self._cache_kwarg: cache})
+                more = self._body(
+                    input_ids=rest,
+                    use_cache=True,
+                    output_hidden_states=wanted,
+                    **{self._cache_kwarg: cache},
+                )
                 hidden.append(more.last_hidden_state)
             hidden = torch.cat(hidden, dim=1)
             rows, targets = [], []
@@ -728,12 +830,26 @@ class CausalLMScorer:
                 rows.append(hidden[i, :n])
                 targets.append(torch.tensor(r.tokens[start:], device=device))
             logprobs = self._output.log_probs(torch.cat(rows), torch.cat(targets)).cpu().tolist()
-        scores, at = [], 0
+            states = None
+            if wanted:
+                # the prefix after BOS is read once per pair; the remainder once per side
+                states = [
+                    {
+                        x: _side_states(
+                            out.hidden_states[x][i // 2, 1:],
+                            more.hidden_states[x][i, : len(r.tokens) - start],  # type: ignore[union-attr]
+                            r.span_end - start,
+                        )
+                        for x in layers
+                    }
+                    for i, r in enumerate(sides)
+                ]
+        scores, at_ = [], 0
         for r in sides:
             n = len(r.tokens) - start
-            scores.append(TokenScores.rounded(start, logprobs[at : at + n]))
-            at += n
-        return scores
+            scores.append(TokenScores.rounded(start, logprobs[at_ : at_ + n]))
+            at_ += n
+        return scores, states
 
     def close(self) -> None:
         if self._cache is not None:
@@ -801,6 +917,30 @@ def first_scored(a: Sequence[int], b: Sequence[int]) -> int:
     return max(1, min(k, len(a) - 1, len(b) - 1))
 
 
+def swapped_span_ends(a: Sequence[int], b: Sequence[int], start: int) -> tuple[int, int]:
+    """Where the swapped span ends (exclusive) in each of a pair's token lists: the tokens from
+    `start` up to the shared suffix. Neither span is empty (a deletion keeps one token)."""
+    room = min(len(a), len(b)) - start - 1
+    suffix = 0
+    while suffix < room and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    return len(a) - suffix, len(b) - suffix
+
+
+def _side_states(prefix, remainder, span: int) -> SideStates:
+    """prefix: [k, width] states of the tokens before `start` (BOS excluded); remainder:
+    [n, width] states from `start` on; span: how many of the remainder's tokens were swapped."""
+    import torch
+
+    pooled = torch.cat([prefix, remainder]).float().mean(0)
+    swapped = remainder[:span].float().mean(0)
+    return SideStates(_rounded(swapped.tolist()), _rounded(pooled.tolist()))
+
+
+def _rounded(values: Sequence[float]) -> tuple[float, ...]:
+    return tuple(round(x, ROUND_DIGITS) for x in values)
+
+
 def _equal_shape_batches(requests: Iterable[_Request], size: int) -> list[list[_Request]]:
     """Batches of requests of the same length (no padding), in a fixed order. Starts may differ: a
     batch keeps logits from its earliest start, and each request reads its own positions."""
@@ -836,9 +976,10 @@ class ScoreCache:
     """Scores kept on disk (SQLite, `folder/SCORES_DB`), keyed by the model's identity, the token
     ids and the start: a rerun of the same sentences with the same weights computes nothing.
 
-    Each value is the scores as float64s and a check (the first 8 bytes of the sha256 of key and
-    scores), so a row that cannot be read back as this request's scores (cut short, of another
-    type, edited) is a miss: scored again and overwritten, with one warning. A damaged database
+    Each value (a sentence's log-probabilities, or one layer's hidden states of a side) is its
+    numbers as float64s and a check (the first 8 bytes of the sha256 of key and numbers), so a row
+    that cannot be read back as this request's numbers (cut short, of another type, edited) is a
+    miss: scored again and overwritten, with one warning a cache. A damaged database
     file is moved aside and a new one started (one warning); a cache that cannot be written (a full
     disk) stops storing and keeps serving."""
 
@@ -889,14 +1030,15 @@ class ScoreCache:
             "computed without it"
         )
 
-    def _key(self, tokens: tuple[int, ...], start: int) -> bytes:
-        body = f"{self._prefix}|{start}|{','.join(map(str, tokens))}".encode()
-        return hashlib.sha256(body).digest()
+    def _key(self, tokens: tuple[int, ...], start: int, *more: object) -> bytes:
+        body = "|".join([self._prefix, str(start), ",".join(map(str, tokens)), *map(str, more)])
+        return hashlib.sha256(body.encode()).digest()
 
-    def get(self, tokens: tuple[int, ...], start: int) -> TokenScores | None:
+    def _read(self, key: bytes) -> tuple[float, ...] | None:
+        """The checked numbers stored under `key`; None when there are none or the row is bad
+        (counted, with one warning a cache)."""
         if self._conn is None:
             return None
-        key = self._key(tokens, start)
         try:
             row = self._conn.execute("SELECT value FROM scores WHERE key = ?", (key,)).fetchone()
         except sqlite3.Error as exc:
@@ -904,35 +1046,69 @@ class ScoreCache:
             return None
         if row is None:
             return None
-        scores = stored_scores(key, row[0], len(tokens) - start)
-        if scores is None:
-            self.bad_rows += 1
-            if self.bad_rows == 1:
-                log.warning(
-                    f"the language model's score cache {self.path} holds rows that do not read "
-                    "back as scores (cut short, of another type or edited); they are scored again"
-                )
-            return None
-        return TokenScores(start, scores)
+        numbers = stored_numbers(key, row[0])
+        if numbers is None:
+            self._bad_row()
+        return numbers
 
-    def put(self, tokens: tuple[int, ...], start: int, scores: TokenScores) -> None:
+    def _bad_row(self) -> None:
+        self.bad_rows += 1
+        if self.bad_rows == 1:
+            log.warning(
+                f"the language model's score cache {self.path} holds rows that do not read "
+                "back as scores (cut short, of another type or edited); they are scored again"
+            )
+
+    def _write(self, key: bytes, numbers: Sequence[float]) -> None:
         if self._conn is None or not self._writable:
             return
-        key = self._key(tokens, start)
         try:
             self._conn.execute(
-                "INSERT OR REPLACE INTO scores VALUES (?, ?)",
-                (key, stored_value(key, scores.logprobs)),
+                "INSERT OR REPLACE INTO scores VALUES (?, ?)", (key, stored_value(key, numbers))
             )
         except sqlite3.Error as exc:
             if "full" in str(exc):
                 self._writable = False
                 log.warning(
                     f"the language model's score cache {self.path} cannot grow: the disk is full "
-                    "({exc}); the run goes on without storing scores"
+                    f"({exc}); the run goes on without storing scores"
                 )
             else:
                 self._damaged(exc, retry=True)
+
+    def get(self, tokens: tuple[int, ...], start: int) -> TokenScores | None:
+        numbers = self._read(self._key(tokens, start))
+        if numbers is None:
+            return None
+        if len(numbers) != len(tokens) - start or not all(x <= 0 for x in numbers):
+            self._bad_row()  # checked, but not this request's log-probabilities
+            return None
+        return TokenScores(start, numbers)
+
+    def put(self, tokens: tuple[int, ...], start: int, scores: TokenScores) -> None:
+        self._write(self._key(tokens, start), scores.logprobs)
+
+    def get_states(
+        self, tokens: tuple[int, ...], start: int, end: int, layers: Sequence[int]
+    ) -> dict[int, SideStates] | None:
+        """A side's states at every one of `layers`, or None when any is missing or malformed."""
+        out = {}
+        for layer in layers:
+            numbers = self._read(self._key(tokens, start, "states", end, layer))
+            if numbers is None:
+                return None
+            if not numbers or len(numbers) % 2:
+                self._bad_row()
+                return None
+            half = len(numbers) // 2
+            out[layer] = SideStates(numbers[:half], numbers[half:])
+        return out
+
+    def put_states(
+        self, tokens: tuple[int, ...], start: int, end: int, states: dict[int, SideStates]
+    ) -> None:
+        for layer, side in states.items():
+            self._write(self._key(tokens, start, "states", end, layer), side.span + side.pooled)
 
     def close(self) -> None:
         if self._conn is not None:
@@ -946,24 +1122,25 @@ def _is_damage(exc: sqlite3.Error) -> bool:
     return type(exc) is sqlite3.DatabaseError or "malformed" in text or "not a database" in text
 
 
-def stored_value(key: bytes, logprobs: Sequence[float]) -> bytes:
-    """A cache row's value: the scores as little-endian float64s, then the check."""
-    payload = struct.pack(f"<{len(logprobs)}d", *logprobs)
+def stored_value(key: bytes, numbers: Sequence[float]) -> bytes:
+    """A cache row's value: the numbers as little-endian float64s, then the check."""
+    payload = struct.pack(f"<{len(numbers)}d", *numbers)
     return payload + hashlib.sha256(key + payload).digest()[:8]
 
 
-def stored_scores(key: bytes, value: Any, n: int) -> tuple[float, ...] | None:
-    """The `n` scores of a cache row, or None when the row cannot be them: not bytes, another
-    length, a check that does not match (edited), or a number that is no log-probability."""
-    if not isinstance(value, bytes) or len(value) != 8 * n + 8:
+def stored_numbers(key: bytes, value: Any) -> tuple[float, ...] | None:
+    """The numbers of a cache row, or None when the row cannot be what was stored under `key`:
+    not bytes, cut short, a check that does not match (edited, or another key's row), or a number
+    that is not finite."""
+    if not isinstance(value, bytes) or len(value) < 8 or len(value) % 8:
         return None
     payload, check = value[:-8], value[-8:]
     if hashlib.sha256(key + payload).digest()[:8] != check:
         return None
-    scores = struct.unpack(f"<{n}d", payload)
-    if not all(math.isfinite(x) and x <= 0 for x in scores):
+    numbers = struct.unpack(f"<{len(payload) // 8}d", payload)
+    if not all(math.isfinite(x) for x in numbers):
         return None
-    return scores
+    return numbers
 
 
 def main() -> int:

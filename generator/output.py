@@ -38,6 +38,7 @@ from transnli.generator.run_folder import (
     OUTPUTS,
     PROGRESS,
     REJECTED,
+    REVIEW_DERIVED,
     STATS,
     TRIPLES,
     OutputError,
@@ -195,7 +196,7 @@ class RunWriter:
             self.path(PROGRESS), self._progress_doc({name: 0 for name in OUTPUTS}, None)
         )
         self.path(FINISHED).unlink(missing_ok=True)
-        for name in (STATS, CONFIG, *EXPORT_PATHS):
+        for name in (STATS, CONFIG, *EXPORT_PATHS, *REVIEW_DERIVED):
             p = self.path(name)
             shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
         for name in OUTPUTS:

@@ -25,7 +25,7 @@ from typing import Any
 
 from transnli.generator import build  # by module: tests replace its functions
 from transnli.generator.checks.base import BackendUnavailable
-from transnli.generator.config import LLM_PIPELINES, GeneratorConfig
+from transnli.generator.config import LLM_PIPELINES, LM_CHECKS, GeneratorConfig
 from transnli.generator.errors import (
     ConfigError,
     InputSourceError,
@@ -37,12 +37,12 @@ from transnli.generator.errors import (
 )
 from transnli.generator.inputs import DuplicateCounter, input_identity
 from transnli.generator.llm.clients import LLMError
-from transnli.generator.lm_choice import lm_scorer
+from transnli.generator.lm_choice import language_model_check
 from transnli.generator.output import OutputError, RunWriter, fingerprint
 from transnli.generator.parallel import WorkerDied, run_batches
 from transnli.generator.readers import InputError, NLIPair, read_pairs
 from transnli.generator.record import TripleRecord
-from transnli.generator.run_folder import LOCK
+from transnli.generator.run_folder import LOCK, REVIEW_LOG
 
 # What config.json records as the source of pairs handed over in memory.
 MEMORY_SOURCE = "<memory>"
@@ -150,6 +150,12 @@ def generate_run(
     created = not out.exists()
     try:
         writer.lock()  # before the slow start too: a second run into OUT refuses at once
+        if options.overwrite and (out / REVIEW_LOG).is_file():
+            say(
+                f"keeping the judgements in {out / REVIEW_LOG}: each counts only while its triple "
+                "comes out unchanged (same content digest); `transnli review --agreement` "
+                "reports the others"
+            )
         finished = writer.finished_stats()
         if finished is not None:
             same = "(same input and config"
@@ -228,7 +234,7 @@ def _lm_digest(config: GeneratorConfig) -> str | None:
     """The digest of the language model's files when the run uses one (None for a hub id, or
     without the model): a finished run is reused only with the same weights. A model that cannot
     be found fails here, before the run folder is touched."""
-    if config.acceptability != "lm":
+    if config.acceptability not in LM_CHECKS:
         return None
     from transnli.common.lm import LMError, LMSettings, resolve_model_folder
 
@@ -237,7 +243,7 @@ def _lm_digest(config: GeneratorConfig) -> str | None:
             LMSettings(spec=config.lm, dtype=config.lm_dtype), verify=False
         )
     except LMError as e:
-        raise ResourceError(f"acceptability backend 'lm': {e}") from e
+        raise ResourceError(f"acceptability backend '{config.acceptability}': {e}") from e
     return identity.get("weights_sha256")
 
 
@@ -267,6 +273,12 @@ def progress_bar(opened: _Input, limit: int | None, done: int, quiet: bool):
     )
 
 
+def language_model(pipeline):
+    """The language model (CausalLMScorer) of the pipeline's lm or judge check, or None."""
+    check = language_model_check(getattr(pipeline, "checks", ()))
+    return getattr(check, "scorer", None)
+
+
 class LMProgress:
     """The language model's sentences on the progress bar, counted after each of the model's
     batches: a pipeline batch of 256 pairs keeps the model busy for minutes on a CPU, and the bar
@@ -286,7 +298,7 @@ def lm_cost_line(pipeline, pairs: int | None) -> str | None:
     """What the language model will cost this run, said before it starts: its sentences (about
     SENTENCES_PER_PAIR an input pair) at the speed measured now on this device. None without
     the model."""
-    scorer = lm_scorer(getattr(pipeline, "checks", ()))
+    scorer = language_model(pipeline)
     if scorer is None:
         return None
     from transnli.common.lm import LMError
@@ -326,7 +338,7 @@ def _run_batches(pipeline, opened: _Input, options: RunOptions, sink, *, done: i
     stats, limit = pipeline.stats, pipeline.config.limit
     duplicates = DuplicateCounter()
     bar = progress_bar(opened, limit, done, options.quiet)
-    scorer = lm_scorer(getattr(pipeline, "checks", ()))
+    scorer = language_model(pipeline)
     if scorer is not None:
         scorer.progress = LMProgress(bar)
 

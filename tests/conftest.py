@@ -400,3 +400,11 @@ def tagger():
     from transnli.generator.tagging import SpacyTagger
 
     return SpacyTagger()
+
+
+@_checks_pytest.fixture(autouse=True)
+def preset_without_language_model(monkeypatch):
+    """A run that names no preset uses `fast` here: the default preset loads Gemma 3 270M (seconds
+    to load, about 10 sentences/s), which only the tests of the language model and of the default
+    preset itself should pay for; they name it (`--preset default`)."""
+    monkeypatch.setenv("TRANSNLI_PRESET", "fast")

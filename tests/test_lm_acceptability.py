@@ -183,6 +183,7 @@ def test_a_model_that_is_no_causal_lm_stops_generate_before_the_run_folder(
         ["--lm", "gemma3-270m"],  # named, even at its default
         ["--lm-threshold", "-3"],
         ["--lm-dtype", "bfloat16"],
+        ["--acceptability", "judge", "--lm-threshold", "-3"],  # the judge has its own threshold
     ],
 )
 def test_lm_settings_without_the_lm_check_are_refused(tmp_path, options):
@@ -191,7 +192,7 @@ def test_lm_settings_without_the_lm_check_are_refused(tmp_path, options):
     sample = resource_path("samples", "snli_sample.jsonl")
     result = CliRunner().invoke(main, ["generate", str(sample), "--out", str(tmp_path), *options])
     assert result.exit_code == 2
-    assert "nothing uses the language model" in result.output
+    assert "given, but nothing uses it" in result.output
     assert "--acceptability lm" in result.output
     assert not any(tmp_path.iterdir())
 
@@ -264,8 +265,8 @@ def test_the_progress_bar_moves_inside_a_batch(sample_lm, monkeypatch):
 def _lm_batches_of(size, pipeline):
     from dataclasses import replace
 
-    from transnli.generator.lm_choice import lm_scorer
+    from transnli.generator.run import language_model
 
-    scorer = lm_scorer(pipeline.checks)
+    scorer = language_model(pipeline)
     scorer.settings = replace(scorer.settings, batch_size=size)
     return pipeline

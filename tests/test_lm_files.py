@@ -26,7 +26,7 @@ from transnli.common.lm import (
     conversion_problem,
     model_digest,
     resolve_model_folder,
-    stored_scores,
+    stored_numbers,
     stored_value,
     write_conversion,
 )
@@ -340,17 +340,36 @@ def test_a_cache_row_that_is_not_this_requests_scores_is_a_miss(
     assert len(caplog.records) == 1 and "do not read back as scores" in caplog.messages[0]
 
 
-def test_stored_scores_read_back_only_what_was_stored():
+def test_stored_numbers_read_back_only_what_was_stored():
     key, other = b"k" * 32, b"o" * 32
     value = stored_value(key, (-1.5, -0.25, 0.0))
-    assert stored_scores(key, value, 3) == (-1.5, -0.25, 0.0)
-    assert stored_scores(key, value, 2) is None  # another request's length
-    assert stored_scores(other, value, 3) is None  # another key's row
+    assert stored_numbers(key, value) == (-1.5, -0.25, 0.0)
+    assert stored_numbers(other, value) is None  # another key's row
     edited = stored_value(key, (0.0, 0.0, 0.0))[:-8] + value[-8:]
-    assert stored_scores(key, edited, 3) is None  # scores replaced
-    assert stored_scores(key, stored_value(key, (float("nan"),)), 1) is None
-    assert stored_scores(key, stored_value(key, (2.0,)), 1) is None  # no log-probability
-    assert stored_scores(key, (-1.5, -0.25, 0.0), 3) is None  # not bytes
+    assert stored_numbers(key, edited) is None  # numbers replaced
+    assert stored_numbers(key, value[:-3]) is None  # cut short
+    assert stored_numbers(key, stored_value(key, (float("nan"),))) is None
+    assert stored_numbers(key, (-1.5, -0.25, 0.0)) is None  # not bytes
+
+
+def test_a_checked_row_that_is_not_this_requests_scores_is_a_miss(tmp_path, caplog):
+    """A row whose check holds can still be no answer: another length than the request's tokens,
+    or a positive log-probability."""
+    from transnli.common.lm import ScoreCache, SideStates, TokenScores
+
+    cache = ScoreCache(tmp_path, {"spec": "x"})
+    cache.put((1, 2, 3), 1, TokenScores(1, (-1.0,)))  # 2 tokens scored, 1 number
+    cache.put((1, 2, 4), 1, TokenScores(1, (-1.0, 2.0)))
+    cache.put((1, 2, 5), 1, TokenScores(1, (-1.0, -2.0)))
+    states = {3: SideStates((0.5, -1.0), (2.0, 3.0))}
+    cache.put_states((1, 2, 5), 1, 3, states)
+    with caplog.at_level(logging.WARNING, logger="transnli"):
+        assert cache.get((1, 2, 3), 1) is None and cache.get((1, 2, 4), 1) is None
+        assert cache.get((1, 2, 5), 1) == TokenScores(1, (-1.0, -2.0))
+        assert cache.get_states((1, 2, 5), 1, 3, [3]) == states
+        assert cache.get_states((1, 2, 5), 1, 3, [3, 4]) is None  # a layer never stored
+    assert cache.bad_rows == 2 and len(caplog.records) == 1
+    cache.close()
 
 
 def test_the_model_reports_progress_after_each_of_its_batches(tiny_lm_dir, tmp_path):
