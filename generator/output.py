@@ -155,14 +155,15 @@ class RunWriter:
         if self.path(FINISHED).exists():
             raise OutputError(
                 f"{self.dir} already holds a finished run with a different input or configuration "
-                "(or made by another transnli version); pass --overwrite to replace it"
+                "(or language model weights, or made by another transnli version); "
+                "pass --overwrite to replace it"
             )
         if self.path(PROGRESS).exists():
             state = self._read_progress()
             if state["fingerprint"] != self.fp:
                 raise OutputError(
                     f"{self.dir} holds an unfinished run with a different input or configuration "
-                    "(or made by another transnli version); "
+                    "(or language model weights, or made by another transnli version); "
                     "rerun with the same settings to resume it, or pass --overwrite to start again"
                 )
             return state

@@ -7,8 +7,7 @@ import math
 
 import pytest
 from tiny_lm import build_tiny_causal_lm
-from transnli.common.digest import sha256_file
-from transnli.common.lm import CausalLMScorer, LMError, LMSettings
+from transnli.common.lm import CausalLMScorer, LMError, LMSettings, model_digest
 
 
 @pytest.fixture(scope="module")
@@ -183,7 +182,7 @@ def test_a_rerun_is_served_by_the_score_cache(tiny_lm_dir, tmp_path):
 
 def test_the_identity_names_the_weights(tiny_lm_dir, tmp_path):
     lm = scorer(tiny_lm_dir, tmp_path)
-    assert lm.identity["weights_sha256"] == sha256_file(tiny_lm_dir)
+    assert lm.identity["weights_sha256"] == model_digest(tiny_lm_dir)
     assert lm.identity["class"] == "Gemma3ForCausalLM"
     assert lm.identity["dtype"] == "float32"
 
