@@ -425,14 +425,15 @@ def main(argv=None) -> None:
     result = {
         "config": best.as_dict(),
         "cv": cv,
+        "cv_pooled": result_cv_pooled,
         "cv_calibration": reliability(p_oof[dev_gate], train["y"][dev_gate]),
     }
     threshold = args.threshold
     if threshold is None:  # the highest threshold that keeps 80% of fast's good triples in CV
-        cut = precision_at_kept(p_oof[dev_gate], train["y"][dev_gate], cv["fast_good_dev"])["0.80"]
+        cut = result_cv_pooled["at_kept"]["0.80"]
         threshold = round(float(np.floor(cut["threshold"] * 100) / 100), 2)
     result["threshold"] = threshold
-    result["cv_at_threshold"] = at_threshold(p_oof[dev_gate], train["y"][dev_gate], threshold)
+    result["cv_at_threshold"] = at_threshold(p_oof[gate_rows], train["y"][gate_rows], threshold)
     if test is not None:
         rows = np.arange(len(test["y"]))
         p = sigmoid(a * linear_scores(model, test, rows, best) + b)
@@ -490,9 +491,8 @@ def main(argv=None) -> None:
             "validation": {
                 "cv": {k: v for k, v in cv.items()},
                 "cv_at_threshold": result["cv_at_threshold"],
-                "cv_pooled": {
-                    k: v for k, v in result_cv_pooled.items() if k != "calibration"
-                } | {"ece": result_cv_pooled["calibration"]["ece"]},
+                "cv_pooled": {k: v for k, v in result_cv_pooled.items() if k != "calibration"}
+                | {"ece": result_cv_pooled["calibration"]["ece"]},
                 "test": result.get("test")
                 and {k: result["test"][k] for k in ("auc_gate", "at_threshold", "at_kept")}
                 | {"ece": result["test"]["calibration"]["ece"]},

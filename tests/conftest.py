@@ -402,9 +402,12 @@ def tagger():
     return SpacyTagger()
 
 
-@_checks_pytest.fixture(autouse=True)
-def preset_without_language_model(monkeypatch):
+@_checks_pytest.fixture(scope="session", autouse=True)
+def preset_without_language_model():
     """A run that names no preset uses `fast` here: the default preset loads Gemma 3 270M (seconds
-    to load, about 10 sentences/s), which only the tests of the language model and of the default
-    preset itself should pay for; they name it (`--preset default`)."""
-    monkeypatch.setenv("TRANSNLI_PRESET", "fast")
+    to load, a few sentences/s), which only the tests of the language model and of the default
+    preset itself should pay for; they name it (`--preset default`). Session-wide, so that
+    module-scoped fixtures that generate see it too."""
+    with _checks_pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRANSNLI_PRESET", "fast")
+        yield

@@ -53,8 +53,9 @@ def judge_dict(width: int = 16, layer: int = 1, seed: int = 0, **changes) -> dic
         "intercept": 0.1,
         "calibration": {"a": 0.8, "b": -0.2},
         "threshold": 0.5,
-        "validation": {"test": {"at_threshold": {"threshold": 0.5, "kept": 40, "precision": 0.75},
-                                "ece": 0.04}},
+        "validation": {
+            "test": {"at_threshold": {"threshold": 0.5, "kept": 40, "precision": 0.75}, "ece": 0.04}
+        },
     }
     doc.update(changes)
     return doc
@@ -104,7 +105,9 @@ def test_the_probability_is_the_calibrated_linear_function_of_the_reading(tiny_l
     for reading, p in zip(readings, got, strict=True):
         x = np.array(scalar_features(reading))
         z = float(((x - doc["scalar_mean"]) / doc["scalar_scale"]) @ doc["scalar_coef"])
-        z += float(vector_features(reading, 1)["span_modified"] @ doc["vector_coef"]["span_modified"])
+        z += float(
+            vector_features(reading, 1)["span_modified"] @ doc["vector_coef"]["span_modified"]
+        )
         z += doc["intercept"]
         expected = 1 / (1 + math.exp(-(0.8 * z - 0.2)))
         assert p == pytest.approx(expected, abs=1e-4)
@@ -113,9 +116,7 @@ def test_the_probability_is_the_calibrated_linear_function_of_the_reading(tiny_l
     assert len(set(got)) > 1  # different pairs, different probabilities
 
 
-def test_the_check_keeps_the_probability_on_every_record_whatever_the_batch(
-    tiny_lm_dir, tmp_path
-):
+def test_the_check_keeps_the_probability_on_every_record_whatever_the_batch(tiny_lm_dir, tmp_path):
     judge = Judge.from_dict(judge_dict())
     results = []
     for size in (1, 3):
@@ -148,7 +149,9 @@ def test_a_generation_with_the_judge_records_it_and_the_card_states_the_estimate
     pairs = tmp_path / "pairs.jsonl"
     with open(pairs, "w", encoding="utf-8") as fh:
         for i, h in enumerate(["the soup is hot .", "a big dog runs .", "the dog walks ."]):
-            fh.write(json.dumps({"premise": "p", "hypothesis": h, "label": "neutral", "id": i}) + "\n")
+            fh.write(
+                json.dumps({"premise": "p", "hypothesis": h, "label": "neutral", "id": i}) + "\n"
+            )
     out = tmp_path / "run"
     args = [
         "generate", str(pairs), "--out", str(out), "--preset", "default", "--grammar", "none",
