@@ -187,6 +187,8 @@ class GeneratorConfig:
             "lm": (DEFAULT_LM, LM_CHECKS),
             "lm_dtype": ("float32", LM_CHECKS),
             "lm_threshold": (DEFAULT_LM_THRESHOLD, ("lm",)),
+            "judge_model": (None, ("judge",)),
+            "judge_threshold": (None, ("judge",)),
         }
         unused = [
             name
@@ -198,7 +200,8 @@ class GeneratorConfig:
             raise ConfigError(
                 f"{', '.join(unused)} given, but nothing uses it with --acceptability "
                 f"{self.acceptability}: the language model scores only with --acceptability lm "
-                "(--lm, --lm-threshold, --lm-dtype) or judge (--lm, --lm-dtype)"
+                "(--lm, --lm-threshold, --lm-dtype) or judge (--lm, --lm-dtype, --judge-model, "
+                "--judge-threshold)"
             )
 
     def to_dict(self) -> dict[str, Any]:

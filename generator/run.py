@@ -146,6 +146,9 @@ def generate_run(
     lm_digest = _lm_digest(config)
     if lm_digest is not None:  # the model's weights decide the verdicts as much as its name
         identity["lm_weights_sha256"] = lm_digest
+    judge_digest = _judge_digest(config)
+    if judge_digest is not None:  # so does the judge's file (the shipped one changes on retraining)
+        identity["judge_sha256"] = judge_digest
     writer = RunWriter(out_dir, fingerprint(identity), overwrite=options.overwrite)
     created = not out.exists()
     try:
@@ -245,6 +248,21 @@ def _lm_digest(config: GeneratorConfig) -> str | None:
     except LMError as e:
         raise ResourceError(f"acceptability backend '{config.acceptability}': {e}") from e
     return identity.get("weights_sha256")
+
+
+def _judge_digest(config: GeneratorConfig) -> str | None:
+    """The sha256 of the judge file a run with the judge check uses (None without it); a missing
+    file fails here, before the run folder is touched."""
+    if config.acceptability != "judge":
+        return None
+    from transnli.common.digest import sha256_file
+    from transnli.generator.judge import default_judge_path
+
+    path = Path(config.judge_model) if config.judge_model else default_judge_path()
+    try:
+        return sha256_file(path)
+    except OSError as e:
+        raise ResourceError(f"acceptability backend 'judge': {path}: {e.strerror}") from e
 
 
 def _build(config: GeneratorConfig):

@@ -171,6 +171,22 @@ def test_a_generation_with_the_judge_records_it_and_the_card_states_the_estimate
     card = (out / "hub" / "README.md").read_text()
     assert f"**Estimated precision: {sum(probs) / len(probs):.3f}**" in card
     assert "kept 40 candidates at its threshold 0.5, of which 0.750 were judged good" in card
+    # the same command reuses the finished run; with another judge file it must not
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 0 and "reus" in again.output.lower(), again.output
+    judge_file.write_text(json.dumps(judge_dict(seed=1)), encoding="utf-8")
+    changed = CliRunner().invoke(main, args)
+    assert changed.exit_code != 0 and "--overwrite" in changed.output, changed.output
+
+
+def test_judge_settings_without_the_judge_check_are_refused():
+    from transnli.generator.config import resolve_config
+    from transnli.generator.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="judge_threshold given, but nothing uses it"):
+        resolve_config("fast", judge_threshold=0.7)
+    with pytest.raises(ConfigError, match="judge_model"):
+        resolve_config("default", acceptability="lm", judge_model="j.json")
 
 
 def test_the_sentence_limit_ranks_by_the_judges_probability(tiny_lm_dir, judge_file, tmp_path):
