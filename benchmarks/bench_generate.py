@@ -147,23 +147,32 @@ def overrides(args) -> dict:
     return {k.strip(): parse_value(v.strip()) for k, _, v in (s.partition("=") for s in args.set)}
 
 
+LM_BACKENDS = ("lm", "judge")  # the acceptability checks that read the language model
+
+
 def uncached_lm(pipeline) -> list | None:
-    """With the lm check: take its score cache away and record the pairs it scores."""
+    """With a language-model check (lm, judge): take its score cache away and record the pairs
+    it scores."""
     from transnli.common.lm import CausalLMScorer
 
-    check = next((c for c in pipeline.checks if c.backend == "lm"), None)
+    check = next((c for c in pipeline.checks if c.backend in LM_BACKENDS), None)
     if check is None:
         return None
     old = check.scorer
     check.scorer = CausalLMScorer(old.model, old.tokenizer, old.identity, old.settings, cache=None)
     seen: list = []
-    score = check.scorer.compare_many
+    compare, read = check.scorer.compare_many, check.scorer.read_pairs
 
-    def recording(pairs):
+    def compare_recording(pairs):
         seen.extend(pairs)
-        return score(pairs)
+        return compare(pairs)
 
-    check.scorer.compare_many = recording
+    def read_recording(pairs, layers):
+        seen.extend(pairs)
+        return read(pairs, layers)
+
+    check.scorer.compare_many = compare_recording
+    check.scorer.read_pairs = read_recording
     return seen
 
 
@@ -172,7 +181,7 @@ def lm_rates(pipeline, pairs: list, check_seconds: float) -> dict:
     position's logits, equal-length batches of the check's batch size)."""
     import torch
 
-    scorer = next(c for c in pipeline.checks if c.backend == "lm").scorer
+    scorer = next(c for c in pipeline.checks if c.backend in LM_BACKENDS).scorer
     sentences = [s for pair in pairs for s in pair]
     by_length: dict[int, list] = {}
     for ids in map(scorer.encode, sentences):

@@ -74,6 +74,17 @@ def parse_value(text: str):
         return text
 
 
+# Settings whose value is a name, where "none" names the stage switched off (not "the default").
+NAMED = ("filters", "grammar", "acceptability")
+
+
+def parse_override(item: str) -> tuple[str, object]:
+    """`KEY=VALUE` of --set: `grammar=none` switches the grammar check off, `seed=3` is an int."""
+    k, _, v = item.partition("=")
+    k = k.strip()
+    return k, (v.strip() if k in NAMED else parse_value(v.strip()))
+
+
 def run_preset(preset: str, overrides: dict, sentences: Path = SENTENCES):
     """Every candidate the configuration builds, accepted and rejected, in input order."""
     from transnli.generator.build import build_pipeline
@@ -188,10 +199,7 @@ def main(argv=None) -> None:
     )
     args = ap.parse_args(argv)
 
-    overrides = {}
-    for item in args.set:
-        k, _, v = item.partition("=")
-        overrides[k.strip()] = v if k.strip() == "filters" else parse_value(v.strip())
+    overrides = dict(parse_override(item) for item in args.set)
     judged = load_judgements(args.judgements)
     n_sentences = len(args.sentences.read_text(encoding="utf-8").split("\n")) - 1
     config, pipeline, accepted, rejected, seconds = run_preset(

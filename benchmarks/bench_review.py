@@ -87,7 +87,10 @@ def first_page_load(session) -> tuple[float, dict]:
         t0 = time.perf_counter()
         with urllib.request.urlopen(server.url, timeout=30) as res:
             res.read()
-        with urllib.request.urlopen(server.url + "api/state", timeout=30) as res:
+        state_req = urllib.request.Request(
+            server.url.split("?")[0] + "api/state", headers={"X-Review-Token": server.token}
+        )
+        with urllib.request.urlopen(state_req, timeout=30) as res:
             state = json.loads(res.read())
         return time.perf_counter() - t0, state
     finally:

@@ -12,7 +12,10 @@ paired, triple by triple:
   antecedents hold (the only triples where both flags exist; each model's antecedent depends on
   its own labels, so the two sets of cases differ): the discordant pairs (A violated and B held,
   or the reverse) against a fair coin;
-- Holm's correction over every rule x pair that has a McNemar test.
+- Holm's correction over every rule x pair that has a McNemar test;
+- a row with fewer than MIN_DISCORDANT discordant triples (or none) is flagged not informative: its
+  test cannot tell the models apart, whatever its interval says; and per pair of models one line
+  of conclusion (`conclusions`).
 
 The statistics are pure functions of per-triple outcome codes (NOT_APPLICABLE, HELD, VIOLATED);
 the reading of samples.jsonl and the writing of comparison.json and tables/comparison.csv sit at
@@ -33,6 +36,7 @@ from transnli.generator.jsonl import jsonl_objects
 
 from .errors import EvaluatorError
 from .formatting import DASH, json_text, markdown_table, pct
+from .outdir import unfinished_move
 from .plots import short_names
 from .rules import EXTRA_KEYS, RULES, RULES_BY_KEY
 from .samples import SAMPLES_NAME
@@ -40,6 +44,7 @@ from .samples import SAMPLES_NAME
 COMPARISON_NAME = "comparison.json"
 TABLE_NAME = "comparison.csv"  # under tables/
 NOT_APPLICABLE, HELD, VIOLATED = -1, 0, 1
+MIN_DISCORDANT = 10  # fewer discordant triples: the row is flagged not informative
 RULE_KEYS = tuple(r.key for r in RULES)
 CHECK_KEYS = (*RULE_KEYS, *EXTRA_KEYS)  # what is compared, in this order
 CHECK_NAMES = {
@@ -86,6 +91,8 @@ class CompareSettings:
             "denominator": DENOMINATOR_NOTE,
             "correction": "Holm over every rule x pair with a test",
             "alpha": self.alpha,
+            "informative": f"only_a_violated + only_b_violated >= {MIN_DISCORDANT} (the "
+            "discordant triples McNemar's test reads); fewer, or none: not informative",
         }
 
 
@@ -208,20 +215,82 @@ def compare_models(
     for row, adjusted in zip(rows, holm([r["p_mcnemar"] for r in rows]), strict=True):
         row["p_holm"] = adjusted
         row["significant"] = None if adjusted is None else adjusted < settings.alpha
+        row["informative"] = discordant(row) >= MIN_DISCORDANT
     return rows
+
+
+def discordant(row: Mapping[str, Any]) -> int:
+    """The triples where one model violated and the other held: all McNemar's test reads."""
+    return row["only_a_violated"] + row["only_b_violated"]
+
+
+def pair_conclusion(
+    rows: Sequence[Mapping[str, Any]], name_a: str, name_b: str, alpha: float
+) -> str:
+    """One line for one pair of models over its rows (one per check): on how many checks each
+    violates significantly less than the other after Holm (the direction of the discordant
+    triples, which is what the test compares), and how many rows are not informative."""
+    tested = [r for r in rows if r["p_holm"] is not None]
+    if not tested:
+        return (
+            f"{name_a} and {name_b}: no check has a triple where both models' antecedents hold; "
+            "nothing can be concluded"
+        )
+    wins = {
+        name_a: sum(bool(r["significant"]) and r["only_a_violated"] < r["only_b_violated"]
+                    for r in tested),
+        name_b: sum(bool(r["significant"]) and r["only_b_violated"] < r["only_a_violated"]
+                    for r in tested),
+    }  # fmt: skip
+    first, second = (name_a, name_b) if wins[name_a] >= wins[name_b] else (name_b, name_a)
+    if wins[first]:
+        line = (
+            f"{first} violates less than {second} on {wins[first]} of {len(tested)} checks "
+            f"after Holm at {alpha:g}"
+        )
+    else:
+        line = (
+            f"{name_a} and {name_b} differ significantly on none of {len(tested)} checks after "
+            f"Holm at {alpha:g}"
+        )
+    if wins[second]:
+        line += f", {second} less than {first} on {wins[second]}"
+    weak = sum(not r["informative"] for r in rows)
+    if weak:
+        line += (
+            f"; {weak} of {len(rows)} checks not informative (fewer than {MIN_DISCORDANT} "
+            "discordant triples)"
+        )
+    return line
+
+
+def conclusions(
+    rows: Sequence[Mapping[str, Any]], names: Mapping[str, str], alpha: float
+) -> list[str]:
+    """One conclusion per pair of models, in the rows' pair order; `names`: how to call each
+    model (its short name)."""
+    pairs = list(dict.fromkeys((r["model_a"], r["model_b"]) for r in rows))
+    return [
+        pair_conclusion(
+            [r for r in rows if (r["model_a"], r["model_b"]) == (a, b)], names[a], names[b], alpha
+        )
+        for a, b in pairs
+    ]
 
 
 # --------------------------------------------------------------------------- reading
 class FlagTable:
     """Per model, per check, the outcome code of every triple, from samples.jsonl's rows (model
     by model, each in input order), kept as one byte per triple and check; checks that every model
-    judged the same triples in the same order. Fed by `read_flags` from the file, or by the
-    evaluation's RowsWriter as it writes the rows (then the file is not read again)."""
+    judged the same triples in the same order: the same (dataset, id) and the same P, H and H'.
+    Fed by `read_flags` from the file, or by the evaluation's RowsWriter as it writes the rows
+    (then the file is not read again)."""
 
     def __init__(self) -> None:
-        # a hash of (dataset, id) per triple of the first model: the others must match it (a
-        # tuple of strings per triple would cost far more memory on a large run)
+        # a hash of (dataset, id) and one of (P, H, H') per triple of the first model: the others
+        # must match them (tuples of strings per triple would cost far more memory on a large run)
         self._keys = array("q")
+        self._sentences = array("q")
         self._codes: dict[str, list[array]] = {}  # per model, one array per check
         self._model: str | None = None
         self._current: list[array] = []
@@ -239,14 +308,24 @@ class FlagTable:
         codes, keys = self._current, self._keys
         position = len(codes[0])
         key = hash((row["dataset"], row["id"]))
+        sentences = hash((row["premise"], row["hypothesis"], row["modified_hypothesis"]))
         if len(self._codes) == 1:
             keys.append(key)
+            self._sentences.append(sentences)
         elif position >= len(keys) or keys[position] != key:
             first = next(iter(self._codes))
             raise CompareError(
                 f"{where + ': ' if where else ''}model {self._model}'s triple {position + 1} is "
                 f"{row['dataset']}/{row['id']}, not the same as {first}'s; the models were not "
                 "evaluated on the same triples"
+            )
+        elif self._sentences[position] != sentences:
+            first = next(iter(self._codes))
+            raise CompareError(
+                f"{where + ': ' if where else ''}model {self._model}'s triple {position + 1} "
+                f"({row['dataset']}/{row['id']}) has another P, H or H' than {first}'s triple "
+                "of that id; the models did not judge the same sentences (samples merged from "
+                "different evaluations?)"
             )
         # samples.violates, unrolled (this runs once per row of a large run)
         rule, violated = row["rule"], row["violated"]
@@ -282,7 +361,8 @@ class FlagTable:
         }
 
 
-SAMPLE_KEYS = ("id", "dataset", "model", "rule", "violated")
+SAMPLE_KEYS = ("id", "dataset", "model", "premise", "hypothesis", "modified_hypothesis", "rule",
+               "violated")  # fmt: skip
 
 
 def _sample_problem(row: Mapping[str, Any]) -> str | None:
@@ -290,7 +370,7 @@ def _sample_problem(row: Mapping[str, Any]) -> str | None:
     missing = [k for k in SAMPLE_KEYS if k not in row]
     if missing:
         return f"not a samples row (no {', '.join(missing)})"
-    for key in ("id", "dataset", "model"):
+    for key in ("id", "dataset", "model", "premise", "hypothesis", "modified_hypothesis"):
         if not isinstance(row[key], str):
             return f"field {key!r} must be a string, got {row[key]!r}"
     if row["rule"] is not None and row["rule"] not in RULES_BY_KEY:
@@ -310,6 +390,13 @@ def _sample_problem(row: Mapping[str, Any]) -> str | None:
 def read_flags(eval_dir: Path) -> FlagTable:
     """Every model's outcome codes from EVAL/samples.jsonl (streamed)."""
     path = eval_dir / SAMPLES_NAME
+    moving = unfinished_move(eval_dir)
+    if moving:
+        raise CompareError(
+            f"{eval_dir} holds the outputs of an evaluation stopped while it moved them into place "
+            f"({moving}): its {SAMPLES_NAME} may be the one that evaluation replaces; run the "
+            "same `transnli evaluate` command again to finish it, then compare"
+        )
     if not path.is_file():
         raise CompareError(
             f"{eval_dir} holds no {SAMPLES_NAME}: is it the --out folder of `transnli evaluate`?"
@@ -330,12 +417,15 @@ def read_flags(eval_dir: Path) -> FlagTable:
 def comparison_result(table: FlagTable, settings: CompareSettings) -> dict[str, Any]:
     """comparison.json's content."""
     flags = table.arrays()
+    rows = compare_models(flags, settings)
+    names = dict(zip(flags, short_names(list(flags)), strict=True))
     return {
         "models": list(flags),
         "n_triples": table.n_triples,
         "pooled": "all datasets",
         "method": settings.describe(),
-        "comparisons": compare_models(flags, settings),
+        "comparisons": rows,
+        "conclusions": conclusions(rows, names, settings.alpha),
     }
 
 
@@ -360,6 +450,7 @@ CSV_COLUMNS = (
     "p_mcnemar",
     "p_holm",
     "significant",
+    "informative",
 )
 
 
@@ -389,15 +480,14 @@ def _csv_field(text: str) -> str:
 
 
 def write_comparison(eval_dir: Path, result: Mapping[str, Any]) -> list[Path]:
-    """comparison.json and tables/comparison.csv in EVAL; returns their paths."""
+    """comparison.json and tables/comparison.csv in EVAL; returns their paths. A failed write is
+    the OSError (an evaluation reports it by the output's final name, `compare_folder` as a
+    CompareError)."""
     json_path = eval_dir / COMPARISON_NAME
     csv_path = eval_dir / "tables" / TABLE_NAME
-    try:
-        json_path.write_text(json_text(json_path, result, indent=2) + "\n", encoding="utf-8")
-        csv_path.parent.mkdir(exist_ok=True)
-        csv_path.write_text(comparison_csv(result), encoding="utf-8", newline="\n")
-    except OSError as e:
-        raise CompareError(f"cannot write the comparison into {eval_dir} ({e})") from e
+    json_path.write_text(json_text(json_path, result, indent=2) + "\n", encoding="utf-8")
+    csv_path.parent.mkdir(exist_ok=True)
+    csv_path.write_text(comparison_csv(result), encoding="utf-8", newline="\n")
     return [json_path, csv_path]
 
 
@@ -434,6 +524,7 @@ def comparison_table(result: Mapping[str, Any]):
                 "A only / B only": f"{r['only_a_violated']} / {r['only_b_violated']}",
                 "McNemar p": _p(r["p_mcnemar"]),
                 "Holm p": _p(r["p_holm"]) + (" *" if r["significant"] else ""),
+                "informative": "yes" if r["informative"] else f"no ({discordant(r)} discordant)",
             }
         )
     return pd.DataFrame(rows)
@@ -452,11 +543,19 @@ def report_lines(result: Mapping[str, Any] | None) -> list[str]:
         f"{100 * method['confidence']:.0f}% interval ({method['interval']}), and McNemar's "
         "exact test on the per-triple violation flags. " + DENOMINATOR_NOTE + " 'A only / B "
         "only': the triples of `both` that only A (only B) violated. Holm's correction "
-        f"runs over every rule x pair with a test; * marks Holm p < {method['alpha']}. The same "
-        f"numbers: `{COMPARISON_NAME}`, `tables/{TABLE_NAME}`; `transnli compare EVAL_DIR`.",
+        f"runs over every rule x pair with a test; * marks Holm p < {method['alpha']}. A row "
+        f"with fewer than {MIN_DISCORDANT} discordant triples (A only + B only), or none, is "
+        "not informative: its test cannot tell the models apart, whatever the interval says. "
+        f"The same numbers: `{COMPARISON_NAME}`, `tables/{TABLE_NAME}`; `transnli compare "
+        "EVAL_DIR`.",
         "",
         markdown_table(comparison_table(result)),
         "",
+        *(
+            part
+            for line in result.get("conclusions", [])
+            for part in (f"**Conclusion:** {line}.", "")
+        ),
     ]
 
 
@@ -475,5 +574,8 @@ def compare_folder(
         )
     result = comparison_result(table, settings)
     if write:
-        write_comparison(eval_dir, result)
+        try:
+            write_comparison(eval_dir, result)
+        except OSError as e:
+            raise CompareError(f"cannot write the comparison into {eval_dir} ({e})") from e
     return result

@@ -1,22 +1,30 @@
 """The evaluation card: the README.md of a Hub repository holding an evaluation's results
-(`transnli publish EVAL`), made from the evaluation's summary.json and run_info.json only.
+(`transnli publish EVAL`), made from the evaluation's summary.json, run_info.json and (two or
+more models) comparison.json, and from the reviewed precision of the triples when it is known.
 
 It says which models were judged (linked to the Hub when they came from it, with the commit), on
-which triples (the Hub dataset they were published as, when given, and each file's digest), what
-the four transitive rules are, and each model's violation rates and mutual entailment and
-contradiction rates. The same inputs give the same text.
+which triples (the Hub dataset they were published as, when given, each file's digest, and the
+precision people measured on them), what the four transitive rules are, each model's violation
+rates and mutual entailment and contradiction rates, and what report.md warns about: the
+Warnings (a model that looks broken), the paired comparison of the models with its conclusion,
+and the no-knowledge alarm's verdict. The same inputs give the same text.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from transnli.common.citation import PAPER_BIBTEX, PAPER_TITLE, tool_bibtex
 
-from .formatting import DASH, count_rate, markdown_table, rate_with_ci
+from .compare import MIN_DISCORDANT, comparison_table
+from .formatting import DASH, count_rate, markdown_table, pct, rate_with_ci
+from .model_checks import model_warnings
 from .report import rules_table
 from .rules import EXTRA_KEYS, RULES
+from .schedule import KIND_TITLES
 
 CARD = "README.md"
 HUB = "https://huggingface.co"
@@ -26,9 +34,26 @@ FILE_DOCS = {
     "report.md": "the full report: the paper's Tables 1-4, the extras, violating examples",
     "run_info.json": "the command line, date, machine and library versions of the run",
     "samples.jsonl": "one row per triple and model: sentences, the four labels, rule outcomes",
+    "comparison.json": "the paired comparison of the models, per rule and pair (docs/compare.md)",
 }
 # A hub model's identity is "hf|REPO@COMMIT|labels=...": the repo and commit it was loaded at.
 _HUB_MODEL = re.compile(r"^hf\|([A-Za-z0-9][\w.-]*/[\w.-]+)@([0-9a-f]{7,40})\|")
+
+
+@dataclass(frozen=True)
+class ReviewedPrecision:
+    """What people measured on the evaluated triples (`transnli review` of their generation run):
+    `good` of `judged` triples of a seeded random sample judged good, with a 95% interval."""
+
+    triples_file: str  # the evaluated file the review is of
+    good: int
+    judged: int
+    interval: tuple[float, float] | None
+    annotators: int
+
+    @property
+    def precision(self) -> float:
+        return self.good / self.judged
 
 
 def _table(rows: list[tuple[Any, ...]], header: tuple[str, ...]) -> str:
@@ -194,6 +219,96 @@ def _extras_section(summary: dict[str, Any]) -> list[str]:
     ]
 
 
+def _warnings_section(summary: dict[str, Any]) -> list[str]:
+    """report.md's Warnings: signs that a model, not the test set, is broken."""
+    warnings = model_warnings(summary)
+    if not warnings:
+        return []
+    return [
+        "## Warnings\n",
+        "The evaluation found signs that a model is broken; read its numbers below with that in "
+        "mind (report.md says the same):\n",
+        "\n".join(f"- {w}" for w in warnings) + "\n",
+    ]
+
+
+def _review_section(reviews: Sequence[ReviewedPrecision]) -> list[str]:
+    if not reviews:
+        return []
+    lines = []
+    for r in reviews:
+        interval = (
+            f" (95% Wilson interval {r.interval[0]:.3f}-{r.interval[1]:.3f})" if r.interval else ""
+        )
+        people = f"{r.annotators} {'person' if r.annotators == 1 else 'people'}"
+        lines.append(
+            f"- `{r.triples_file}`: **precision {r.precision:.3f}**{interval}: {r.good} of "
+            f"{r.judged} triples of a seeded random sample judged good by {people} "
+            "(`transnli review` of its generation run)"
+        )
+    return [
+        "## Quality of the triples (human review)\n",
+        "Not every triple is a good test: people judged a random sample of the generated "
+        "triples (good = H' is coherent English and says something different from H). A "
+        "violation on a bad triple says nothing about the model.\n",
+        "\n".join(lines) + "\n",
+    ]
+
+
+def _comparison_section(comparison: dict[str, Any] | None) -> list[str]:
+    """The paired comparison of the models (comparison.json), its conclusions first."""
+    if not comparison or not comparison.get("comparisons"):
+        return []
+    method = comparison.get("method") or {}
+    alpha = method.get("alpha", 0.05)
+    return [
+        "## Paired comparison of the models\n",
+        *(f"**{line}.**\n" for line in comparison.get("conclusions") or []),
+        "Per rule and pair of models, on the same triples (all datasets pooled): the difference "
+        "in violation rate A - B with a paired bootstrap 95% interval, and McNemar's exact test "
+        "on the triples where both models' antecedents hold, Holm-corrected over the table (* "
+        f"marks Holm p < {alpha}). A row with fewer than {MIN_DISCORDANT} discordant triples "
+        "is not informative. `comparison.json` holds every number.\n",
+        markdown_table(comparison_table(comparison)) + "\n",
+    ]
+
+
+def _alarm_section(summary: dict[str, Any]) -> list[str]:
+    """The no-knowledge alarm's verdict per dataset and kind of pair: the proven bound."""
+    section = summary.get("alarms")
+    if not section:
+        return []
+    rows, proven = [], []
+    for e in section.get("results") or []:
+        title = KIND_TITLES.get(e.get("pairs"), e.get("pairs"))
+        if "skipped" in e:
+            rows.append((e.get("dataset"), title, None, None, f"not computed: {e['skipped']}"))
+            continue
+        bound = (e.get("m2_pairs") or {}).get("theta_star", e.get("theta_star"))
+        if bound is None or bound >= 1:
+            verdict = "nothing proven: the counts fit perfect models"
+        else:
+            verdict = f"some model is at most {pct(bound)} accurate on some label"
+            proven.append((bound, e.get("dataset"), title))
+        rows.append((e.get("dataset"), title, e.get("items"), pct(bound), verdict))
+    if proven:
+        bound, dataset, title = min(proven)
+        head = (
+            "Proven from the label counts alone, without gold labels: at least one model is at "
+            f"most {pct(bound)} accurate on at least one label of the {title} pairs of "
+            f"{dataset}, whatever the true labels are; an alarm set at any accuracy above that "
+            "fires."
+        )
+    else:
+        head = "The label counts prove no model inaccurate: no alarm fires at any threshold."
+    return [
+        "## No-knowledge alarm\n",
+        head + " theta* is the bound of report.md's alarm table (M = 2: the lower of the "
+        "label counts' bound and the bound from each pair of models' joint counts).\n",
+        _table(rows, ("dataset", "pairs", "items", "theta*", "verdict")) + "\n",
+    ]
+
+
 def _files_section(names: list[str]) -> list[str]:
     lines = [f"- `{n}`: {FILE_DOCS[n]}" for n in names if n in FILE_DOCS]
     figures = [n for n in names if n.startswith("plots/")]
@@ -255,8 +370,12 @@ def render_eval_card(
     triples_repo_id: str | None = None,
     title: str | None = None,
     license: str | None = None,
+    comparison: dict[str, Any] | None = None,
+    reviews: Sequence[ReviewedPrecision] = (),
 ) -> str:
-    """The card's text: YAML front matter, then what was evaluated, on what, and the results."""
+    """The card's text: YAML front matter, then what was evaluated, on what, and the results.
+    `comparison`: comparison.json's content (two or more models); `reviews`: the reviewed
+    precision of the triples files, where known."""
     import yaml
 
     models = [m["model"] for m in summary["models"]]
@@ -278,9 +397,13 @@ def render_eval_card(
         "triples, without gold labels for H'. The numbers below come from `summary.json`; "
         "`report.md` has every table.\n",
         *([load] if "samples.jsonl" in names else []),
+        *_warnings_section(summary),
         *_models_section(summary),
         *_triples_section(summary, triples_repo_id),
+        *_review_section(reviews),
         *_rules_section(summary),
+        *_comparison_section(comparison),
+        *_alarm_section(summary),
         *_mutual_section(summary),
         *_extras_section(summary),
         *_files_section(names),

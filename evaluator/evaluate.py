@@ -12,6 +12,7 @@ other files. A run held whole is one window.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from .family_eval import FamilyLabelling
 from .label_table import LabelTable
 from .labelling import PairProgress, label_model
 from .metrics import EXTRAS_NOTE, ModelCounts
-from .model_checks import warn_about_models
+from .model_checks import UNKNOWN_SAMPLE, warn_about_models
 from .modelspec import parse_model_specs
 from .outdir import EvaluationFolder, claim_out_dir, run_identity
 from .plot_worker import PlotWorker, plot_worker_enabled
@@ -41,7 +42,7 @@ from .runinfo import memory_source, model_run_info, run_clock, run_info, write_r
 from .samples import prediction_row, sample_row, triple_labels, triple_predictions
 from .schedule import blocks, window_size
 from .settings import EvaluationSettings
-from .triples import Triple, TripleSource, check_triples_files
+from .triples import Triple, TripleSource, check_runs_finished, check_triples_files
 
 
 @dataclass
@@ -114,9 +115,7 @@ def evaluate_triples(
     try:
         if folder is not None:
             folder.open()  # the lock first: a second run into --out is refused at once
-        source, triple_paths, files_info = _open_triples(
-            triple_paths, triples, settings.limit, hash_file
-        )
+        source, triple_paths, files_info = _open_triples(triple_paths, triples, settings, hash_file)
         identity = run_identity(files_info, specs, settings.identity())
         replaces_other = folder is not None and claim_out_dir(out, identity, settings.overwrite)
     except BaseException:
@@ -158,12 +157,15 @@ def evaluate_triples(
         rows = None
         return done
     finally:
-        if rows is not None:
-            rows.discard()
-        if worker is not None:
-            worker.close()  # before the folder drops the staged files the worker may write
-        if folder is not None:
-            folder.close()
+        # each step runs even when one before it fails (a flush on a full disk), so the staged
+        # files and the lock never outlive a failed run
+        with ExitStack() as cleanup:
+            if folder is not None:
+                cleanup.callback(folder.close)
+            if worker is not None:  # before the folder drops the staged files it may write
+                cleanup.callback(worker.close)
+            if rows is not None:
+                cleanup.callback(rows.discard)
 
 
 def _models(model_specs: Sequence[str], has_triples: bool):
@@ -232,14 +234,16 @@ def _write_files(
 def _open_triples(
     triple_paths: list[Path],
     triples: Sequence[Triple] | None,
-    limit: int | None,
+    settings: EvaluationSettings,
     hash_file: Callable[[Path], str],
 ) -> tuple[TripleSource, list[Path], list[dict[str, Any]]]:
     """The run's triples (files checked, or triples in memory), the files read, and what
     summary.json records of each source (its count is filled in once the triples are read)."""
+    limit = settings.limit
     if triples is not None:
         source = TripleSource([], triples, limit)
         return source, [], [memory_source(source.all())]
+    check_runs_finished(triple_paths, settings.allow_unfinished)
     check_triples_files(triple_paths, hash_file)
     files_info = [
         {"path": str(path), "sha256": hash_file(path), "n_triples": None} for path in triple_paths
@@ -324,6 +328,7 @@ def _label_models(
     window: label what the window (and the families) need, count, write its rows; then close it."""
     alarms = AlarmInputs() if len(model_list) > 1 else None
     run = _Labelled(facts=read_facts(source, window, alarms), alarms=alarms)
+    sample = _first_sentences(source)
     for model in model_list:
         spec = model.name  # what every output calls the model
         model_started = run_clock()
@@ -337,6 +342,8 @@ def _label_models(
         carried = CarriedLabels(run.facts.carry)
         extra = 0
         held = LabelTable() if window is None else None  # a run held whole keeps every label
+        # the tokenizer's unknown-token share on the run's first sentences, whatever the window
+        unknown = backend.unknown_token_share(sample)
         try:
             for triples in source.windows(window):
                 for block in blocks(triples):
@@ -383,10 +390,18 @@ def _label_models(
                 **backend.describe(),
                 "spec": model.canonical,
                 "pairs_labelled": pairs + extra,
+                **({} if unknown is None else {"unknown_tokens": round(unknown, 4)}),
             }
         )
         run.used.append(model_run_info(model, backend, st, run_clock() - model_started))
     return run
+
+
+def _first_sentences(source: TripleSource) -> list[str]:
+    """The distinct sentences of the run's first UNKNOWN_SAMPLE triples, on which each model's
+    unknown-token share is measured (the same in every window, whatever the cache holds)."""
+    triples = source.head(UNKNOWN_SAMPLE)
+    return list(dict.fromkeys(s for t in triples for s in (t.premise, t.hypothesis, t.modified)))
 
 
 def _label_block(

@@ -5,6 +5,10 @@ is broken. Pure functions of summary.json's content; report.md shows them under 
 - One label for more than ONE_LABEL_SHARE of the labels a model gave (counted per triple and kind
   of pair, as summary.json's label_counts): what a model that reads nothing does (a tokenizer
   without its vocabulary, a random head).
+- More than UNKNOWN_SHARE of the tokens of the run's first sentences mapped to the tokenizer's
+  unknown token ([UNK]): a tokenizer whose vocabulary does not cover the text (another model's
+  tokenizer, a cut-down vocabulary) leaves the model reading placeholders (summary.json's
+  `unknown_tokens`, measured by evaluate.py on the first UNKNOWN_SAMPLE triples).
 - Accuracy below chance (a third) on the gold-labelled (P,H) pairs: an NLI model that is right
   less often than a coin with three sides most likely has its labels in another order than its
   config says (ids swapped), which a label map fixes.
@@ -23,6 +27,8 @@ from .labels import LABELS
 log = logging.getLogger("transnli")
 
 ONE_LABEL_SHARE = 0.98
+UNKNOWN_SHARE = 0.2
+UNKNOWN_SAMPLE = 1000  # triples whose sentences the unknown-token share is measured on
 CHANCE = 1 / len(LABELS)
 MIN_LABELS = 30
 MIN_GOLD_PAIRS = 30
@@ -39,6 +45,17 @@ def one_label_warning(name: str, label_counts: Mapping[str, Mapping[str, int]]) 
         f"{name} labelled {totals[top] / n:.1%} of {n} pairs {top}: a model that cannot read its "
         "input (a tokenizer without its vocabulary, an untrained head) does that; check the "
         f"model with `transnli doctor --model` and a few pairs by hand"
+    )
+
+
+def unknown_tokens_warning(name: str, share: float | None) -> str | None:
+    """A warning when more than UNKNOWN_SHARE of the tokens were the unknown token."""
+    if share is None or share <= UNKNOWN_SHARE:
+        return None
+    return (
+        f"{name}'s tokenizer maps {share:.1%} of the tokens of these sentences to its unknown "
+        "token ([UNK]): the model reads placeholders, not the words; check that the tokenizer "
+        "files in its folder are the model's own"
     )
 
 
@@ -67,6 +84,9 @@ def model_warnings(summary: Mapping[str, Any]) -> list[str]:
     out = []
     for entry in summary.get("models", []):
         name, overall = entry["model"], entry["overall"]
+        warning = unknown_tokens_warning(name, described.get(name, {}).get("unknown_tokens"))
+        if warning:
+            out.append(warning)
         warning = one_label_warning(name, overall["label_counts"])
         if warning:
             out.append(warning)

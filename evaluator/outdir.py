@@ -101,6 +101,14 @@ def claim_out_dir(out: Path, identity, overwrite: bool) -> bool:
     return True
 
 
+def unfinished_move(out: Path) -> str | None:
+    """What says that a run was stopped while it moved its outputs into `out` (the staged
+    outputs' folder, as a name to show), or None: then the outputs in `out`, if any, are one
+    evaluation's, whole. Until the next run into `out` finishes that move, files there may be the
+    earlier evaluation's ones that the stopped run replaces."""
+    return f"{READY}/" if (out / READY / MANIFEST).is_file() else None
+
+
 def _remove(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)

@@ -2,7 +2,10 @@
 Hugging Face Hub dataset repository as results, with an evaluation card (README.md).
 
 What is uploaded is fixed (`upload_names`): README.md (the card, evaluator/eval_card.py),
-summary.json, report.md, run_info.json, samples.jsonl and the figures (plots/*). The files are
+summary.json, report.md, run_info.json, samples.jsonl, comparison.json (two or more models) and
+the figures (plots/*). The card states the reviewed precision of the triples when a
+`review_of` function (the command line passes one built on transnli.review) knows it for an
+evaluated file that is still the one evaluated (same sha256). The files are
 copied into a staging folder, so nothing is written into the evaluation folder, and sent with the
 shared transport of `transnli.common.hub`. Files of earlier uploads that this evaluation no
 longer has (a figure it did not draw) are deleted from the repo; files the repo holds that
@@ -14,25 +17,32 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from transnli.common.digest import sha256_file
 from transnli.common.hub import HubError, check_repo_id, hub_token, upload_folder
 
+from .compare import COMPARISON_NAME
 from .errors import EvaluatorError
-from .eval_card import CARD, render_eval_card
+from .eval_card import CARD, ReviewedPrecision, render_eval_card
 
-SUMMARY, REPORT, RUN_INFO, SAMPLES, PLOTS = (
+SUMMARY, REPORT, RUN_INFO, SAMPLES, COMPARISON, PLOTS = (
     "summary.json",
     "report.md",
     "run_info.json",
     "samples.jsonl",
+    COMPARISON_NAME,
     "plots",
 )
 # The files (and folder) a publish owns in the repo: it uploads those the evaluation has and
 # deletes the rest of them there.
-MANAGED = (CARD, SUMMARY, REPORT, RUN_INFO, SAMPLES, f"{PLOTS}/*")
+MANAGED = (CARD, SUMMARY, REPORT, RUN_INFO, SAMPLES, COMPARISON, f"{PLOTS}/*")
+# What the card asks about each evaluated triples file: the precision people measured on it, or
+# None (not a generation run's file, or not reviewed).
+ReviewOf = Callable[[Path], ReviewedPrecision | None]
 
 
 class PublishEvaluationError(EvaluatorError):
@@ -44,6 +54,7 @@ class FinishedEvaluation:
     dir: Path
     summary: dict[str, Any]
     run_info: dict[str, Any]
+    comparison: dict[str, Any] | None = None
 
 
 def _json_object(path: Path, required: bool) -> dict[str, Any]:
@@ -79,14 +90,37 @@ def open_evaluation(folder: str | Path) -> FinishedEvaluation:
             f"{out / REPORT} is missing; the evaluation folder is incomplete (run the same "
             "`transnli evaluate` command again)"
         )
-    return FinishedEvaluation(out, summary, _json_object(out / RUN_INFO, required=False))
+    comparison = _json_object(out / COMPARISON, required=False) or None
+    return FinishedEvaluation(
+        out, summary, _json_object(out / RUN_INFO, required=False), comparison
+    )
+
+
+def reviewed_precisions(
+    evaluation: FinishedEvaluation, review_of: ReviewOf | None
+) -> list[ReviewedPrecision]:
+    """The reviewed precision of each evaluated triples file that `review_of` knows, for files
+    whose content is still the one evaluated (a review of other triples is not theirs)."""
+    if review_of is None:
+        return []
+    found = []
+    for info in evaluation.summary["provenance"].get("triples_files") or []:
+        path = Path(str(info.get("path", "")))
+        try:
+            same = path.is_file() and sha256_file(path) == info.get("sha256")
+        except OSError:
+            same = False
+        review = review_of(path) if same else None
+        if review is not None and review.judged:
+            found.append(review)
+    return found
 
 
 def upload_names(evaluation: FinishedEvaluation) -> list[str]:
     """The evaluation's files that a publish uploads (paths relative to the folder, sorted),
     README.md aside."""
     out = evaluation.dir
-    names = [n for n in (SUMMARY, REPORT, RUN_INFO, SAMPLES) if (out / n).is_file()]
+    names = [n for n in (SUMMARY, REPORT, RUN_INFO, SAMPLES, COMPARISON) if (out / n).is_file()]
     plots = out / PLOTS
     if plots.is_dir():
         names += [
@@ -105,6 +139,7 @@ def stage(
     triples_repo_id: str | None = None,
     title: str | None = None,
     license: str | None = None,
+    reviews: list[ReviewedPrecision] | None = None,
 ) -> list[str]:
     """Write the repo's content under `target`: the card and a copy of each file to upload.
     Returns the paths written (relative, sorted)."""
@@ -121,6 +156,8 @@ def stage(
         triples_repo_id=triples_repo_id,
         title=title,
         license=license,
+        comparison=evaluation.comparison,
+        reviews=reviews or [],
     )
     (target / CARD).write_text(card, encoding="utf-8")
     return sorted([CARD, *names])
@@ -136,15 +173,17 @@ def publish_evaluation(
     title: str | None = None,
     license: str | None = None,
     api=None,
+    review_of: ReviewOf | None = None,
 ) -> str:
     """Upload the evaluation in `folder` to the dataset repo `repo_id` with its card; returns the
     repo's URL. Publishing the same evaluation again makes no new commit (unchanged files are
-    not sent)."""
+    not sent). `review_of`: the reviewed precision of an evaluated triples file, or None."""
     try:
         check_repo_id(repo_id)
         if triples_repo_id is not None:
             check_repo_id(triples_repo_id, "--triples-repo-id")
         evaluation = open_evaluation(folder)
+        reviews = reviewed_precisions(evaluation, review_of)
         token = hub_token(token_env)
     except HubError as e:
         raise PublishEvaluationError(str(e)) from e
@@ -157,6 +196,7 @@ def publish_evaluation(
                 triples_repo_id=triples_repo_id,
                 title=title,
                 license=license,
+                reviews=reviews,
             )
             return upload_folder(
                 Path(tmp),

@@ -11,6 +11,7 @@ import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -401,8 +402,12 @@ class RowsWriter:
         return [self.final[1], self.final[0]]
 
     def discard(self) -> None:
-        """Close and remove the partial files (a run that failed leaves the folder as it was)."""
-        self._close()
+        """Close and remove the partial files (a run that failed leaves the folder as it was).
+        Rows still buffered are dropped: flushing them could only fail again on a full disk, and
+        hide the error that stopped the run."""
+        for fh in (self._samples, self._predictions):
+            with suppress(OSError):
+                fh.close()
         for partial in self.partial:
             partial.unlink(missing_ok=True)
         if self._made_dir and not any(self.out_dir.iterdir()):

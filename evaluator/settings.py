@@ -23,7 +23,8 @@ class EvaluationSettings:
     `limit`: the first N triples only; `window`: label, count and write this many triples at a
     time (None or 0: the whole run at once; families always hold the run whole).
     `cache_dir` / `no_cache`: the label cache; `show_progress`, `plots`; `overwrite`: replace
-    another evaluation's outputs in the output folder."""
+    another evaluation's outputs in the output folder; `allow_unfinished`: evaluate a triples
+    file of a generation run that has not finished (refused otherwise)."""
 
     batch_size: int | str = 32
     device: str = "auto"
@@ -43,6 +44,7 @@ class EvaluationSettings:
     batch_tokens: int | None = None
     compile: bool = False
     window: int | None = None
+    allow_unfinished: bool = False
 
     def validate(self) -> EvaluationSettings:
         """Raise EvaluatorError for a value no run can use, before anything loads."""

@@ -6,14 +6,18 @@ Texts are interned, so a premise shared by many triples is held once.
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from transnli.generator.record import RecordError
+from transnli.generator.run_folder import FINISHED, OUTPUTS, PROGRESS
 from transnli.generator.triples_reader import TableError, read_any
 
 from .errors import EvaluatorError
+
+log = logging.getLogger("transnli")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +104,13 @@ class TripleSource:
             self._held = load_triples(self.paths)[: self.limit]
         return self._held
 
+    def head(self, n: int) -> list[Triple]:
+        """The run's first `n` triples (read again from the files when the run is not held)."""
+        if self._held is not None:
+            return self._held[:n]
+        limit = n if self.limit is None else min(n, self.limit)
+        return list(itertools.islice(_checked(iter_triples(self.paths)), limit))
+
     def windows(self, size: int | None) -> Iterator[list[Triple]]:
         if size is None or self._held is not None:
             held = self.all()
@@ -140,3 +151,34 @@ def check_triples_files(paths: Sequence[Path], hash_file: Callable[[Path], str])
                 "give each file once (its triples would be counted twice)"
             )
         by_digest[digest] = path
+
+
+def unfinished_run(path: Path) -> Path | None:
+    """The generation run folder that `path` is an output of, when that run has not finished: it
+    holds the run's checkpoint and no finished marker (a `transnli generate` still appending to
+    the file, or one that was stopped). None for a finished run or a file of no run."""
+    folder = path.parent
+    if path.name in OUTPUTS and (folder / PROGRESS).exists() and not (folder / FINISHED).exists():
+        return folder
+    return None
+
+
+def check_runs_finished(paths: Sequence[Path], allow_unfinished: bool) -> None:
+    """Refuse a triples file whose generation run has not finished (its triples so far are not
+    the run's); with `allow_unfinished`, say so on stderr and go on."""
+    for path in paths:
+        run = unfinished_run(path)
+        if run is None:
+            continue
+        what = (
+            f"{path} belongs to a generation run that has not finished ({run} holds {PROGRESS} "
+            f"and no {FINISHED}: `transnli generate` is still writing it, or was stopped)"
+        )
+        if allow_unfinished:
+            log.warning("%s; evaluating only the triples written so far (--allow-unfinished)", what)
+            continue
+        raise EvaluatorError(
+            f"{what}; evaluating it now would judge only the triples written so far. Let the run "
+            "finish (run the same `transnli generate` command again to resume a stopped one), "
+            "or pass --allow-unfinished to evaluate what is there"
+        )

@@ -25,6 +25,8 @@ def build_checks(config: GeneratorConfig) -> list:
             lm=config.lm,
             lm_threshold=config.lm_threshold,
             lm_dtype=config.lm_dtype,
+            judge_model=config.judge_model,
+            judge_threshold=config.judge_threshold,
             device=config.device,
             **({"llm_client": build_llm_client(config)} if config.acceptability == "llm" else {}),
         ),

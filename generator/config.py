@@ -4,9 +4,11 @@ overrides."""
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,8 @@ LOCAL_PIPELINES = ("wordnet", "negation", "wordnet+negation")
 LLM_BACKENDS = ("openai", "hf-seq2seq", "hf-causal")
 # The lm acceptability check's minimum d (docs/generation.md, "The language-model check").
 DEFAULT_LM_THRESHOLD = -9.5
+# Acceptability backends that read the language model (and can choose among candidates).
+LM_CHECKS = ("lm", "judge")
 
 
 @dataclass
@@ -62,6 +66,11 @@ class GeneratorConfig:
     # sentence, best d first (0: no limit).
     lm_antonyms: int = 1
     max_per_sentence: int = 0
+    # The judge acceptability backend (generator/checks/judge_acceptability.py): a trained judge
+    # over the language model's forward pass; its file (None: the shipped one for gemma3-270m) and
+    # the minimum probability that H' is good (None: the file's own threshold).
+    judge_model: str | None = None
+    judge_threshold: float | None = None
     vectors: str | None = None
     spacy_model: str | None = None
     max_chars: int = 400
@@ -116,6 +125,10 @@ class GeneratorConfig:
         from transnli.common.lm import DTYPES
 
         one_of("lm_dtype", DTYPES)
+        if self.judge_threshold is not None and not 0.0 <= self.judge_threshold <= 1.0:
+            raise ConfigError(
+                f"judge_threshold must be between 0 and 1, got {self.judge_threshold}"
+            )
         self.validate_lm_choice()
         bad = [p for p in self.pos if p not in POS_CHOICES]
         if bad or not self.pos:
@@ -152,14 +165,43 @@ class GeneratorConfig:
         return self
 
     def validate_lm_choice(self) -> None:
+        self.validate_lm_use()
         if self.lm_antonyms < 1 or self.max_per_sentence < 0:
             raise ConfigError("lm_antonyms must be >= 1 and max_per_sentence >= 0")
         if self.lm_antonyms == 1 and not self.max_per_sentence:
             return
-        if self.acceptability != "lm" or self.pipeline != "wordnet":
+        if self.acceptability not in LM_CHECKS or self.pipeline != "wordnet":
             raise ConfigError(
                 "lm_antonyms > 1 and max_per_sentence need the wordnet pipeline with "
-                "--acceptability lm (the language model's scores choose)"
+                "--acceptability lm or judge (the language model's scores choose)"
+            )
+
+    def validate_lm_use(self, given: Sequence[str] = ()) -> None:
+        """The language model's settings are refused where nothing uses them: a --lm that is
+        silently ignored would let a user believe their model judged the run. The lm and judge
+        checks use the model (lm, lm_dtype); the threshold is the lm check's. `given`: the
+        settings a user named, refused even at their default values."""
+        from transnli.common.lm import DEFAULT_LM
+
+        users = {
+            "lm": (DEFAULT_LM, LM_CHECKS),
+            "lm_dtype": ("float32", LM_CHECKS),
+            "lm_threshold": (DEFAULT_LM_THRESHOLD, ("lm",)),
+            "judge_model": (None, ("judge",)),
+            "judge_threshold": (None, ("judge",)),
+        }
+        unused = [
+            name
+            for name, (default, checks) in users.items()
+            if self.acceptability not in checks
+            and (name in given or getattr(self, name) != default)
+        ]
+        if unused:
+            raise ConfigError(
+                f"{', '.join(unused)} given, but nothing uses it with --acceptability "
+                f"{self.acceptability}: the language model scores only with --acceptability lm "
+                "(--lm, --lm-threshold, --lm-dtype) or judge (--lm, --lm-dtype, --judge-model, "
+                "--judge-threshold)"
             )
 
     def to_dict(self) -> dict[str, Any]:
@@ -263,8 +305,16 @@ def apply_filter_spec(current: list[str], spec: str) -> list[str]:
     return items
 
 
-def resolve_config(preset: str = "default", **overrides: Any) -> GeneratorConfig:
-    """Preset values, then every override that is not None (`filters` may be a --filters spec)."""
+def default_preset() -> str:
+    """The preset a run uses when none is named: $TRANSNLI_PRESET (e.g. "fast" on a machine where
+    the language model is too slow), else "default"."""
+    return os.environ.get("TRANSNLI_PRESET") or "default"
+
+
+def resolve_config(preset: str | None = None, **overrides: Any) -> GeneratorConfig:
+    """Preset values (None: `default_preset()`), then every override that is not None
+    (`filters` may be a --filters spec)."""
+    preset = preset or default_preset()
     values = load_preset(preset)
     values["preset"] = preset
     spec = overrides.pop("filters", None)
@@ -275,4 +325,6 @@ def resolve_config(preset: str = "default", **overrides: Any) -> GeneratorConfig
             if isinstance(spec, str)
             else list(spec)
         )
-    return GeneratorConfig(**values).validate()
+    config = GeneratorConfig(**values).validate()
+    config.validate_lm_use(given=[k for k, v in overrides.items() if v is not None])
+    return config

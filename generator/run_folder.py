@@ -18,8 +18,28 @@ TRIPLES, REJECTED, STATS, CONFIG, PROGRESS = (
 FINISHED, LOCK = "finished.json", "run.lock"
 EXPORT_PATHS = ("triples.parquet", "rejected.parquet", "hf_dataset", "hub")
 OUTPUTS = (TRIPLES, REJECTED)
+# What `transnli review` keeps in a run folder (transnli.review names them from here, since the
+# generator imports nothing from it): the judgements, which outlive a regeneration (each names the
+# content digest of the triple it judges, so one whose triple changed is reported, never
+# counted), and files derived from triples.jsonl, which a regeneration removes: the page's line
+# offsets and margins caches, and the reviewed exports (written beside the run's own, never over
+# them).
+REVIEW_LOG = "review.jsonl"
+REVIEWED_PARQUET, REVIEWED_HUB = "triples.reviewed.parquet", "hub-reviewed"
+REVIEW_DERIVED = (TRIPLES + ".offsets", TRIPLES + ".margins", REVIEWED_PARQUET, REVIEWED_HUB)
 # Every name a run writes at the top of its folder; NAME.tmp is NAME being replaced atomically.
-RUN_NAMES = (TRIPLES, REJECTED, STATS, CONFIG, PROGRESS, FINISHED, LOCK, *EXPORT_PATHS)
+RUN_NAMES = (
+    TRIPLES,
+    REJECTED,
+    STATS,
+    CONFIG,
+    PROGRESS,
+    FINISHED,
+    LOCK,
+    *EXPORT_PATHS,
+    REVIEW_LOG,
+    *REVIEW_DERIVED,
+)
 TEMPORARY_SUFFIX = ".tmp"
 
 

@@ -53,6 +53,8 @@ def _check_features(string, i64, f64, boolean) -> dict:
         # acceptability: cola
         "score": f64,
         "threshold": f64,
+        # acceptability: judge (its probability that H' is good; also on max_per_sentence)
+        "p_good": f64,
         # acceptability: link-grammar
         "null_count": i64,
         "null_count_original": i64,

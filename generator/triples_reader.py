@@ -15,12 +15,12 @@ import gzip
 import json
 import types
 import typing
-import zlib
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from transnli.generator.jsonl import GZIP_ERRORS, damaged_gzip, gzip_damage
 from transnli.generator.record import RecordError, TripleRecord, parse_triple_dict
 from transnli.generator.schema import SchemaError, denormalise
 
@@ -46,8 +46,19 @@ def read_any(path: str | Path) -> Iterator[TripleRecord]:
     """Stream the records of a triples input of any kind, in row order."""
     kind = triples_kind(path)
     if kind == "jsonl":
-        for line, data in _json_lines(Path(path)):
-            yield _record(data, path, line, unit="line")
+        try:
+            for line, data in _json_lines(Path(path)):
+                yield _record(data, path, line, unit="line")
+        except RecordError as e:
+            damage = gzip_damage(path) if Path(path).suffix.lower() == ".gz" else None
+            if damage is None:
+                raise
+            found = (
+                None
+                if "gzip" in e.problem
+                else (f"field '{e.field}': " if e.field else "") + e.problem
+            )
+            raise RecordError(path, e.line, None, damaged_gzip(damage, found)) from None
         return
     batches = _parquet_batches(Path(path)) if kind == "parquet" else _hf_batches(Path(path))
     row = 0
@@ -142,7 +153,7 @@ def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 data = _json_line(raw, path, lineno, gz)
                 if data is not None:
                     yield lineno, data
-    except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+    except GZIP_ERRORS as e:
         raise RecordError(
             path, lineno + 1, None, f"not a readable gzip file ({e}); compress it again or unzip it"
         ) from None

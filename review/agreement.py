@@ -1,5 +1,6 @@
 """Agreement between annotators and the measured precision of a run: pure functions over the
-standing judgements of a review log (transnli.review.log).
+standing judgements of a review log (transnli.review.log) that count (transnli.review.integrity:
+of the run's triples as they are, and of the sample they declare).
 
 - Agreement, per pair of annotators, over the triples both judged: raw agreement and Cohen's kappa
   (scikit-learn's `cohen_kappa_score`), on good/bad and on the error type (good as its own type).

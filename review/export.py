@@ -1,41 +1,51 @@
-"""`transnli export RUN --reviewed good-only|column`: the run's exports with the human review
-applied, and a dataset card that states the measured quality.
+"""`transnli export RUN --reviewed good-only|column`: exports of the run with the human review
+applied, written beside the run's own exports (never over them), and a dataset card that states
+the measured quality.
 
 - good-only: the triples split keeps only the triples judged good (by every annotator who judged
   them, transnli.review.agreement.item_verdicts);
 - column: every triple, with a `human_judgement` column: "good", "bad:<error type>", "disputed"
-  (annotators differ) or null (not judged). The rejected split gets the column too (all null), so
-  the splits of a config share one schema.
-The card gains a "Human review" section: how many triples were judged, by how many people, the
-precision measured on the random sample with its 95% Wilson interval, and the agreement.
-Works with --to parquet and card (the saved `datasets` folder keeps the declared schema only).
+  (annotators differ) or null (not judged). The rejected split of the card's folder gets the
+  column too (all null), so the splits of a config share one schema.
+Only the judgements that count (transnli.review.integrity: of this run's triples as they are,
+and of the sample they declare) are applied; the others are reported. A log with none that counts
+is refused before anything is written (or uploaded).
+
+Files: --to parquet writes RUN/triples.reviewed.parquet; --to card writes RUN/hub-reviewed/ (the
+data per source dataset, the card with its "Human review" section, and the judging guideline it
+links), which `publish --reviewed` uploads. RUN/triples.parquet and RUN/hub/ stay as `export`
+wrote them.
 """
 
 from __future__ import annotations
 
+import html
+import re
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from transnli.generator.publish import (
     CARD,
-    HUB_DIR,
     ExportError,
     FinishedRun,
-    export,
     open_finished_run,
     render_card,
     write_hub_data,
     write_parquet,
 )
-from transnli.generator.run_folder import REJECTED, TRIPLES
+from transnli.generator.run_folder import REJECTED, REVIEWED_HUB, REVIEWED_PARQUET, TRIPLES
 from transnli.generator.schema import read_records, triple_features
 from transnli.review.agreement import ReviewSummary, item_verdicts, summarise
 from transnli.review.errors import ReviewError
-from transnli.review.log import LOG, read_judgements
+from transnli.review.integrity import CheckedReview, load_checked
+from transnli.review.log import GUIDELINE
 
 MODES = ("good-only", "column")
 COLUMN = "human_judgement"
 REVIEWED_KINDS = ("parquet", "card")
+SHOWN_PROBLEMS = 10  # reports printed one by one; the rest are counted
 
 
 def _features(mode: str):
@@ -66,14 +76,39 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
-def review_section(summary: ReviewSummary, mode: str, kept: int | None) -> str:
-    """The card's "Human review" section."""
-    people = [a or "(unnamed)" for a in summary.annotators]
+def md_text(text: str | None) -> str:
+    """Text as it must appear in Markdown (and the HTML the Hub renders it to): one line,
+    Markdown's punctuation backslash-escaped, then <, > and & as HTML entities; so a name is
+    shown, never obeyed."""
+    if not text:
+        return "(unnamed)"
+    one_line = " ".join(text.split())
+    escaped = re.sub(r"([\\`*_{}\[\]()#+\-.!|~])", r"\\\1", one_line)
+    return html.escape(escaped, quote=False)
+
+
+def review_section(
+    summary: ReviewSummary,
+    mode: str,
+    kept: int | None,
+    *,
+    not_counted: int = 0,
+    samples: list[tuple[int, int]] | None = None,
+    guideline: str | None = None,
+) -> str:
+    """The card's "Human review" section. `guideline`: the relative link of the judging
+    guideline shipped beside the card (None: named only)."""
+    people = [md_text(a) for a in summary.annotators]
+    rule = (
+        f"the [judging guideline]({guideline})"
+        if guideline
+        else "transnli's judging guideline (docs/judging.md)"
+    )
     lines = [
         "## Human review\n",
         f"{summary.judged} triples were judged by {len(people)} "
         f"{'person' if len(people) == 1 else 'people'} ({', '.join(people)}) with "
-        "`transnli review`, following transnli's quality guideline: a triple is good when H' is "
+        f"`transnli review`, following {rule}: a triple is good when H' is "
         "coherent English and its meaning differs from H's; a triple several people judged "
         "counts as good only when all of them called it good.\n",
     ]
@@ -81,13 +116,20 @@ def review_section(summary: ReviewSummary, mode: str, kept: int | None) -> str:
         lines.append("No random sample was judged, so the precision is not measured.\n")
     else:
         lo, hi = summary.interval
+        drawn = "; ".join(f"seed {seed}, size {size}" for seed, size in samples or [])
         lines.append(
             f"**Measured precision: {summary.precision:.3f}** (95% Wilson interval "
             f"{lo:.3f}-{hi:.3f}): {summary.sample_good} of the {summary.sample_judged} triples "
-            "of a seeded random sample were judged good.\n"
+            f"of a seeded random sample{f' ({drawn})' if drawn else ''} were judged good.\n"
+        )
+    if not_counted:
+        lines.append(
+            f"{not_counted} judgement{'s' if not_counted != 1 else ''} of the review log "
+            f"{'were' if not_counted != 1 else 'was'} not counted: the triple changed or is "
+            "gone, or the judgement is not of the sample it declares.\n"
         )
     rows = [
-        f"| {p.first or '(unnamed)'} / {p.second or '(unnamed)'} | {p.items} | {_fmt(p.raw_good)}"
+        f"| {md_text(p.first)} / {md_text(p.second)} | {p.items} | {_fmt(p.raw_good)}"
         f" | {_fmt(p.kappa_good)} | {_fmt(p.raw_type)} | {_fmt(p.kappa_type)} |"
         for p in summary.pairs
     ]
@@ -127,21 +169,32 @@ def _card_front(text: str, mode: str) -> str:
 
 
 def export_reviewed_card(
-    run: FinishedRun, judgements: list[dict[str, Any]], mode: str, **card: Any
+    run: FinishedRun, review: CheckedReview, mode: str, **card: Any
 ) -> Path | None:
-    """OUT/hub as `export --to card` writes it, from the reviewed rows, with the review section."""
-    verdicts = item_verdicts(judgements)
+    """RUN/hub-reviewed: as `export --to card` writes RUN/hub, from the reviewed rows, with the
+    review section and the guideline it links."""
+    verdicts = item_verdicts(review.counted)
     kept = sum(verdicts.get(r["id"]) == "good" for r in read_records(run.dir / TRIPLES))
-    section = review_section(summarise(judgements), mode, kept)
-
+    hub = run.dir / REVIEWED_HUB
     splits = {
         split: reviewed_rows(read_records(run.dir / name), verdicts, mode, judged=split == "test")
         for name, split in ((TRIPLES, "test"), (REJECTED, "rejected"))
     }
-    hub = run.dir / HUB_DIR
     data = write_hub_data(hub, splits, lambda rows: _table(rows, mode))
     if data is None:
         return None
+    guideline = None
+    if GUIDELINE.is_file():
+        shutil.copyfile(GUIDELINE, hub / GUIDELINE.name)
+        guideline = GUIDELINE.name
+    section = review_section(
+        summarise(review.counted),
+        mode,
+        kept,
+        not_counted=len(review.problems),
+        samples=review.samples(),
+        guideline=guideline,
+    )
     files, counts, nbytes = data
     text = _card_front(render_card(run, files, counts, nbytes=nbytes, **card), mode)
     head, sep, tail = text.partition("## Limitations\n")
@@ -149,30 +202,30 @@ def export_reviewed_card(
     return hub
 
 
-def _export_parquet(run: FinishedRun, verdicts: dict[str, str], mode: str) -> list[Path]:
-    """OUT/triples.parquet reviewed; OUT/rejected.parquet as `export --to parquet` writes it,
-    with the (null) column in column mode so that the two files share a schema."""
-    written = export(run.dir, ["parquet"], run=run)
-    for name in (TRIPLES, REJECTED):
-        target = run.dir / name.replace(".jsonl", ".parquet")
-        if name == REJECTED and (mode == "good-only" or not target.exists()):
-            continue
-        rows = read_records(run.dir / name)
-        write_parquet(
-            _table(reviewed_rows(rows, verdicts, mode, judged=name == TRIPLES), mode), target
-        )
-        if target not in written:
-            written.append(target)
-    return written
+def _export_parquet(run: FinishedRun, review: CheckedReview, mode: str) -> Path:
+    """RUN/triples.reviewed.parquet: the triples split, reviewed."""
+    rows = reviewed_rows(read_records(run.dir / TRIPLES), item_verdicts(review.counted), mode)
+    return write_parquet(_table(rows, mode), run.dir / REVIEWED_PARQUET)
 
 
-def reviewed_card_maker(mode: str):
-    """A `make_card` for `publish`: OUT/hub reviewed, from RUN/review.jsonl."""
+def report_problems(review: CheckedReview, echo: Callable[[str], None]) -> None:
+    """The judgements that do not count, one line each (the first few), then how many."""
+    for line in review.problems[:SHOWN_PROBLEMS]:
+        echo(line)
+    more = len(review.problems) - SHOWN_PROBLEMS
+    if more > 0:
+        echo(f"... and {more} more judgements not counted")
+
+
+def reviewed_card_maker(mode: str, echo: Callable[[str], None] | None = None):
+    """A `make_card` for `publish`: RUN/hub-reviewed, from RUN/review.jsonl; a log with nothing
+    of this run is refused before anything is uploaded."""
     check_mode(mode)
 
     def make_card(run: FinishedRun, **card: Any) -> list[Path]:
-        judgements = read_judgements(run.dir / LOG)
-        hub = export_reviewed_card(run, judgements, mode, **card)
+        review = load_checked(run.dir, required=True)
+        report_problems(review, echo or (lambda line: None))
+        hub = export_reviewed_card(run, review, mode, **card)
         return [hub] if hub else []
 
     return make_card
@@ -190,8 +243,10 @@ def export_reviewed(
     *,
     title: str | None = None,
     license: str | None = None,
+    echo: Callable[[str], None] | None = None,
 ) -> list[Path]:
-    """`transnli export RUN --reviewed MODE`: the exports `kinds` asks for, reviewed."""
+    """`transnli export RUN --reviewed MODE`: the reviewed exports `kinds` asks for, beside the
+    run's own. `echo` gets the reports of judgements that do not count."""
     check_mode(mode)
     unsupported = [k for k in kinds if k not in REVIEWED_KINDS]
     if unsupported:
@@ -200,14 +255,14 @@ def export_reviewed(
             f"{', '.join(unsupported)}"
         )
     run = open_finished_run(out_dir)
-    judgements = read_judgements(run.dir / LOG)
-    verdicts = item_verdicts(judgements)
+    review = load_checked(run.dir, required=True)
+    report_problems(review, echo or (lambda line: None))
     written: list[Path] = []
     try:
         if "parquet" in kinds:
-            written += _export_parquet(run, verdicts, mode)
+            written.append(_export_parquet(run, review, mode))
         if "card" in kinds:
-            hub = export_reviewed_card(run, judgements, mode, title=title, license=license)
+            hub = export_reviewed_card(run, review, mode, title=title, license=license)
             written += [hub] if hub else []
     except OSError as e:
         raise ExportError(f"cannot write under {run.dir}: {e.strerror or e}") from e

@@ -5,8 +5,12 @@ A judgement has the record format of the hand-judged sets in benchmarks/data/*_j
 (quality_dev.jsonl): item, source_id, hypothesis, word, word_index, pos, antonym,
 modified_hypothesis, coherent, meaning_changed, good, error_type, reason, annotator; so
 benchmarks/bench_quality.py and the quality model's training read it as they read those sets.
-It adds `index` (the triple's record number in triples.jsonl, from 0) and `sample` (the order the
-item was drawn in: random, all or uncertain). Two more kinds of line keep the log append-only:
+It adds `index` (the triple's record number in triples.jsonl, from 0), `digest` (the sha256 of
+the triple's premise, hypothesis and modified hypothesis: a judgement counts only while the
+triple at `index` still has it, transnli.review.integrity), the order the item was drawn in
+(`sample`: random, all or uncertain; `sample_seed`, `sample_size` and `sample_of`, the number of
+triples it was drawn from, so the sample can be drawn again and checked) and `time` (UTC, ISO
+8601). Two more kinds of line keep the log append-only:
 - a skip: the same fields with good null and `skipped: true`;
 - an undo: a copy of the line it takes back with `undone: true`.
 The standing verdict of (triple, annotator) is the last line about them, and an undo removes it.
@@ -18,19 +22,31 @@ what the others appended since, so no line is lost or torn and a triple is not j
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from transnli.generator.run_folder import REVIEW_LOG
 from transnli.review.errors import ReviewError
 
-LOG = "review.jsonl"
+LOG = REVIEW_LOG
+# An annotator's name: a short string of letters, digits and `_ .@-`, so that it is the same
+# thing in a URL, a log line, a terminal and a card (it is escaped there all the same: a log
+# line can be edited by hand).
+ANNOTATOR = re.compile(r"\w[\w .@-]{0,63}")
+MAX_REASON = 2000
+# The judging guideline the page and the card link: docs/judging.md of the source tree the package
+# runs from (the editable install scripts/setup.sh makes; docs/ is not package data).
+GUIDELINE = Path(__file__).resolve().parents[1] / "docs" / "judging.md"
 
-# QUALITY.md's error types, in its order; the page's number keys follow this order.
+# The guideline's error types (docs/judging.md), in its order; the page's number keys follow it.
 ERROR_TYPES: dict[str, str] = {
     "invalid_substitution": "a real opposite, but the result is incoherent",
     "grammar": "the swap broke agreement, licensing, argument structure or morphology",
@@ -67,13 +83,64 @@ class Verdict:
         return self
 
 
+def check_annotator(annotator: Any) -> str | None:
+    """The annotator's name as given (None: unnamed); refuses anything but a short name."""
+    if annotator is None:
+        return None
+    if not isinstance(annotator, str):
+        raise ReviewError(f"annotator must be a string (got {type(annotator).__name__})")
+    name = annotator.strip()
+    if not name:
+        return None
+    if not ANNOTATOR.fullmatch(name):
+        raise ReviewError(
+            f"annotator {name[:80]!r} is not a name of up to 64 letters, digits and _ .@- "
+            "(starting with a letter or digit)"
+        )
+    return name
+
+
+def triple_digest(triple: dict[str, Any]) -> str:
+    """What a judgement is a judgement of: the sha256 of the triple's three sentences."""
+    sentences = [triple.get(k) for k in ("premise", "hypothesis", "modified_hypothesis")]
+    return hashlib.sha256(json.dumps(sentences, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class SampleSpec:
+    """The order a judgement was made in, as the log records it: its kind, and for the random
+    sample its seed, its size and the number of triples it was drawn from."""
+
+    kind: str
+    seed: int
+    size: int
+    of: int
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "sample": self.kind,
+            "sample_seed": self.seed,
+            "sample_size": self.size,
+            "sample_of": self.of,
+        }
+
+
 def judgement_record(
-    triple: dict[str, Any], index: int, verdict: Verdict, annotator: str | None, sample: str
+    triple: dict[str, Any],
+    index: int,
+    verdict: Verdict,
+    annotator: str | None,
+    sample: SampleSpec,
+    time: str | None = None,
 ) -> dict[str, Any]:
     """One log line: the triple's sentence fields and the verdict, in the *_judged format.
-    coherent / meaning_changed follow from QUALITY.md's definitions where the verdict settles them
-    (good: both true; no_change: coherent, meaning unchanged; another error type: incoherent, the
-    meaning question left open as null)."""
+    coherent / meaning_changed follow from the guideline's definitions (docs/judging.md) where
+    the verdict settles them (good: both true; no_change: coherent, meaning unchanged; another
+    error type: incoherent, the meaning question left open as null)."""
     good = {"good": True, "bad": False, "skip": None}[verdict.kind]
     if verdict.kind == "good":
         coherent, changed = True, True
@@ -83,7 +150,11 @@ def judgement_record(
         coherent, changed = False, None
     else:
         coherent = changed = None
-    rec: dict[str, Any] = {"item": triple.get("id", ""), "index": index}
+    rec: dict[str, Any] = {
+        "item": triple.get("id", ""),
+        "index": index,
+        "digest": triple_digest(triple),
+    }
     rec.update({k: triple.get(k) for k in TRIPLE_FIELDS[:2]})
     rec.update({k: triple.get(k) for k in TRIPLE_FIELDS[2:]})
     rec["modified_hypothesis"] = triple.get("modified_hypothesis")
@@ -94,11 +165,34 @@ def judgement_record(
         error_type=verdict.error_type,
         reason=verdict.reason.strip(),
         annotator=annotator or None,
-        sample=sample,
+        **sample.fields(),
+        time=time or utc_now(),
     )
     if verdict.kind == "skip":
         rec["skipped"] = True
     return rec
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+# The fields a line may hold and the values each may take; anything else names the line.
+FIELD_RULES: dict[str, tuple[str, Any]] = {
+    "index": ("an integer >= 0", lambda v: type(v) is int and v >= 0),
+    "item": ("a string", lambda v: isinstance(v, str)),
+    "good": ("true, false or null", lambda v: v is None or isinstance(v, bool)),
+    "annotator": ("a string or null", lambda v: v is None or isinstance(v, str)),
+    "error_type": ("a string or null", lambda v: v is None or isinstance(v, str)),
+    "digest": ("a string", lambda v: isinstance(v, str)),
+    "sample": ("a string", lambda v: isinstance(v, str)),
+    "sample_seed": ("an integer", lambda v: type(v) is int),
+    "sample_size": ("an integer >= 1", lambda v: type(v) is int and v >= 1),
+    "sample_of": ("an integer >= 0", lambda v: type(v) is int and v >= 0),
+    "undone": ("true or false", lambda v: isinstance(v, bool)),
+    "skipped": ("true or false", lambda v: isinstance(v, bool)),
+}
+REQUIRED = ("index", "item", "good")
 
 
 def parse_line(line: bytes, path: Path, lineno: int) -> dict[str, Any]:
@@ -108,9 +202,16 @@ def parse_line(line: bytes, path: Path, lineno: int) -> dict[str, Any]:
         raise ReviewError(f"{path}:{lineno}: not valid JSON ({e})") from e
     if not isinstance(data, dict):
         raise ReviewError(f"{path}:{lineno}: expected a JSON object")
-    for name, kind in (("index", int), ("item", str)):
-        if not isinstance(data.get(name), kind):
-            raise ReviewError(f"{path}:{lineno}: field '{name}' missing or not {kind.__name__}")
+    for name, (wanted, ok) in FIELD_RULES.items():
+        if name not in data:
+            if name in REQUIRED:
+                raise ReviewError(f"{path}:{lineno}: field '{name}' is missing")
+            continue
+        if not ok(data[name]):
+            raise ReviewError(
+                f"{path}:{lineno}: field '{name}' must be {wanted} (got {_kind(data[name])} "
+                f"{json.dumps(data[name], ensure_ascii=False)[:60]})"
+            )
     return data
 
 
@@ -119,15 +220,19 @@ class Standing:
     """The standing verdicts, from the log's lines in order."""
 
     current: dict[tuple[int, str | None], dict[str, Any]] = field(default_factory=dict)
+    # The log's line number of each standing line (what a report names).
+    lineno: dict[tuple[int, str | None], int] = field(default_factory=dict)
     # Per annotator, the keys they acted on, most recent last (what an undo takes back).
     history: dict[str | None, list[int]] = field(default_factory=dict)
 
-    def apply(self, rec: dict[str, Any]) -> None:
+    def apply(self, rec: dict[str, Any], lineno: int = 0) -> None:
         key = (rec["index"], rec.get("annotator"))
         if rec.get("undone"):
             self.current.pop(key, None)
+            self.lineno.pop(key, None)
             return
         self.current[key] = rec
+        self.lineno[key] = lineno
         self.history.setdefault(key[1], []).append(key[0])
 
     def last_standing(self, annotator: str | None) -> dict[str, Any] | None:
@@ -140,8 +245,16 @@ class Standing:
 
     def judgements(self) -> list[dict[str, Any]]:
         """Standing judgements (skips left out), in index then annotator order."""
-        recs = [r for r in self.current.values() if r.get("good") is not None]
-        return sorted(recs, key=lambda r: (r["index"], r.get("annotator") or ""))
+        return [rec for _, rec in self.numbered()]
+
+    def numbered(self) -> list[tuple[int, dict[str, Any]]]:
+        """(line number, judgement) of the standing judgements, skips left out, in index then
+        annotator order."""
+        keys = sorted(
+            (k for k, r in self.current.items() if r.get("good") is not None),
+            key=lambda k: (k[0], k[1] or ""),
+        )
+        return [(self.lineno[k], self.current[k]) for k in keys]
 
 
 class JudgementLog:
@@ -167,7 +280,7 @@ class JudgementLog:
                 self._lines += 1
                 self._read_to += len(line)
                 if line.strip():
-                    self.standing.apply(parse_line(line, self.path, self._lines))
+                    self.standing.apply(parse_line(line, self.path, self._lines), self._lines)
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -192,12 +305,18 @@ class JudgementLog:
             os.fsync(fh.fileno())
         self._read_to += len(data)
         self._lines += 1
-        self.standing.apply(rec)
+        self.standing.apply(rec, self._lines)
 
 
-def read_judgements(path: str | Path) -> list[dict[str, Any]]:
-    """The standing judgements of a review log (skips and undone lines resolved away)."""
+def read_log(path: str | Path) -> JudgementLog:
+    """A review log that must exist (skips and undone lines resolved away in its standing)."""
     path = Path(path)
     if not path.is_file():
         raise ReviewError(f"{path} does not exist; judge some triples with `transnli review` first")
-    return JudgementLog(path).standing.judgements()
+    return JudgementLog(path)
+
+
+def read_judgements(path: str | Path) -> list[dict[str, Any]]:
+    """The standing judgements of a review log, unchecked (transnli.review.integrity checks them
+    against the run's triples)."""
+    return read_log(path).standing.judgements()

@@ -26,9 +26,17 @@ from typing import Any
 
 from transnli.review.errors import ReviewError
 from transnli.review.index import LineIndex
-from transnli.review.log import ERROR_TYPES, JudgementLog, Verdict, judgement_record
+from transnli.review.integrity import ORDERS, RANDOM, TripleKey, random_sample, triple_problem
+from transnli.review.log import (
+    ERROR_TYPES,
+    JudgementLog,
+    SampleSpec,
+    Verdict,
+    check_annotator,
+    judgement_record,
+    utc_now,
+)
 
-ORDERS = ("random", "all", "uncertain")
 # Checks whose score against a threshold is the margin of the `uncertain` order, first found wins.
 MARGIN_CHECKS = ("quality_model", "acceptability")
 MARGINS = ".margins"  # the margins' cache, next to triples.jsonl (transnli.review.index)
@@ -46,7 +54,21 @@ class SessionSettings:
             raise ReviewError(f"--order {self.order!r} is not one of {', '.join(ORDERS)}")
         if self.sample < 1:
             raise ReviewError(f"--sample must be at least 1 (got {self.sample})")
+        try:
+            check_annotator(self.annotator)
+        except ReviewError as e:
+            raise ReviewError(f"--annotator: {e}") from e
         return self
+
+    def spec(self, n: int) -> SampleSpec:
+        """What each judgement of this session records about its order."""
+        size = self.sample if self.order == RANDOM else max(n, 1)
+        return SampleSpec(self.order, self.seed, size, n)
+
+    def describe(self) -> str:
+        if self.order == RANDOM:
+            return f"the random sample of {self.sample}, seed {self.seed},"
+        return f"the {self.order} order"
 
 
 def certainty_margin(record: dict[str, Any]) -> float | None:
@@ -65,9 +87,9 @@ def review_order(index: LineIndex, settings: SessionSettings) -> list[int]:
     n = len(index)
     if settings.order == "all":
         return list(range(n))
+    if settings.order == RANDOM:
+        return random_sample(n, settings.seed, settings.sample)
     rng = random.Random(settings.seed)
-    if settings.order == "random":
-        return rng.sample(range(n), min(settings.sample, n))
     shuffled = rng.sample(range(n), n)
     rank = {i: r for r, i in enumerate(shuffled)}
     margins = index.cached(MARGINS, "d", lambda: array("d", _margins(index)))
@@ -141,69 +163,95 @@ def triple_view(record: dict[str, Any], index: int) -> dict[str, Any]:
 
 class ReviewSession:
     """One run under review: the order, the log, and the actions. Thread-safe: the server's
-    handlers share one session."""
+    handlers share one session. A judgement stands for a triple only while the triple is the one
+    it judged (transnli.review.integrity): a triple that changed since is shown again."""
 
     def __init__(self, index: LineIndex, log: JudgementLog, settings: SessionSettings):
         self.index, self.log, self.settings = index, log, settings.validate()
         self.order = review_order(index, settings)
+        self.members = frozenset(self.order)
+        self._spec = settings.spec(len(index))
+        self._keys: dict[int, TripleKey] = {}  # of the records read so far, by index
         self._lock = threading.Lock()
 
-    def _annotator(self, annotator: str | None) -> str | None:
-        return (annotator or "").strip() or self.settings.annotator
+    def _annotator(self, annotator: Any) -> str | None:
+        return check_annotator(annotator) or self.settings.annotator
 
-    def state(self, annotator: str | None = None) -> dict[str, Any]:
+    def _key(self, index: int) -> TripleKey:
+        if index not in self._keys:
+            self._keys[index] = TripleKey.of(self.index.record(index))
+        return self._keys[index]
+
+    def _standing(self, index: int, who: str | None) -> dict[str, Any] | None:
+        """The annotator's standing line about record `index`, if it judged this very triple."""
+        rec = self.log.standing.current.get((index, who))
+        if rec is None or triple_problem(rec, self._key(index), len(self.index)):
+            return None
+        return rec
+
+    def state(self, annotator: Any = None) -> dict[str, Any]:
         """Progress and the next triple the annotator has not judged or skipped."""
         who = self._annotator(annotator)
         with self._lock:
             self.log.refresh()
             current = self.log.standing.current
             counts = {"good": 0, "bad": 0, "skip": 0}
-            next_index = None
+            next_index, stale = None, 0
             for i in self.order:
-                rec = current.get((i, who))
+                rec = self._standing(i, who)
                 if rec is None:
+                    stale += (i, who) in current
                     if next_index is None:
                         next_index = i
                     continue
                 counts[{True: "good", False: "bad", None: "skip"}[rec.get("good")]] += 1
             last = self.log.standing.last_standing(who)
+            triple = None if next_index is None else self.index.record(next_index)
         return {
             "annotator": who,
             "order": self.settings.order,
             "total": len(self.order),
             "counts": counts,
-            "triple": None
-            if next_index is None
-            else triple_view(self.index.record(next_index), next_index),
+            "stale": stale,
+            "triple": None if triple is None else triple_view(triple, next_index),
             "last": last,
             "error_types": ERROR_TYPES,
         }
 
-    def judge(self, index: int, verdict: Verdict, annotator: str | None = None) -> dict[str, Any]:
-        """Append the annotator's verdict on record `index`. Refused when it already has a
-        standing one (judged meanwhile in another tab); the caller shows the state again."""
+    def judge(self, index: Any, verdict: Verdict, annotator: Any = None) -> dict[str, Any]:
+        """Append the annotator's verdict on record `index`, one of this session's order.
+        Refused when it already has a standing one (judged meanwhile in another tab); the caller
+        shows the state again."""
         who = self._annotator(annotator)
         verdict.check()
-        if not (isinstance(index, int) and 0 <= index < len(self.index)):
-            raise ReviewError(f"record {index!r} is not in {self.index.path}")
-        record = self.index.record(index)
+        if type(index) is not int:
+            raise ReviewError(f"index must be an integer (got {json.dumps(index)[:40]})")
+        if index not in self.members:
+            raise ReviewError(
+                f"record {index} is not in this session's order ({self.settings.describe()} of "
+                f"{self.index.path})"
+            )
         with self._lock, self.log.locked():
-            if (index, who) in self.log.standing.current:
-                raise Conflict(f"record {index} was judged meanwhile (another tab?)")
-            rec = judgement_record(record, index, verdict, who, self.settings.order)
+            if self._standing(index, who) is not None:
+                raise Conflict(f"record {index} was judged meanwhile (another tab?)", who)
+            rec = judgement_record(self.index.record(index), index, verdict, who, self._spec)
             self.log.append(rec)
         return rec
 
-    def undo(self, annotator: str | None = None) -> dict[str, Any] | None:
+    def undo(self, annotator: Any = None) -> dict[str, Any] | None:
         """Take back the annotator's most recent standing verdict; None when there is none."""
         who = self._annotator(annotator)
         with self._lock, self.log.locked():
             last = self.log.standing.last_standing(who)
             if last is None:
                 return None
-            self.log.append({**last, "undone": True})
+            self.log.append({**last, "undone": True, "time": utc_now()})
         return last
 
 
 class Conflict(ReviewError):
-    """An action that another tab made stale; the page refetches the state."""
+    """An action that another tab made stale; the page refetches the state (of `annotator`)."""
+
+    def __init__(self, message: str, annotator: str | None = None):
+        super().__init__(message)
+        self.annotator = annotator

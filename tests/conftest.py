@@ -406,6 +406,17 @@ def tagger():
     return SpacyTagger()
 
 
+@_checks_pytest.fixture(scope="session", autouse=True)
+def preset_without_language_model():
+    """A run that names no preset uses `fast` here: the default preset loads Gemma 3 270M (seconds
+    to load, a few sentences/s), which only the tests of the language model and of the default
+    preset itself should pay for; they name it (`--preset default`). Session-wide, so that
+    module-scoped fixtures that generate see it too."""
+    with _checks_pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRANSNLI_PRESET", "fast")
+        yield
+
+
 # ==== the environment every test starts from ====================================================
 # What the suite checks must not depend on the shell it runs in. huggingface_hub, datasets and
 # transformers read HF_HUB_OFFLINE, HF_TOKEN, HF_HOME, HF_ENDPOINT ... once, when imported, so they

@@ -333,3 +333,130 @@ def test_compare_cannot_write_is_one_line(two_model_eval):
     res = CliRunner().invoke(main, ["compare", str(two_model_eval)])
     assert res.exit_code == 1 and "cannot write the comparison into" in res.output
     assert "Traceback" not in res.output
+
+
+# --------------------------------------------------------------------------- caution
+def flags_of(tables):
+    """Two models' flags per check from a 2x2 table per check (see codes_of_table)."""
+    checks = ("rule1", "rule2", "rule3", "rule4", "substitution", "contradiction_symmetry")
+    flags = {"m1": {}, "m2": {}}
+    for check in checks:
+        a, b = codes_of_table(tables.get(check, [[0, 0], [0, 0]]))
+        flags["m1"][check], flags["m2"][check] = a, b
+    return flags
+
+
+def test_rows_with_few_discordant_triples_are_flagged_not_informative():
+    rows = compare_models(
+        flags_of(
+            {"rule1": [[5, 6], [3, 30]], "rule2": [[5, 6], [4, 30]], "rule3": [[2, 0], [0, 1]]}
+        ),
+        CompareSettings(resamples=200),
+    )
+    by_rule = {r["rule"]: r for r in rows}
+    assert by_rule["rule1"]["informative"] is False  # 6 + 3 = 9 discordant
+    assert by_rule["rule2"]["informative"] is True  # 6 + 4 = 10
+    assert by_rule["rule3"]["informative"] is False  # none discordant
+    assert by_rule["rule4"]["informative"] is False  # no case at all
+
+
+def test_the_conclusion_names_the_better_model_and_counts_checks_after_holm():
+    from transnli.evaluator.compare import conclusions
+
+    # m2 violates far more on rule1 and rule2 (40 of 40 discordant); rule3 is a wash
+    tables = {
+        "rule1": [[5, 0], [40, 30]],
+        "rule2": [[5, 0], [40, 30]],
+        "rule3": [[5, 10], [10, 30]],
+        "rule4": [[1, 1], [1, 1]],
+    }
+    rows = compare_models(flags_of(tables), CompareSettings(resamples=200))
+    (line,) = conclusions(rows, {"m1": "A", "m2": "B"}, 0.05)
+    assert line == (
+        "A violates less than B on 2 of 4 checks after Holm at 0.05; 3 of 6 checks not "
+        "informative (fewer than 10 discordant triples)"
+    )
+    # the other way round, the better model still comes first
+    (line,) = conclusions(rows, {"m1": "B", "m2": "A"}, 0.05)
+    assert line.startswith("B violates less than A on 2 of 4 checks")
+    (line,) = conclusions(compare_models(flags_of({}), CompareSettings(resamples=200)),
+                          {"m1": "A", "m2": "B"}, 0.05)  # fmt: skip
+    assert "nothing can be concluded" in line
+
+
+def test_small_samples_are_flagged_in_the_json_csv_table_and_report(two_model_eval):
+    result = json.loads((two_model_eval / "comparison.json").read_text())
+    assert [r["informative"] for r in result["comparisons"]] == [False] * 6
+    assert result["conclusions"] == [
+        "a and b differ significantly on none of 5 checks after Holm at 0.05; 6 of 6 checks "
+        "not informative (fewer than 10 discordant triples)"
+    ]
+    csv = (two_model_eval / "tables" / "comparison.csv").read_text().splitlines()
+    assert csv[0].endswith(",significant,informative") and csv[1].endswith(",false")
+    report = (two_model_eval / "report.md").read_text()
+    (line,) = [x for x in report.splitlines() if x.startswith("| rule1 ")]
+    assert line.rstrip(" |").endswith("no (3 discordant)")
+    assert "**Conclusion:** a and b differ significantly on none of 5 checks" in report
+    res = CliRunner().invoke(main, ["compare", str(two_model_eval), "--no-write"])
+    assert res.exit_code == 0, res.output
+    assert "no (3 discordant)" in res.output
+    assert "**Conclusion:** a and b differ significantly on none of 5 checks after Holm" in (
+        res.output
+    )
+
+
+def test_samples_whose_sentences_differ_between_models_are_refused(two_model_eval):
+    samples = two_model_eval / "samples.jsonl"
+    lines = samples.read_text().splitlines()
+    row = json.loads(lines[10])  # the second model's third triple: same id, another H'
+    row["modified_hypothesis"] = "something else entirely"
+    lines[10] = json.dumps(row)
+    samples.write_text("\n".join(lines) + "\n")
+    res = CliRunner().invoke(main, ["compare", str(two_model_eval)])
+    assert res.exit_code == 1, res.output
+    assert f"{samples}:11: model precomputed:{two_model_eval.parent / 'b.jsonl'}'s triple 3 (" in (
+        res.output
+    )
+    assert "/t3) has another P, H or H' than" in res.output
+    assert "the models did not judge the same sentences" in res.output
+    assert "Traceback" not in res.output
+    del row["modified_hypothesis"]
+    lines[10] = json.dumps(row)
+    samples.write_text("\n".join(lines) + "\n")
+    res = CliRunner().invoke(main, ["compare", str(two_model_eval)])
+    assert res.exit_code == 1 and "no modified_hypothesis" in res.output
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL: nothing after it runs but the process's own cleanup."""
+
+
+def test_compare_refuses_samples_an_overwrite_stopped_after_partial_ready_supersedes(
+    two_model_eval, tmp_path, monkeypatch
+):
+    from transnli.evaluator.outdir import EvaluationFolder
+
+    before = (two_model_eval / "comparison.json").read_bytes()
+    tfile = tmp_path / "d.jsonl"
+    # the models the other way round: another evaluation, which --overwrite replaces
+    args = ["evaluate", str(tfile), "--out", str(two_model_eval), "--no-plots", "--overwrite"]
+    args += ["--model", f"precomputed:{tmp_path / 'b.jsonl'}"]
+    args += ["--model", f"precomputed:{tmp_path / 'a.jsonl'}"]
+
+    def killed(self, ready):
+        raise Killed  # right after .partial-outputs became .partial-ready
+
+    with monkeypatch.context() as m, pytest.raises(Killed):
+        m.setattr(EvaluationFolder, "_move_in", killed)
+        CliRunner().invoke(main, args)
+    assert (two_model_eval / ".partial-ready").is_dir()
+    res = CliRunner().invoke(main, ["compare", str(two_model_eval)])
+    assert res.exit_code == 1, res.output
+    assert "stopped while it moved them into place (.partial-ready/)" in res.output
+    assert "run the same `transnli evaluate` command again" in res.output
+    assert (two_model_eval / "comparison.json").read_bytes() == before  # nothing rewritten
+    res = CliRunner().invoke(main, args)  # finishes the move, then the run
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, ["compare", str(two_model_eval), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output[: res.output.rindex("}") + 1])["models"][0].endswith("b.jsonl")

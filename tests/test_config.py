@@ -12,7 +12,17 @@ def test_presets_ship_default_and_paper():
         "cola",
     )
     default = resolve_config("default")
-    assert (default.grammar, default.acceptability) == ("harper", "link-grammar")
+    assert (default.grammar, default.acceptability) == ("harper", "judge")
+    fast = resolve_config("fast")
+    assert (fast.grammar, fast.acceptability) == ("harper", "link-grammar")
+    assert fast.filters == default.filters  # fast is the default without the language model
+
+
+def test_a_run_that_names_no_preset_takes_transnli_preset_else_default(monkeypatch):
+    monkeypatch.setenv("TRANSNLI_PRESET", "paper")
+    assert resolve_config().preset == "paper"
+    monkeypatch.delenv("TRANSNLI_PRESET")
+    assert resolve_config().preset == "default" and resolve_config().acceptability == "judge"
 
 
 def test_command_line_overrides_win_and_none_means_keep():

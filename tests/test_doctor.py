@@ -1,11 +1,44 @@
 import json
 
+import pytest
 from click.testing import CliRunner
+from tiny_lm import build_tiny_causal_lm
 
 from transnli.cli import main
 
+LM_ROW = "acceptability: lm (gemma3-270m)"
 
-def test_doctor_lists_every_resource_with_status_and_fix():
+
+@pytest.fixture(scope="module")
+def tiny_conversion(tmp_path_factory):
+    """A converted default model as setup.sh leaves it, made of a tiny LM (a cache of its own, so
+    the tests hold whatever TRANSNLI_CACHE points at)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transnli.common.lm import write_conversion
+
+    built = build_tiny_causal_lm(tmp_path_factory.mktemp("doctor-lm") / "tiny", max_positions=64)
+    cache = tmp_path_factory.mktemp("doctor-cache")
+    folder = cache / "lm" / "gemma-3-270m-q4_k_m-tiny"
+    folder.parent.mkdir(parents=True)
+    model, tokenizer = (
+        AutoModelForCausalLM.from_pretrained(built),
+        AutoTokenizer.from_pretrained(built),
+    )
+    write_conversion(model, tokenizer, folder, {"source": "tiny.gguf", "source_sha256": "0"})
+    return cache, folder
+
+
+@pytest.fixture
+def converted_lm(tiny_conversion, monkeypatch):
+    import transnli.common.lm as lm
+
+    cache, folder = tiny_conversion
+    monkeypatch.setenv("TRANSNLI_CACHE", str(cache))
+    monkeypatch.setattr(lm, "default_model_folder", lambda cache=None: folder)
+    return folder
+
+
+def test_doctor_lists_every_resource_with_status_and_fix(converted_lm):
     result = CliRunner().invoke(main, ["doctor", "--json"])
     assert result.exit_code == 0, result.output
     rows = {r["name"]: r for r in json.loads(result.stdout)}  # stdout must be clean JSON
@@ -60,10 +93,11 @@ def test_doctor_is_quick_and_names_commands_that_exist():
     assert "huggingface-cli" not in json.dumps(out["rows"])
 
 
-def test_doctor_deep_loads_for_real():
+def test_doctor_deep_loads_for_real(converted_lm):
     result = CliRunner().invoke(main, ["doctor", "--json", "--deep"])
     assert result.exit_code == 0, result.output
     rows = {r["name"]: r for r in json.loads(result.stdout)}
+    assert rows[LM_ROW]["usable"], rows[LM_ROW]  # loaded and scored a pair
     assert rows["WordNet (nltk)"]["version"] == "3.0"
     assert (
         rows["spaCy English model"]["usable"]
@@ -149,9 +183,33 @@ def test_a_cpu_only_torch_is_reported_without_importing_it_unless_deep(monkeypat
 
 
 def test_doctor_says_how_to_get_the_language_model(tmp_path, monkeypatch):
+    import transnli.common.lm as lm
     from transnli.generator.doctor import run_checks
 
     monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path))  # nothing converted here
+    monkeypatch.setattr(lm, "default_model_folder", lambda cache=None: tmp_path / "lm" / "gemma")
     status = {s.name: s for s in run_checks()}["acceptability: lm (gemma3-270m)"]
     assert not status.usable and "not converted yet" in status.detail
     assert "scripts/setup.sh" in status.fix
+
+
+def test_doctor_finds_a_damaged_conversion(converted_lm, tmp_path, monkeypatch):
+    """A cut model.safetensors gave a traceback in generate while doctor said ok."""
+    import shutil
+
+    import transnli.common.lm as lm
+    from transnli.generator.doctor import run_checks
+
+    copy = tmp_path / "copy"
+    shutil.copytree(converted_lm, copy)
+    monkeypatch.setattr(lm, "default_model_folder", lambda cache=None: copy)
+    weights = copy / "model.safetensors"
+    whole = weights.read_bytes()
+    weights.write_bytes(whole[:1000])
+    status = {s.name: s for s in run_checks()}[LM_ROW]
+    assert not status.usable and "damaged: model.safetensors is 1000 bytes" in status.detail
+    assert "python -m transnli.common.lm" in status.fix
+    weights.write_bytes(whole[:-1] + bytes([whole[-1] ^ 0xFF]))  # same size, other bytes
+    assert {s.name: s for s in run_checks()}[LM_ROW].usable  # sizes only, instantly
+    deep = {s.name: s for s in run_checks(deep=True)}[LM_ROW]
+    assert not deep.usable and "do not match the digest" in deep.detail

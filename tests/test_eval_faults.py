@@ -351,7 +351,16 @@ def refuse_rows(self, rows):
 
 
 @pytest.mark.parametrize(
-    "pattern", ["samples.jsonl", "a row", "summary.json", "table4_rules.csv", "run_info.json"]
+    "pattern",
+    [
+        "samples.jsonl",
+        "a row",
+        "summary.json",
+        "table4_rules.csv",
+        "run_info.json",
+        "comparison.json",
+        "comparison.csv",
+    ],
 )
 def test_a_full_disk_names_the_path_and_keeps_the_earlier_outputs(
     pattern, triples, labels, tmp_path, full_disk, monkeypatch
@@ -362,6 +371,8 @@ def test_a_full_disk_names_the_path_and_keeps_the_earlier_outputs(
     assert invoke(triples, "-m", f"precomputed:{labels_a}", *common).exit_code == 0
     before = snapshot(out)
     second = [triples, "-m", f"precomputed:{labels_b}", "--overwrite", *common]
+    if pattern.startswith("comparison"):  # written with two or more models
+        second[3:3] = ["-m", f"precomputed:{labels_a}"]
     with monkeypatch.context() as m:
         if pattern == "a row":  # while labelling, not opening a file
             from transnli.evaluator.report import RowsWriter
@@ -373,13 +384,50 @@ def test_a_full_disk_names_the_path_and_keeps_the_earlier_outputs(
         full_disk(None)
     line = one_line_error(result, "No space left on device", "the disk is full", str(out))
     assert "cannot write" in line
-    assert partial_files(out) == []
+    assert ".partial" not in line  # EVAL, not the staging folder
+    assert partial_files(out) == [] and not (out / "evaluate.lock").exists()
     assert snapshot(out) == before
     again = invoke(*second)
     assert again.exit_code == 0, again.output
     reference = tmp_path / "reference"
     assert invoke(*second[:-1], reference).exit_code == 0
     assert snapshot(out) == snapshot(reference)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("buffering", [1, -1], ids=["at-the-first-row", "at-close"])
+def test_enospc_at_the_write_of_a_row_leaves_no_partial_outputs_and_no_lock(
+    buffering, triples, labels, tmp_path, monkeypatch
+):
+    """The kernel's own ENOSPC, at write() and flush() rather than at open(): the rows go to
+    /dev/full. Line-buffered, the first row fails and the rows still buffered cannot be flushed
+    when the run gives up (the close that drops them must not fail again); fully buffered, the
+    close that completes the file fails."""
+    from transnli.evaluator import report
+
+    labels_a, labels_b = labels
+    out = tmp_path / "out"
+    common = ["--no-cache", "-q", "--no-plots", "--out", out]
+    assert invoke(triples, "-m", f"precomputed:{labels_a}", *common).exit_code == 0
+    before = snapshot(out)
+
+    def full_open(file, mode="r", *args, **kwargs):
+        if ".partial-samples" in os.fspath(file):
+            kwargs["buffering"] = buffering
+            return open("/dev/full", mode, *args, **kwargs)
+        return open(file, mode, *args, **kwargs)
+
+    second = [triples, "-m", f"precomputed:{labels_b}", "-m", f"precomputed:{labels_a}"]
+    second += ["--overwrite", *common]
+    with monkeypatch.context() as m:
+        m.setattr(report, "open", full_open, raising=False)
+        result = invoke(*second)
+    line = one_line_error(result, "No space left on device", "the disk is full", str(out))
+    assert line.startswith(f"Error: cannot write {out}")
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
+    assert not (out / "evaluate.lock").exists()
+    assert snapshot(out) == before
+    assert invoke(*second).exit_code == 0  # the disk has room again: the same command works
 
 
 def test_stale_partial_files_of_a_killed_run_are_cleared_and_not_refused(triples, labels, tmp_path):

@@ -7,8 +7,7 @@ import math
 
 import pytest
 from tiny_lm import build_tiny_causal_lm
-from transnli.common.digest import sha256_file
-from transnli.common.lm import CausalLMScorer, LMError, LMSettings
+from transnli.common.lm import CausalLMScorer, LMError, LMSettings, model_digest
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +113,50 @@ def test_pairs_read_their_shared_prefix_once_and_score_as_each_sentence_alone(
         ]
 
 
+def test_hidden_states_of_a_pair_are_its_sentences_own_whatever_the_batch(tiny_lm_dir, tmp_path):
+    """read_pairs gives compare_many's scores and, per side and layer, the mean hidden state over
+    the swapped span and over the sentence (BOS excluded), equal to a plain forward of the
+    sentence alone, with the prefix shared or not, from the cache or computed."""
+    import torch
+
+    pairs = [
+        ("the soup is hot .", "the soup is cold ."),
+        ("a big dog runs .", "a small dog runs ."),
+        ("he changed his mind .", "he stayed his mind ."),
+        ("the dog is big", "the dog is big and small"),
+    ]
+    alone = scorer(tiny_lm_dir, tmp_path / "alone", use_cache=False)
+
+    def expected(sentence: str, span: tuple[int, int], layer: int):
+        ids = alone.encode(sentence)
+        with torch.no_grad():
+            out = alone.model(input_ids=torch.tensor([ids]), output_hidden_states=True)
+        states = out.hidden_states[layer][0]
+        return states[span[0] : span[1]].mean(0).tolist(), states[1:].mean(0).tolist()
+
+    for size in (1, 3):
+        lm = scorer(tiny_lm_dir, tmp_path / "cached", batch_size=size)
+        for reading, score, (h, h2) in zip(
+            lm.read_pairs(pairs, (1, 2)), alone.compare_many(pairs), pairs, strict=True
+        ):
+            assert reading.score.delta == pytest.approx(score.delta, abs=1e-3)
+            start = reading.original.start
+            for sentence, end, states in (
+                (h, reading.span_ends[0], reading.original_states),
+                (h2, reading.span_ends[1], reading.modified_states),
+            ):
+                assert end > start
+                for layer in (1, 2):
+                    span, pooled = expected(sentence, (start, end), layer)
+                    assert states[layer].span == pytest.approx(span, abs=1e-3)
+                    assert states[layer].pooled == pytest.approx(pooled, abs=1e-3)
+        lm.close()
+    (reading,) = alone.read_pairs([pairs[2]], (2,))
+    assert reading.span_ends == (3, 3)  # <bos> he [changed|stayed] his mind .
+    with pytest.raises(LMError, match="layers 0-2"):
+        alone.read_pairs(pairs, (3,))
+
+
 def test_identical_sentences_differ_by_nothing(tiny_lm_dir, tmp_path):
     lm = scorer(tiny_lm_dir, tmp_path, use_cache=False)
     (pair,) = lm.compare_many([("a dog runs .", "a dog runs .")])
@@ -139,7 +182,7 @@ def test_a_rerun_is_served_by_the_score_cache(tiny_lm_dir, tmp_path):
 
 def test_the_identity_names_the_weights(tiny_lm_dir, tmp_path):
     lm = scorer(tiny_lm_dir, tmp_path)
-    assert lm.identity["weights_sha256"] == sha256_file(tiny_lm_dir)
+    assert lm.identity["weights_sha256"] == model_digest(tiny_lm_dir)
     assert lm.identity["class"] == "Gemma3ForCausalLM"
     assert lm.identity["dtype"] == "float32"
 

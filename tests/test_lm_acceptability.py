@@ -131,3 +131,137 @@ def test_a_missing_model_stops_generate_with_one_line(tmp_path):
     assert result.exit_code != 0
     assert "acceptability backend 'lm'" in result.output
     assert "Traceback" not in result.output
+
+
+SAMPLE_ARGS = ("--limit", "12")
+
+
+@pytest.fixture(scope="module")
+def sample_lm(tmp_path_factory):
+    """A tiny LM over the shipped sample's words (so its d varies around 0)."""
+    from transnli.resources import resource_path
+
+    sample = resource_path("samples", "snli_sample.jsonl")
+    words = sorted(set(re.findall(r"\w+|[^\w\s]", sample.read_text(encoding="utf-8"))))
+    root = tmp_path_factory.mktemp("sample-lm")
+    return sample, build_tiny_causal_lm(root / "lm", max_positions=256, words=words), root, words
+
+
+def test_a_model_that_is_no_causal_lm_stops_generate_before_the_run_folder(
+    tmp_path, sample_lm, tiny_nli_model_factory
+):
+    """One line naming the folder, and no run folder left behind: the same --out works at once
+    with a right model."""
+    import shutil
+
+    sample, model, *_ = sample_lm
+    bert = tiny_nli_model_factory("lm_check_bert")
+    bare = tmp_path / "bare"
+    shutil.copytree(model, bare)
+    for p in bare.glob("tokenizer*"):
+        p.unlink()
+    out = tmp_path / "out"
+    for folder, why in ((bert, "is not a causal language model"), (bare, "no tokenizer files")):
+        result = generate(sample, out, "--lm", str(folder), *SAMPLE_ARGS)
+        assert result.exit_code == 1, result.output
+        (line,) = result.output.strip().splitlines()
+        assert str(folder) in line and why in line
+        assert not out.exists()
+    ok = generate(sample, out, "--lm", str(model), "--lm-threshold", "0", *SAMPLE_ARGS)
+    assert ok.exit_code == 0, ok.output
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--lm", "some-lm"],
+        ["--lm", "gemma3-270m"],  # named, even at its default
+        ["--lm-threshold", "-3"],
+        ["--lm-dtype", "bfloat16"],
+        ["--acceptability", "judge", "--lm-threshold", "-3"],  # the judge has its own threshold
+    ],
+)
+def test_lm_settings_without_the_lm_check_are_refused(tmp_path, options):
+    from transnli.resources import resource_path
+
+    sample = resource_path("samples", "snli_sample.jsonl")
+    result = CliRunner().invoke(main, ["generate", str(sample), "--out", str(tmp_path), *options])
+    assert result.exit_code == 2
+    assert "given, but nothing uses it" in result.output
+    assert "--acceptability lm" in result.output
+    assert not any(tmp_path.iterdir())
+
+
+def test_new_weights_in_the_lm_folder_are_not_served_the_old_verdicts(tmp_path, sample_lm):
+    import shutil
+
+    sample, model, _, words = sample_lm
+    mine = tmp_path / "lm"
+    shutil.copytree(model, mine)
+    out = tmp_path / "out"
+    args = ("--lm", str(mine), "--lm-threshold", "0", *SAMPLE_ARGS)
+    first = generate(sample, out, *args)
+    assert first.exit_code == 0, first.output
+    lines = first.output.splitlines()
+    assert lines[0].startswith(f"language model {mine} (Gemma3ForCausalLM, float32, cpu): about ")
+    assert "sentences to score for 12 pairs" in lines[0] and "measured now" in lines[0]
+    again = generate(sample, out, *args)
+    assert again.exit_code == 0
+    assert "reusing the finished run" in again.output and "language model weights" in again.output
+
+    other = build_tiny_causal_lm(tmp_path / "other", max_positions=256, seed=7, words=words)
+    shutil.copy(other / "model.safetensors", mine / "model.safetensors")  # same shapes
+    changed = generate(sample, out, *args)
+    assert "reusing" not in changed.output
+    assert changed.exit_code == 1 and "language model weights" in changed.output
+
+
+class RecordingBar:
+    """A progress bar that keeps what it was told, in order."""
+
+    def __init__(self):
+        self.events = []
+
+    def update(self, n=1):
+        self.events.append(("update", n))
+
+    def set_postfix_str(self, text, refresh=True):
+        self.events.append(("postfix", text))
+
+    def close(self):
+        pass
+
+
+def test_the_progress_bar_moves_inside_a_batch(sample_lm, monkeypatch):
+    """One pipeline batch of 12 pairs: the bar hears of the language model's sentences after each
+    of the model's batches (4 sentences each here), before the batch's pairs are counted."""
+    from transnli.generator import run as run_module
+    from transnli.generator.run import RunOptions, generate_run
+
+    sample, model, *_ = sample_lm
+    bar = RecordingBar()
+    monkeypatch.setattr(run_module, "progress_bar", lambda *a, **k: bar)
+    config = resolve_config(
+        "default", acceptability="lm", lm=str(model), lm_threshold=0.0, limit=12, device="cpu"
+    )
+    real = run_module.build.build_wordnet_pipeline
+    # model batches of 2 sentences: several in one pipeline batch
+    monkeypatch.setattr(run_module.build, "build_pipeline", lambda c: _lm_batches_of(2, real(c)))
+    result = generate_run(str(sample), config, options=RunOptions(quiet=True))
+    postfixes = [text for kind, text in bar.events if kind == "postfix"]
+    first_pairs = next(i for i, (kind, n) in enumerate(bar.events) if kind == "update" and n > 0)
+    assert len(postfixes) > 2 and first_pairs > 2, "sentences are reported before the pairs"
+    counts = [int(re.search(r"lm: (\d+) sentences scored", t).group(1)) for t in postfixes]
+    assert counts == sorted(counts) and counts[0] < counts[-1]
+    scored = result.stats["triples_accepted"] + result.stats["rejected_acceptability"]
+    assert counts[-1] == 2 * scored  # H and H' of every candidate the check judged
+
+
+def _lm_batches_of(size, pipeline):
+    from dataclasses import replace
+
+    from transnli.generator.run import language_model
+
+    scorer = language_model(pipeline)
+    scorer.settings = replace(scorer.settings, batch_size=size)
+    return pipeline

@@ -155,10 +155,11 @@ def test_the_per_sentence_limit_breaks_ties_by_word_order_and_keeps_input_order(
 
 
 def test_the_options_need_the_lm_check():
-    with pytest.raises(ConfigError, match="--acceptability lm"):
-        resolve_config("default", lm_antonyms=3)
-    with pytest.raises(ConfigError, match="--acceptability lm"):
-        resolve_config("default", max_per_sentence=1)
+    with pytest.raises(ConfigError, match="--acceptability lm or judge"):
+        resolve_config("fast", lm_antonyms=3)
+    with pytest.raises(ConfigError, match="--acceptability lm or judge"):
+        resolve_config("fast", max_per_sentence=1)
+    assert resolve_config("default", max_per_sentence=1).acceptability == "judge"
     with pytest.raises(ConfigError, match="lm_antonyms must be >= 1"):
         resolve_config("default", acceptability="lm", lm_antonyms=0)
     assert resolve_config("default", acceptability="lm", lm_antonyms=3).lm_antonyms == 3

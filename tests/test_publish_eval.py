@@ -14,7 +14,9 @@ import yaml
 from click.testing import CliRunner
 from fake_hub import FakeHub
 from transnli.evaluator.eval_card import model_source
+from transnli.evaluator.model_checks import model_warnings
 from transnli.evaluator.publish_eval import open_evaluation, stage
+from transnli.evaluator.schedule import KIND_TITLES
 
 from transnli.cli import main
 
@@ -34,6 +36,7 @@ EXPECTED_FILES = {
     "report.md",
     "run_info.json",
     "samples.jsonl",
+    "comparison.json",  # two models: the paired comparison
 }
 
 
@@ -238,3 +241,98 @@ def test_an_unreachable_hub_is_one_line_naming_the_folder_to_publish_again(evalu
     res = publish(evaluation)
     assert res.exit_code == 1 and "cannot reach the Hugging Face Hub" in res.output
     assert f"publish {evaluation} again later" in res.output and "Traceback" not in res.output
+
+
+# --------------------------------------------------------------------------- a complete card
+def test_the_card_carries_the_comparison_and_the_alarm_and_comparison_json_is_uploaded(
+    evaluation, hub
+):
+    res = publish(evaluation)
+    assert res.exit_code == 0, res.output
+    files = hub.files("someone/results")
+    assert files["comparison.json"] == (evaluation / "comparison.json").read_bytes()
+    _, body = split_card(files["README.md"].decode())
+    comparison = json.loads((evaluation / "comparison.json").read_text())
+    (conclusion,) = comparison["conclusions"]
+    assert "## Paired comparison of the models" in body
+    assert f"**{conclusion}.**" in body and "not informative" in conclusion
+    assert "| no (0 discordant) |" in body  # the two models agree everywhere: no row informs
+    assert "- `comparison.json`: the paired comparison of the models" in body
+    assert "## No-knowledge alarm" in body
+    summary = json.loads((evaluation / "summary.json").read_text())
+    for entry in summary["alarms"]["results"]:
+        bound = entry["m2_pairs"]["theta_star"] if "m2_pairs" in entry else entry["theta_star"]
+        verdict = (
+            "nothing proven"
+            if bound >= 1
+            else f"some model is at most {100 * bound:.1f}% accurate on some label"
+        )
+        assert f"| {entry['dataset']} | {KIND_TITLES[entry['pairs']]} | {entry['items']} |" in body
+        assert verdict in body
+
+
+def test_the_card_carries_the_reports_warnings(evaluation, tmp_path):
+    ev = open_evaluation(evaluation)
+    card = tmp_path / "plain"
+    stage(ev, card, repo_id="a/b")
+    assert "## Warnings" not in (card / "README.md").read_text()
+    # both models below chance on gold, and one whose tokenizer does not know the words
+    summary = json.loads(json.dumps(ev.summary))
+    for model in summary["models"]:
+        model["overall"].update(accuracy=0.2, accuracy_pairs=40)
+    summary["provenance"]["models"][1]["unknown_tokens"] = 0.55
+    warned = tmp_path / "warned"
+    stage(ev.__class__(ev.dir, summary, ev.run_info, ev.comparison), warned, repo_id="a/b")
+    body = (warned / "README.md").read_text()
+    assert "## Warnings" in body
+    assert body.index("## Warnings") < body.index("## Models")  # read before the numbers
+    for line in model_warnings(summary):
+        assert f"- {line}" in body
+    assert "alpha is right on 20.0% of 40 gold-labelled (P,H) pairs, below chance" in body
+    assert "beta is right on 20.0%" in body
+    assert "beta's tokenizer maps 55.0% of the tokens" in body
+
+
+def test_the_card_states_the_reviewed_precision_of_the_evaluated_triples(tmp_path, hub):
+    from test_export import make_run, record
+    from transnli.review.index import LineIndex
+    from transnli.review.log import LOG, JudgementLog, Verdict
+    from transnli.review.session import ReviewSession, SessionSettings
+
+    run = make_run(tmp_path / "run", [record(i) for i in range(30)], [])
+    session = ReviewSession(
+        LineIndex(run / "triples.jsonl"),
+        JudgementLog(run / LOG),
+        SessionSettings(sample=10, seed=1),
+    )
+    for n, i in enumerate(session.order):  # 7 of the 10 of the random sample good
+        session.judge(i, Verdict("good") if n < 7 else Verdict("bad", "polysemy"), "A")
+    labels, pairs = tmp_path / "labels.jsonl", []
+    for i in range(30):
+        r = record(i)
+        p, h, h2 = r.premise, r.hypothesis, r.modified_hypothesis
+        pairs += [(p, h), (h, h2), (h2, h), (p, h2)]
+    labels.write_text(
+        "".join(
+            json.dumps({"premise": a, "hypothesis": b, "label": "neutral"}) + "\n"
+            for a, b in dict.fromkeys(pairs)
+        )
+    )
+    out = tmp_path / "ev"
+    res = cli("evaluate", run / "triples.jsonl", "-m", f"precomputed:{labels}", "--out", out,
+              "--no-plots", "-q", "--no-cache")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert publish(out).exit_code == 0
+    _, body = split_card(hub.files("someone/results")["README.md"].decode())
+    assert "## Quality of the triples (human review)" in body
+    assert (
+        f"- `{run / 'triples.jsonl'}`: **precision 0.700** (95% Wilson interval 0.397-0.892)"
+        in (body)
+    )
+    assert "7 of 10 triples of a seeded random sample judged good by 1 person" in body
+    # triples changed since the evaluation: the review is not of the triples evaluated
+    with open(run / "triples.jsonl", "a", encoding="utf-8") as fh:
+        fh.write("\n")
+    assert publish(out).exit_code == 0
+    _, body = split_card(hub.files("someone/results")["README.md"].decode())
+    assert "human review" not in body

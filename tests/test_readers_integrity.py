@@ -169,6 +169,94 @@ def test_jsonl_lone_surrogate_escape_is_reported_with_its_field(tmp_path):
 # --- dataset detection, names, columns, label order ------------------------------------------
 
 
+# --- gzip ------------------------------------------------------------------------------------
+
+
+def damaged_gzip_file(path: Path, written: bytes, meant: bytes) -> Path:
+    """A gzip file that decompresses to `written` but whose trailer (CRC-32 and size) is that of
+    `meant`: what a flipped bit in the compressed data does (the stream still decodes, to other
+    bytes, and only the check at its end fails)."""
+    import gzip
+    import zlib
+
+    data = bytearray(gzip.compress(written, mtime=0))
+    data[-8:] = zlib.crc32(meant).to_bytes(4, "little") + len(meant).to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+    return path
+
+
+PAIRS = [
+    {"id": str(i), "premise": f"P{i}.", "hypothesis": f"H{i}.", "label": "e"} for i in range(5)
+]
+
+
+def jsonl_bytes(rows) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+def test_a_damaged_gzip_input_is_reported_as_damaged_not_as_a_missing_field(tmp_path):
+    meant = jsonl_bytes(PAIRS)
+    garbled = meant.replace(b'"premise"', b'"prem1se"', 1)  # what the damage made of line 1
+    path = damaged_gzip_file(tmp_path / "pairs.jsonl.gz", garbled, meant)
+    for skip_bad in (False, True):
+        with pytest.raises(InputError) as info:
+            list(read_pairs(path, skip_bad=skip_bad))
+        message = str(info.value)
+        assert message.startswith(f"{path}: not a readable gzip file: damaged (CRC check failed")
+        assert "download or compress it again" in message
+        assert info.value.line is None  # the whole file, so no --skip-bad hint
+    # only the trailer damaged: the lines read fine, the end does not
+    crc_only = damaged_gzip_file(tmp_path / "crc.jsonl.gz", meant, meant + b"x")
+    with pytest.raises(InputError, match="not a readable gzip file: damaged"):
+        list(read_pairs(crc_only))
+
+
+def test_gzip_data_without_a_gz_name_is_named_gzip_not_undecodable(tmp_path):
+    import gzip
+
+    path = tmp_path / "pairs.jsonl"
+    path.write_bytes(gzip.compress(jsonl_bytes(PAIRS)))
+    for skip_bad in (False, True):
+        with pytest.raises(InputError) as info:
+            list(read_pairs(path, skip_bad=skip_bad))
+        assert str(info.value) == (
+            f"{path}: gzip-compressed data; name the file .gz (e.g. pairs.jsonl.gz) or unzip it"
+        )
+    (tmp_path / "ok.jsonl.gz").write_bytes(path.read_bytes())
+    assert [p.source_id for p in read_pairs(tmp_path / "ok.jsonl.gz")] == ["0", "1", "2", "3", "4"]
+
+
+def test_generate_says_a_damaged_gzip_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from transnli.cli import main
+
+    meant = jsonl_bytes(PAIRS)
+    path = damaged_gzip_file(tmp_path / "pairs.jsonl.gz", meant, meant + b"x")
+    result = CliRunner().invoke(main, ["generate", str(path), "--out", str(tmp_path / "o"), "-q"])
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output and "--skip-bad" not in result.output
+    assert f"Error: {path}: not a readable gzip file: damaged (CRC check failed" in result.output
+
+
+def test_a_damaged_gzip_triples_file_is_reported_as_damaged_not_as_a_missing_field(tmp_path):
+    from transnli.generator.record import RecordError
+    from transnli.generator.triples_reader import read_any
+
+    rows = [
+        {"id": f"t{i}", "premise": f"P{i}.", "hypothesis": f"H{i}.", "modified_hypothesis": "X."}
+        for i in range(5)
+    ]
+    meant = jsonl_bytes(rows)
+    garbled = meant.replace(b'"premise"', b'"prem1se"', 1)
+    path = damaged_gzip_file(tmp_path / "triples.jsonl.gz", garbled, meant)
+    with pytest.raises(RecordError) as info:
+        list(read_any(path))
+    message = str(info.value)
+    assert message.startswith(f"{path}:1: not a readable gzip file: damaged (CRC check failed")
+    assert "field 'premise'" in message  # what the wrong bytes looked like, as a detail
+
+
 def test_one_wanli_column_name_does_not_make_a_file_wanli(tmp_path):
     path = tmp_path / "mine.csv"
     path.write_text("premise,hypothesis,gold\nP.,H.,contradiction\n", encoding="utf-8")

@@ -93,11 +93,13 @@ def judge_through_the_page(args: list[str], annotator_bad_every: int) -> int:
     )
     try:
         url = proc.stdout.readline().split()[-1]
-        assert url.startswith("http://127.0.0.1:"), url
+        assert url.startswith("http://127.0.0.1:") and "/?token=" in url, url
+        base, token = url.split("?token=")
 
         def call(path, body=None):
             data = None if body is None else json.dumps(body).encode()
-            with urllib.request.urlopen(urllib.request.Request(url + path, data=data)) as res:
+            req = urllib.request.Request(base + path, data=data, headers={"X-Review-Token": token})
+            with urllib.request.urlopen(req) as res:
                 return json.loads(res.read())
 
         state, judged = call("api/state"), 0
@@ -134,5 +136,5 @@ def test_review_and_publish_step_runs_as_written(tmp_path, monkeypatch):
                 assert "alice vs bob: 100 triples both judged" in res.output
         ran.append(args[0])
     assert ran == ["generate", "review", "review", "review", "export"] and judged == [100, 100]
-    card = (runs / "sample" / "hub" / "README.md").read_text()
+    card = (runs / "sample" / "hub-reviewed" / "README.md").read_text()
     assert "## Human review" in card and "**Measured precision: " in card

@@ -67,24 +67,44 @@ def open_session(run_dir, **settings) -> ReviewSession:
     )
 
 
-@pytest.fixture
-def served(run_dir):
-    """A live server on a free port; yields a function (method, path, body) -> (status, doc)."""
-    server = ReviewServer(open_session(run_dir, annotator="ann"), 0)
+def start_server(session: ReviewSession) -> ReviewServer:
+    server = ReviewServer(session, 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
-    def call(method, path, body=None):
+
+def api(server: ReviewServer):
+    """A function (method, path, body) -> (status, doc) calling the server as its page does."""
+
+    def call(method, path, body=None, headers=None):
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(server.url.rstrip("/") + path, data=data, method=method)
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{server.server_address[1]}{path}",
+            data=data,
+            method=method,
+            headers={"X-Review-Token": server.token, **(headers or {})},
+        )
         try:
-            with urllib.request.urlopen(req, timeout=10) as res:
+            with urllib.request.urlopen(req, timeout=30) as res:
                 return res.status, json.loads(res.read())
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read())
 
-    yield call
+    return call
+
+
+@pytest.fixture
+def server(run_dir):
+    """A live server on a free port (annotator "ann", the default random sample)."""
+    server = start_server(open_session(run_dir, annotator="ann"))
+    yield server
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def served(server):
+    return api(server)
 
 
 def log_lines(run_dir):
@@ -235,7 +255,7 @@ def test_judge_skip_undo_and_conflict_over_http(run_dir, served):
 
 def test_bad_requests_answer_one_line(served):
     status, doc = served("POST", "/api/judge", {"index": 10_000, "verdict": "good"})
-    assert status == 400 and doc["error"].startswith("record 10000 is not in ")
+    assert status == 400 and doc["error"].startswith("record 10000 is not in this session's")
     status, doc = served("POST", "/api/judge", {"index": 0, "verdict": "maybe"})
     assert status == 400 and "not one of good, bad, skip" in doc["error"]
     assert served("GET", "/nowhere")[0] == 404
@@ -401,10 +421,10 @@ def test_export_good_only_keeps_the_triples_judged_good(run_dir):
     order = judge_some(run_dir)
     res = cli("export", run_dir, "--to", "parquet,card", "--reviewed", "good-only")
     assert res.exit_code == 0, res.output
-    table = pq.read_table(run_dir / "triples.parquet")
+    table = pq.read_table(run_dir / "triples.reviewed.parquet")
     assert sorted(table.column("id").to_pylist()) == sorted(f"snli-{i}" for i in order[1:7])
-    assert pq.read_table(run_dir / "rejected.parquet").num_rows == 1
-    card = (run_dir / "hub" / "README.md").read_text()
+    assert not (run_dir / "triples.parquet").exists() and not (run_dir / "hub").exists()
+    card = (run_dir / "hub-reviewed" / "README.md").read_text()
     front = yaml.safe_load(card.split("---\n")[1])
     assert front["dataset_info"]["splits"][0]["num_examples"] == 6
     section = card.split("## Human review\n", 1)[1].split("## Limitations")[0]
@@ -422,19 +442,22 @@ def test_export_good_only_keeps_the_triples_judged_good(run_dir):
 
 def test_export_column_keeps_every_triple_and_loads_with_datasets(run_dir):
     import datasets
+    import pyarrow.parquet as pq
 
     order = judge_some(run_dir)
     res = cli("export", run_dir, "--to", "card,parquet", "--reviewed", "column")
     assert res.exit_code == 0, res.output
-    ds = datasets.load_dataset(str(run_dir / "hub"), split="test")
+    ds = datasets.load_dataset(str(run_dir / "hub-reviewed"), split="test")
     assert len(ds) == 30
     col = dict(zip(ds["id"], ds["human_judgement"], strict=True))
     assert col[f"snli-{order[0]}"] == "disputed" and col[f"snli-{order[1]}"] == "good"
     assert col[f"snli-{order[9]}"] == "bad:polysemy"
     assert sum(v is None for v in col.values()) == 20
-    rejected = datasets.load_dataset(str(run_dir / "hub"), split="rejected")
+    rejected = datasets.load_dataset(str(run_dir / "hub-reviewed"), split="rejected")
     assert rejected["human_judgement"] == [None]
-    assert "`human_judgement` column holds" in (run_dir / "hub" / "README.md").read_text()
+    assert "`human_judgement` column holds" in (run_dir / "hub-reviewed" / "README.md").read_text()
+    table = pq.read_table(run_dir / "triples.reviewed.parquet")
+    assert table.num_rows == 30 and table.column("human_judgement").null_count == 20
 
 
 def test_export_reviewed_refuses_what_it_cannot_do(run_dir):
@@ -478,7 +501,7 @@ def test_publish_reviewed_uploads_the_reviewed_card(run_dir, monkeypatch):
     assert 'load_dataset("someone/triples"' in up["card"]
     import pyarrow.parquet as pq
 
-    assert pq.read_table(run_dir / "hub" / "data" / "snli" / "test.parquet").num_rows == 6
+    assert pq.read_table(run_dir / "hub-reviewed" / "data" / "snli" / "test.parquet").num_rows == 6
 
 
 def test_every_line_is_fsynced_before_the_action_returns(run_dir, monkeypatch):

@@ -58,7 +58,8 @@ def site(tmp_path):
     server.server_close()
 
 
-def wait(driver, predicate, timeout=10):
+def wait(driver, predicate, timeout=60):
+    # Generous: a wait ends as soon as the page is there; the limit only matters under load.
     return WebDriverWait(driver, timeout).until(lambda d: predicate(d))
 
 
@@ -91,9 +92,17 @@ def log_lines(run) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
 
+def idle(driver) -> bool:
+    """No API call of the page is in flight."""
+    return driver.execute_script("return document.body.dataset.inflight || '0'") == "0"
+
+
 def open_page(driver, url):
     driver.get(url)
-    wait(driver, lambda d: shown_index(d) is not None and "done" in text(d, "progress"))
+    wait(
+        driver,
+        lambda d: shown_index(d) is not None and "done" in text(d, "progress") and idle(d),
+    )
 
 
 def test_judging_by_keyboard_alone_then_reload_resumes(browser, site, tmp_path):
@@ -155,6 +164,9 @@ def test_ten_good_judgements_take_ten_keypresses(browser, site):
 
 
 def test_two_tabs_never_judge_one_triple_twice(browser, site):
+    """A tab that comes back into view shows the next triple nobody judged; judging there never
+    repeats the other tab's triple. (A key pressed on a triple judged elsewhere is refused: the
+    next test.) Each step waits for the page to be idle, so no keypress races a fetch."""
     url, run = site
     open_page(browser, url)
     first_tab = browser.current_window_handle
@@ -163,19 +175,18 @@ def test_two_tabs_never_judge_one_triple_twice(browser, site):
     second_tab = browser.current_window_handle
     shared = shown_index(browser)
     browser.switch_to.window(first_tab)
+    wait(browser, idle)  # its refetch on coming into view
     assert shown_index(browser) == shared
     press_and_wait(browser, "g")  # judged in the first tab
+    wait(browser, idle)
     browser.switch_to.window(second_tab)
-    # The second tab refetches when it comes into view; where it still shows the triple the
-    # first one judged, its key is refused by the server (409) and the page moves on, saying so.
-    press(browser, "g")
-    wait(browser, lambda d: shown_index(d) != shared)
-    if len(log_lines(run)) == 1:
-        status = text(browser, "status")
-        assert status == "" or "judged meanwhile (another tab?)" in status
-        press_and_wait(browser, "g")
+    wait(browser, lambda d: idle(d) and shown_index(d) != shared)  # refetched on view
+    moved_to = shown_index(browser)
+    assert moved_to is not None and "1 / 10 done" in text(browser, "progress")
+    press_and_wait(browser, "g")
+    wait(browser, idle)
     indices = [x["index"] for x in log_lines(run)]
-    assert len(indices) == len(set(indices)) == 2 and indices[0] == shared
+    assert indices == [shared, moved_to]
     browser.switch_to.window(first_tab)
     browser.refresh()
     open_page(browser, url)
@@ -199,7 +210,7 @@ def test_the_page_loads_no_external_asset(browser, site):
 
 def test_the_url_annotator_overrides_the_default(browser, site):
     url, run = site
-    open_page(browser, url + "?annotator=second")
+    open_page(browser, url + "&annotator=second")
     press_and_wait(browser, "g")
     assert log_lines(run)[0]["annotator"] == "second"
     assert "annotator: second" in text(browser, "who")
@@ -214,9 +225,82 @@ def test_a_triple_judged_elsewhere_meanwhile_is_refused_and_the_page_moves_on(br
     open_page(browser, url)
     shown = shown_index(browser)
     body = json.dumps({"index": shown, "verdict": "good"}).encode()
-    req = urllib.request.Request(url + "api/judge", data=body, method="POST")
+    token = url.split("token=")[1]
+    req = urllib.request.Request(
+        url.split("?")[0] + "api/judge", data=body, method="POST", headers={"X-Review-Token": token}
+    )
     urllib.request.urlopen(req, timeout=10).close()
     press(browser, "g")
-    wait(browser, lambda d: shown_index(d) != shown)
+    wait(browser, lambda d: shown_index(d) != shown and idle(d))
     assert "judged meanwhile (another tab?)" in text(browser, "status")
     assert [x["index"] for x in log_lines(run)] == [shown]
+
+
+ATTACK = """<!doctype html><html><body><script>
+const target = TARGET;
+const body = JSON.stringify({index: INDEX, verdict: "good", annotator: "mallory"});
+Promise.allSettled([
+  fetch(target + "api/judge", {method: "POST", mode: "no-cors",
+    headers: {"Content-Type": "text/plain"}, body}),
+  fetch(target + "api/judge", {method: "POST", mode: "cors",
+    headers: {"Content-Type": "application/json", "X-Review-Token": "guess"}, body}),
+  fetch(target + "api/state", {mode: "cors"}).then((r) => r.text()),
+]).then((results) => {
+  document.title = "sent";
+  document.body.dataset.results = JSON.stringify(results.map((r) => r.status));
+});
+</script></body></html>"""
+
+
+@pytest.fixture
+def attacker():
+    """A page of another origin (another port) that posts to the review server as a forger
+    would; serves ATTACK with the target filled in by the test."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    pages = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):  # noqa: N802 - http.server's name
+            body = pages.get(self.path, "").encode()
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server, pages
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_page_of_another_origin_cannot_judge(browser, site, attacker):
+    """The forgery that worked before the token: another site's page in the same browser posts
+    a no-cors judgement (and tries CORS and a read); nothing reaches review.jsonl."""
+    url, run = site
+    base = url.split("?")[0]
+    server, pages = attacker
+    for name, target in (("/a", base), ("/b", base.replace("127.0.0.1", "localhost"))):
+        pages[name] = ATTACK.replace("TARGET", json.dumps(target)).replace("INDEX", "0")
+        browser.get(f"http://127.0.0.1:{server.server_address[1]}{name}")
+        wait(browser, lambda d: d.title == "sent")
+    assert log_lines(run) == []
+
+
+def test_the_page_runs_only_its_own_script_and_links_the_guideline(browser, site):
+    url, _ = site
+    open_page(browser, url)
+    injected = browser.execute_script(
+        "const s = document.createElement('script'); s.textContent = 'window.pwned = 1';"
+        "document.body.append(s); return window.pwned === undefined;"
+    )
+    assert injected  # the Content-Security-Policy blocks an inline script it does not list
+    link = browser.find_element("id", "guide-link")
+    assert link.get_attribute("href").startswith(url.split("?")[0] + "judging.md?token=")
+    browser.get(link.get_attribute("href"))
+    assert "Judging a generated triple" in browser.find_element("tag name", "body").text

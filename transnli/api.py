@@ -115,7 +115,7 @@ def _in_memory_pairs(rows: list[dict[str, Any]], dataset: str | None, label_orde
 
 def generate(
     pairs_or_path: str | Path | Iterable[Any],
-    preset: str = "default",
+    preset: str | None = None,
     out_dir: str | Path | None = None,
     *,
     progress: bool = False,
@@ -125,7 +125,8 @@ def generate(
 
     `pairs_or_path`: a file (JSONL, CSV, TSV, or SNLI/MultiNLI/ANLI/WANLI native files), a hub
     dataset as "hf:NAME:SPLIT", or pairs in memory (dicts or tuples, see `_pair_rows`).
-    `preset`: "default", "paper" or a .toml file. `overrides`: any `transnli generate` option by
+    `preset`: "default", "fast", "paper" or a .toml file (None: $TRANSNLI_PRESET, else
+    "default"). `overrides`: any `transnli generate` option by
     its Python name (seed, pos, antonyms, filters, grammar, acceptability, limit, dataset,
     columns, label_order, fmt, workers, ...). With `out_dir`, the run folder `transnli generate`
     writes (resumable; `exports=("parquet",)` etc. allowed); without, nothing is written.

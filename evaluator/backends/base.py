@@ -107,6 +107,11 @@ class NLIBackend(ABC):
         """Provenance for summary.json: what was used, without anything that varies per run."""
         return {"spec": self.spec, "identity": self.identity}
 
+    def unknown_token_share(self, sentences: Sequence[str]) -> float | None:
+        """The share of the tokens of `sentences` that the model's tokenizer maps to its unknown
+        token; None for a backend without a tokenizer (or one without an unknown token)."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release memory (models are evaluated one after another)."""
 

@@ -648,6 +648,14 @@ class HFBackend(NLIBackend):
     def predict(self, pairs: Sequence[Pair]) -> list[Prediction]:
         return collect_batches(self, pairs)
 
+    def unknown_token_share(self, sentences: Sequence[str]) -> float | None:
+        unk = getattr(self.tokenizer, "unk_token_id", None)
+        if unk is None or not sentences:
+            return None
+        ids = self.tokenizer(list(sentences), add_special_tokens=False)["input_ids"]
+        total = sum(len(x) for x in ids)
+        return sum(x.count(unk) for x in ids) / total if total else None
+
     def predict_batches(
         self, pairs: Sequence[Pair]
     ) -> Iterator[tuple[list[int], list[Prediction]]]:

@@ -51,9 +51,15 @@ class LMAcceptability:
             ) from exc
         return cls(scorer, threshold=lm_threshold)
 
+    measure = "d"  # what rank_scores gives, and its name on the record
+
     def __init__(self, scorer: CausalLMScorer, *, threshold: float = DEFAULT_LM_THRESHOLD):
         self.scorer = scorer
         self.threshold = float(threshold)
+
+    def rank_scores(self, pairs: list[tuple[str, str]]) -> list[float]:
+        """d of each (H, H'), for choosing among candidates (transnli.generator.lm_choice)."""
+        return [s.delta for s in self.scorer.compare_many(pairs)]
 
     def check_many(self, originals: Sequence[str], candidates: Sequence[str]) -> list[CheckResult]:
         check_lengths(originals, candidates)

@@ -235,9 +235,15 @@ def evaluation_settings(evaluation: dict, llm: dict, **more) -> EvaluationSettin
     default=None,
     help="Evaluate only the first N triples (in file order; recorded in summary.json).",
 )
+@click.option(
+    "--allow-unfinished",
+    is_flag=True,
+    help="Evaluate a triples file of a generation run that has not finished (no finished.json: "
+    "generate still running, or stopped); refused otherwise.",
+)
 @evaluation_options
 @resumable_on_interrupt
-def evaluate(triples, out_dir, overwrite, limit, models, evaluation, llm):
+def evaluate(triples, out_dir, overwrite, limit, allow_unfinished, models, evaluation, llm):
     """Label TRIPLES (JSONL or Parquet files, or saved Hugging Face dataset folders) with each
     --model and report transitive consistency.
 
@@ -247,7 +253,9 @@ def evaluate(triples, out_dir, overwrite, limit, models, evaluation, llm):
     into --out (see docs/outputs.md).
     Labels are cached: a second run, or a run that crashed, reuses every label computed.
     """
-    settings = evaluation_settings(evaluation, llm, limit=limit, overwrite=overwrite)
+    settings = evaluation_settings(
+        evaluation, llm, limit=limit, overwrite=overwrite, allow_unfinished=allow_unfinished
+    )
     result = run_evaluation(list(triples), models, out_dir, settings)
     echo_err(f"wrote {len(result.files)} files to {result.out_dir}")
 

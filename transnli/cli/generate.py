@@ -13,6 +13,7 @@ from transnli.cli.options import (
     llm_transport_options,
     option,
     resumable_on_interrupt,
+    setup_logging,
 )
 from transnli.common.lm import DTYPES
 from transnli.generator.checks.registry import check_backends
@@ -80,9 +81,9 @@ GENERATION_OPTIONS = [
         "config",
         "preset",
         "--preset",
-        default="default",
-        show_default=True,
-        help="Preset name (default, paper) or a .toml file.",
+        default=None,
+        help="Preset name (default, fast, paper) or a .toml file; when omitted, $TRANSNLI_PRESET "
+        "or default.",
     ),
     option(
         "run",
@@ -245,13 +246,31 @@ GENERATION_OPTIONS = [
     ),
     option(
         "config",
+        "judge_model",
+        "--judge-model",
+        default=None,
+        metavar="FILE",
+        help="Judge file of the judge acceptability backend (default: the shipped judge for "
+        "gemma3-270m; benchmarks/train_judge.py trains one).",
+    ),
+    option(
+        "config",
+        "judge_threshold",
+        "--judge-threshold",
+        type=click.FloatRange(0, 1),
+        default=None,
+        help="Minimum probability that H' is good for the judge backend (default: the judge "
+        "file's own).",
+    ),
+    option(
+        "config",
         "lm_antonyms",
         "--lm-antonyms",
         type=click.IntRange(min=1),
         default=None,
         metavar="N",
         help="Realise up to N antonyms of each word and keep the one the language model scores "
-        "best (needs --acceptability lm; 1: the vector ranker's best only).",
+        "best (needs --acceptability lm or judge; 1: the vector ranker's best only).",
     ),
     option(
         "config",
@@ -261,7 +280,7 @@ GENERATION_OPTIONS = [
         default=None,
         metavar="K",
         help="Keep at most K triples of a sentence, best language-model score first (needs "
-        "--acceptability lm; 0: no limit).",
+        "--acceptability lm or judge; 0: no limit).",
     ),
     option(
         "config",
@@ -411,6 +430,7 @@ def generate(input_source, out_dir, config, run, llm):
 def generate_folder(input_source, out_dir, settings: dict, options: RunOptions) -> dict:
     """A generation run into `out_dir` with the preset and overrides in `settings`; the
     generator's errors as click's. Returns the run's stats."""
+    setup_logging()  # the library's warnings (a damaged score cache) as one line each
     with click_errors():
         config = resolve_config(**settings)
         return generate_run(input_source, config, out_dir, options, echo=echo_err).stats

@@ -40,7 +40,8 @@ _LICENSE = click.option(
     type=click.Choice(["good-only", "column"]),
     default=None,
     help="Apply RUN/review.jsonl (`transnli review`): keep only the triples judged good, or add "
-    "a human_judgement column; the card states the measured precision (parquet and card only).",
+    "a human_judgement column; the card states the measured precision (parquet and card only). "
+    "Written beside the run's own exports: OUT/triples.reviewed.parquet, OUT/hub-reviewed.",
 )
 @_TITLE
 @_LICENSE
@@ -57,7 +58,12 @@ def export(out_dir, kinds, reviewed, title, license_):
     try:
         if reviewed:
             written = export_reviewed(
-                out_dir, parse_kinds(kinds), reviewed, title=title, license=license_
+                out_dir,
+                parse_kinds(kinds),
+                reviewed,
+                title=title,
+                license=license_,
+                echo=lambda line: click.echo(line, err=True),
             )
         else:
             written = export_finished(out_dir, parse_kinds(kinds), title=title, license=license_)
@@ -104,6 +110,36 @@ def folder_kind(folder: Path) -> str:
         f"{folder} is neither a generation run (no {FINISHED}, {TRIPLES}) nor an evaluation "
         f"folder (no summary.json, report.md){hint}; give the --out folder of `transnli "
         "generate` or of `transnli evaluate`"
+    )
+
+
+def reviewed_precision(triples_file: Path):
+    """The precision `transnli review` measured on the random sample of a finished generation
+    run's triples.jsonl (for the evaluation card), or None: no run, no review, no sample."""
+    from transnli.evaluator.eval_card import ReviewedPrecision
+    from transnli.generator.run_folder import FINISHED, TRIPLES
+    from transnli.review.agreement import summarise
+    from transnli.review.errors import ReviewError
+    from transnli.review.integrity import load_checked
+    from transnli.review.log import LOG
+
+    run = triples_file.parent
+    if triples_file.name != TRIPLES or not (run / FINISHED).is_file() or not (run / LOG).is_file():
+        return None
+    # only judgements of this run's triples as they are now, from the declared sample
+    try:
+        review = summarise(load_checked(run).counted)
+    except ReviewError as exc:
+        click.echo(f"Warning: the card states no reviewed precision: {exc}", err=True)
+        return None
+    if not review.sample_judged:
+        return None
+    return ReviewedPrecision(
+        str(triples_file),
+        review.sample_good,
+        review.sample_judged,
+        review.interval,
+        len(review.annotators),
     )
 
 
@@ -174,7 +210,11 @@ def publish(out_dir, repo_id, private, token_env, triples_repo_id, title, licens
         from transnli.review.errors import ReviewError
         from transnli.review.export import reviewed_card_maker
 
-        maker = reviewed_card_maker(reviewed) if reviewed else None
+        maker = (
+            reviewed_card_maker(reviewed, lambda line: click.echo(line, err=True))
+            if reviewed
+            else None
+        )
         try:
             url = publish_run(out_dir, repo_id, make_card=maker, **options)
         except (ExportError, ReviewError) as e:
@@ -185,9 +225,16 @@ def publish(out_dir, repo_id, private, token_env, triples_repo_id, title, licens
                 f"--reviewed applies to a generation run; {out_dir} is an evaluation folder"
             )
         from transnli.evaluator.publish_eval import PublishEvaluationError, publish_evaluation
+        from transnli.review.errors import ReviewError
 
         try:
-            url = publish_evaluation(out_dir, repo_id, triples_repo_id=triples_repo_id, **options)
-        except PublishEvaluationError as e:
+            url = publish_evaluation(
+                out_dir,
+                repo_id,
+                triples_repo_id=triples_repo_id,
+                review_of=reviewed_precision,
+                **options,
+            )
+        except (PublishEvaluationError, ReviewError) as e:
             raise click.ClickException(str(e)) from e
     click.echo(f"published {out_dir} to {url}", err=True)

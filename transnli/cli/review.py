@@ -11,17 +11,30 @@ import click
 from transnli.cli.options import echo_err
 
 
+def _shown(name: str | None) -> str:
+    """A name from the log as the terminal must print it: control characters escaped."""
+    if not name:
+        return "(unnamed)"
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in name)
+
+
 def _print_agreement(run_dir: Path) -> None:
     from transnli.review.agreement import summarise
-    from transnli.review.log import LOG, read_judgements
+    from transnli.review.export import report_problems
+    from transnli.review.integrity import load_checked
 
-    summary = summarise(read_judgements(run_dir / LOG))
-    people = ", ".join(a or "(unnamed)" for a in summary.annotators)
+    checked = load_checked(run_dir)
+    report_problems(checked, echo_err)
+    summary = summarise(checked.counted)
+    people = ", ".join(_shown(a) for a in summary.annotators)
     click.echo(f"{summary.judged} triples judged by {len(summary.annotators)} ({people})")
+    if checked.problems:
+        click.echo(f"{len(checked.problems)} judgements not counted (see above)")
     if summary.precision is not None:
         lo, hi = summary.interval
+        drawn = "; ".join(f"seed {seed}, size {size}" for seed, size in checked.samples())
         click.echo(
-            f"precision on the random sample: {summary.precision:.3f} "
+            f"precision on the random sample ({drawn}): {summary.precision:.3f} "
             f"({summary.sample_good}/{summary.sample_judged}; 95% Wilson {lo:.3f}-{hi:.3f})"
         )
     if not summary.pairs:
@@ -32,7 +45,7 @@ def _print_agreement(run_dir: Path) -> None:
             return "undefined" if x is None else f"{x:.3f}"
 
         click.echo(
-            f"{p.first or '(unnamed)'} vs {p.second or '(unnamed)'}: {p.items} triples both "
+            f"{_shown(p.first)} vs {_shown(p.second)}: {p.items} triples both "
             f"judged; good/bad: raw agreement {fmt(p.raw_good)}, Cohen's kappa "
             f"{fmt(p.kappa_good)}; error type: raw {fmt(p.raw_type)}, kappa {fmt(p.kappa_type)}"
         )
@@ -59,6 +72,7 @@ def _serve(run_dir: Path, settings, port: int) -> None:
         f"order); judgements go to {run_dir / LOG}"
     )
     click.echo(f"open {server.url}")
+    echo_err("the address holds this session's token: the page and its API answer nothing else")
     sys.stdout.flush()  # a caller reading the URL from a pipe gets it now, not at exit
     try:
         server.serve_forever()
