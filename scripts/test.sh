@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/python -m pytest "$@"
+# One pytest-xdist worker per core (at most 4: each loads spaCy, the vectors and the models), a
+# test file to a worker: a file's module-scoped fixtures are built once. `-n 0` runs in one process.
+exec .venv/bin/python -m pytest -n auto --maxprocesses 4 --dist loadfile "$@"

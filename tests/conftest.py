@@ -2,10 +2,14 @@
 # Used by tests/test_grammar.py and tests/test_acceptability.py; usable by CLI tests too
 # (`--languagetool-url languagetool_fake_server.url`, `--cola-model tiny_cola_model_dir`).
 import json as _checks_json
+import os as _env_os
+import shutil as _env_shutil
+import tempfile as _env_tempfile
 import threading as _checks_threading
 import urllib.parse as _checks_urlparse
 from http.server import BaseHTTPRequestHandler as _ChecksHandler
 from http.server import ThreadingHTTPServer as _ChecksHTTPServer
+from pathlib import Path as _EnvPath
 
 import pytest as _checks_pytest
 
@@ -411,3 +415,81 @@ def preset_without_language_model():
     with _checks_pytest.MonkeyPatch.context() as patch:
         patch.setenv("TRANSNLI_PRESET", "fast")
         yield
+
+
+# ==== the environment every test starts from ====================================================
+# What the suite checks must not depend on the shell it runs in. huggingface_hub, datasets and
+# transformers read HF_HUB_OFFLINE, HF_TOKEN, HF_HOME, HF_ENDPOINT ... once, when imported, so they
+# are cleared in pytest_configure, before any test module imports them; HF_HOME is a folder of the
+# session's own (no saved login, no hub cache of the user's). transnli's cache ($TRANSNLI_CACHE) is
+# a fresh folder for every test (and one for the module- and session-scoped fixtures). It links to
+# the resources scripts/setup.sh provisions into the user's cache, so that no test rebuilds them:
+# the GloVe vectors and the converted language model (the tests that load the default Gemma use
+# it); a test must never write into these links. The WordNet antonym index is built once per
+# session, by the first process that needs it, into a folder every test's cache links to. Nothing
+# else of the user's cache is read or written. A test that needs another environment sets it with
+# monkeypatch.
+_CLEARED_PREFIXES = ("HF_", "HUGGINGFACE_", "HUGGING_FACE_", "TRANSFORMERS_", "OPENAI_")
+_CLEARED = ("TRANSNLI_CACHE", "TRANSNLI_LLM_CACHE", "TRANSNLI_LLM_BASE_URL")
+_PROVISIONED = ("vectors", "lm")  # sub-folders of transnli's cache that scripts/setup.sh fills
+_SESSION_BUILT = "wordnet"  # ... and the one the session's first generation run fills
+# The session's cache, handed on to the pytest-xdist workers, which start after pytest_configure
+# has replaced $TRANSNLI_CACHE.
+_SESSION_ENV = "TRANSNLI_TESTS_SESSION_CACHE"
+_session_folders = []
+
+
+def _link_entries(source, target):
+    target.mkdir(parents=True, exist_ok=True)
+    if source.is_dir():
+        for entry in source.iterdir():
+            if not entry.name.endswith(".partial"):
+                (target / entry.name).symlink_to(entry.resolve())
+
+
+def make_test_cache(folder):
+    """`folder` as a transnli cache of its own, with links to the session's resources."""
+    session = _EnvPath(_env_os.environ[_SESSION_ENV])
+    folder = _EnvPath(folder)
+    for name in _PROVISIONED:
+        _link_entries(session / name, folder / name)
+    (folder / _SESSION_BUILT).symlink_to(session / _SESSION_BUILT, target_is_directory=True)
+    return folder
+
+
+def pytest_configure(config):
+    if _SESSION_ENV not in _env_os.environ:  # not a pytest-xdist worker: the session starts here
+        from transnli.resources.provision import cache_dir
+
+        provisioned = cache_dir()  # the user's $TRANSNLI_CACHE, else the default
+        root = _EnvPath(_env_tempfile.mkdtemp(prefix="transnli-tests-"))
+        _session_folders.append(root)
+        for name in (*_PROVISIONED, _SESSION_BUILT):
+            _link_entries(provisioned / name, root / "cache" / name)
+        _env_os.environ[_SESSION_ENV] = str(root / "cache")
+        _env_os.environ["HF_HOME"] = str(root / "hf-home")
+    for name in list(_env_os.environ):
+        if (name.startswith(_CLEARED_PREFIXES) and name != "HF_HOME") or name in _CLEARED:
+            del _env_os.environ[name]
+    # One thread for torch's (OpenMP) operators, in this process and in every process it starts:
+    # the tests' models are tiny, and with pytest-xdist's workers (or anything else) on the other
+    # cores, OpenMP threads that spin waiting for a core made a tiny BERT's 132 one-pair forwards
+    # take 34 s instead of 1.5 s.
+    _env_os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    # for the module- and session-scoped fixtures: one folder for each process (xdist's workers)
+    session = _EnvPath(_env_os.environ[_SESSION_ENV])
+    own = session.with_name(f"cache-{_env_os.getpid()}")
+    _env_os.environ["TRANSNLI_CACHE"] = str(make_test_cache(own))
+
+
+def pytest_unconfigure(config):
+    while _session_folders:
+        _env_shutil.rmtree(_session_folders.pop(), ignore_errors=True)
+
+
+@_checks_pytest.fixture(autouse=True)
+def _fresh_transnli_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("TRANSNLI_CACHE", str(make_test_cache(tmp_path_factory.mktemp("cache"))))
+
+
+# ==== end of the environment ====================================================================

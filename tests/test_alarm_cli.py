@@ -191,11 +191,12 @@ def test_evaluate_reports_alarms_that_are_sound(tmp_path):
     for seed in range(3):
         tfile, files = random_run(tmp_path / f"s{seed}", seed=seed)
         out = tmp_path / f"out{seed}"
+        plots = seed == 0  # the figures take most of the time; one run draws them
         evaluate_triples(
             [tfile],
             [f"precomputed:{f}" for f in files],
             out,
-            EvaluationSettings(all_pairs=True, no_cache=True, show_progress=False),
+            EvaluationSettings(all_pairs=True, no_cache=True, show_progress=False, plots=plots),
         )
         summary = json.loads((out / "summary.json").read_text())
         section = summary["alarms"]
@@ -232,7 +233,8 @@ def test_evaluate_reports_alarms_that_are_sound(tmp_path):
                 assert e["gold"] is None
         report = (out / "report.md").read_text()
         assert "## No-knowledge alarms" in report and "**proven**" in report
-        assert (out / "plots" / "alarm_curve.png").stat().st_size > 10_000
+        if plots:
+            assert (out / "plots" / "alarm_curve.png").stat().st_size > 10_000
 
 
 def test_evaluate_alarm_outputs_are_deterministic(tmp_path):

@@ -19,11 +19,6 @@ PAIRS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _private_default_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "default-cache"))
-
-
 def test_import_is_light():
     code = (
         "import sys, transnli; assert transnli.__version__; "

@@ -400,11 +400,10 @@ def test_flip_is_an_involution():
     assert all(FLIP[FLIP[x]] == x for x in LABELS)
 
 
-def test_bundled_sample_end_to_end_with_a_tiny_model(tmp_path, tiny_nli_model_dir, monkeypatch):
+def test_bundled_sample_end_to_end_with_a_tiny_model(tmp_path, tiny_nli_model_dir):
     """What the README shows: the sample through wordnet+negation, evaluate --families, augment."""
     from transnli.resources import resource_path
 
-    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "default-cache"))
     sample = str(resource_path("samples", "snli_sample.jsonl"))
     gen, ev, train = tmp_path / "both", tmp_path / "eval", tmp_path / "train.jsonl"
     runner = CliRunner()

@@ -198,10 +198,10 @@ def test_a_pair_labelled_for_another_triple_is_not_shown(tmp_path):
         tmp_path / "labels.jsonl",
         [{"premise": p, "hypothesis": h, "label": lab} for (p, h), lab in labels.items()],
     )
-    summaries = {}
+    summaries, flags = {}, ["--model", f"precomputed:{lfile}", "-q", "--no-plots"]
     for window in WINDOWS:
         out = tmp_path / f"w{window}"
-        res = run(tfile, "--model", f"precomputed:{lfile}", "--out", out, "--window", window, "-q")
+        res = run(tfile, *flags, "--out", out, "--window", window)
         assert res.exit_code == 0, res.output
         t1, t2 = [json.loads(line) for line in (out / "predictions.jsonl").open()]
         assert t1["labels"]["p_h2"] is None and t1["probs"]["p_h2"] is None

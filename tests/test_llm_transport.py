@@ -20,7 +20,6 @@ HANG_GUARD = 60  # seconds; the behaviour before the breaker took minutes (a bac
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSNLI_LLM_CACHE", str(tmp_path / "llm-cache.sqlite3"))
-    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TRANSNLI_LLM_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
 

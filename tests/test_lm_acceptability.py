@@ -30,11 +30,6 @@ def tiny_lm_dir(tmp_path_factory):
     return build_tiny_causal_lm(tmp_path_factory.mktemp("tiny-lm"), max_positions=256)
 
 
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
-
-
 def lm_check(folder, threshold):
     return build_check("acceptability", "lm", lm=str(folder), lm_threshold=threshold, device="cpu")
 

@@ -53,11 +53,6 @@ def tiny_lm_dir(tmp_path_factory):
     )
 
 
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
-
-
 def pairs() -> list[NLIPair]:
     return [NLIPair(str(i), "p", s, None, "t", "", i + 1) for i, s in enumerate(SENTENCES)]
 

@@ -41,7 +41,6 @@ def local_models(tiny_nli_model_builder, tmp_path):
 
 def test_tutorial_commands_run_as_written(tmp_path, local_models, monkeypatch):
     monkeypatch.chdir(ROOT)
-    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
     runs = tmp_path / "runs"
     ran = []
     for argv in commands(block("## A five-minute tutorial", "bash")):
@@ -68,7 +67,6 @@ def test_tutorial_commands_run_as_written(tmp_path, local_models, monkeypatch):
 
 def test_python_api_block_runs_as_written(tmp_path, local_models, monkeypatch):
     monkeypatch.chdir(ROOT)
-    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
     code = block("## Python API", "python").replace(HUB_MODELS[0], f"hf:{local_models[0]}")
     scope: dict = {}
     exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the README's own example
@@ -119,7 +117,6 @@ def judge_through_the_page(args: list[str], annotator_bad_every: int) -> int:
 
 def test_review_and_publish_step_runs_as_written(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
-    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
     runs = tmp_path / "runs"
     generate = commands(block("## A five-minute tutorial", "bash"))[0]
     steps = [generate, *commands(block("### Review and publish", "bash"))]
