@@ -14,12 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from tiny_lm import build_tiny_causal_lm
+from tiny_lm import build_tiny_causal_lm, tiny_judge
 from transnli.common.lm import CausalLMScorer, LMSettings
 from transnli.generator.checks.base import BackendUnavailable
 from transnli.generator.checks.judge_acceptability import JudgeAcceptability
 from transnli.generator.judge import (
-    JUDGE_FORMAT,
     SCALARS,
     VECTORS,
     Judge,
@@ -38,27 +37,7 @@ PAIRS = [
 ]
 
 
-def judge_dict(width: int = 16, layer: int = 1, seed: int = 0, **changes) -> dict:
-    rng = np.random.default_rng(seed)
-    doc = {
-        "format": JUDGE_FORMAT,
-        "language_model": "tiny",
-        "layer": layer,
-        "width": width,
-        "scalars": list(SCALARS),
-        "scalar_mean": rng.normal(size=len(SCALARS)).round(3).tolist(),
-        "scalar_scale": (1 + rng.random(len(SCALARS))).round(3).tolist(),
-        "scalar_coef": (rng.normal(size=len(SCALARS)) * 0.3).round(3).tolist(),
-        "vector_coef": {"span_modified": (rng.normal(size=width) * 0.2).round(3).tolist()},
-        "intercept": 0.1,
-        "calibration": {"a": 0.8, "b": -0.2},
-        "threshold": 0.5,
-        "validation": {
-            "test": {"at_threshold": {"threshold": 0.5, "kept": 40, "precision": 0.75}, "ece": 0.04}
-        },
-    }
-    doc.update(changes)
-    return doc
+judge_dict = tiny_judge
 
 
 @pytest.fixture(scope="module")

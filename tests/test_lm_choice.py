@@ -9,7 +9,7 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from tiny_lm import build_tiny_causal_lm
+from tiny_lm import build_tiny_causal_lm, tiny_judge
 from transnli.common.lm import CausalLMScorer, LMSettings
 from transnli.generator.build import build_pipeline
 from transnli.generator.config import resolve_config
@@ -166,8 +166,9 @@ def test_the_options_need_the_lm_check():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("check", ["lm", "judge"])
 def test_generate_with_both_options_is_byte_identical_across_workers_and_exportable(
-    tiny_lm_dir, tmp_path
+    tiny_lm_dir, tmp_path, check
 ):
     source = tmp_path / "in.jsonl"
     source.write_text(
@@ -176,7 +177,13 @@ def test_generate_with_both_options_is_byte_identical_across_workers_and_exporta
             for i, s in enumerate(SENTENCES)
         )
     )
-    opts = ["--acceptability", "lm", "--lm", str(tiny_lm_dir), "--lm-threshold", "-1000"]
+    opts = ["--acceptability", check, "--lm", str(tiny_lm_dir)]
+    if check == "lm":
+        opts += ["--lm-threshold", "-1000"]
+    else:  # a judge for the tiny model that passes everything: what is left is the choice
+        judge = tmp_path / "judge.json"
+        judge.write_text(json.dumps(tiny_judge(width=16, layer=1)), encoding="utf-8")
+        opts += ["--judge-model", str(judge), "--judge-threshold", "0"]
     opts += ["--lm-antonyms", "3", "--max-per-sentence", "2", "--filters", "none"]
     outs = []
     # the second run: two workers, one pair a batch; the output is the same bytes

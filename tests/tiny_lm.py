@@ -64,3 +64,31 @@ def build_tiny_causal_lm(folder, seed=0, max_positions=12, words=WORDS):
     Gemma3ForCausalLM(config).eval().save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def tiny_judge(width: int = 16, layer: int = 1, seed: int = 0, **changes) -> dict:
+    """A judge file's content (transnli.generator.judge) for the tiny LM: random coefficients over
+    every scalar and the span state at `layer`, a Platt calibration and a validation record."""
+    import numpy as np
+    from transnli.generator.judge import JUDGE_FORMAT, SCALARS
+
+    rng = np.random.default_rng(seed)
+    doc = {
+        "format": JUDGE_FORMAT,
+        "language_model": "tiny",
+        "layer": layer,
+        "width": width,
+        "scalars": list(SCALARS),
+        "scalar_mean": rng.normal(size=len(SCALARS)).round(3).tolist(),
+        "scalar_scale": (1 + rng.random(len(SCALARS))).round(3).tolist(),
+        "scalar_coef": (rng.normal(size=len(SCALARS)) * 0.3).round(3).tolist(),
+        "vector_coef": {"span_modified": (rng.normal(size=width) * 0.2).round(3).tolist()},
+        "intercept": 0.1,
+        "calibration": {"a": 0.8, "b": -0.2},
+        "threshold": 0.5,
+        "validation": {
+            "test": {"at_threshold": {"threshold": 0.5, "kept": 40, "precision": 0.75}, "ece": 0.04}
+        },
+    }
+    doc.update(changes)
+    return doc
