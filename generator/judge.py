@@ -202,10 +202,20 @@ def default_judge_path() -> Path:
     return Path(resource_path("models", "judge_gemma3_270m.json"))
 
 
-@lru_cache(maxsize=4)
 def load_judge(path: str | None = None) -> Judge:
-    """The judge at `path` (None: the shipped one for the default language model)."""
+    """The judge at `path` (None: the shipped one for the default language model); read again
+    when the file changed."""
     p = Path(path) if path else default_judge_path()
+    try:
+        st = p.stat()
+    except OSError:
+        return _read_judge(str(p), None)  # its error names the file
+    return _read_judge(str(p), (st.st_size, st.st_mtime_ns, st.st_ino))
+
+
+@lru_cache(maxsize=4)
+def _read_judge(path: str, _version: tuple | None) -> Judge:
+    p = Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:

@@ -19,6 +19,7 @@ from typing import Any
 from transnli.common.digest import sha256_file
 from transnli.common.lm import DEFAULT_LM, CausalLMScorer, LMError, LMSettings
 from transnli.generator.checks.base import BackendUnavailable, CheckResult, check_lengths
+from transnli.generator.checks.lm_acceptability import model_version, score_details
 from transnli.generator.checks.registry import register_check
 from transnli.generator.judge import Judge, JudgeError, default_judge_path, load_judge
 
@@ -87,28 +88,15 @@ class JudgeAcceptability:
         readings, probabilities = self.probabilities(list(zip(originals, candidates, strict=True)))
         results = []
         for reading, p in zip(readings, probabilities, strict=True):
-            score = reading.score
             passed = p >= self.threshold
-            details = {
-                "p_good": p,
-                "threshold": self.threshold,
-                "d": score.delta,
-                "logp_original": score.original,
-                "logp_candidate": score.modified,
-                "from_token": score.shared_prefix_tokens,
-            }
+            details = {"p_good": p, "threshold": self.threshold, **score_details(reading.score)}
             reason = "" if passed else f"judge: p(good) = {p} < {self.threshold}"
             results.append(CheckResult(self.backend, passed, details, reason))
         return results
 
     def version(self) -> str:
-        ident = self.scorer.identity
-        digest = ident.get("weights_sha256") or "unknown"
         judge_digest = sha256_file(self.source)[:16] if self.source else "unknown"
-        return (
-            f"judge {judge_digest} (layer {self.judge.layer}) on lm {ident.get('spec')} "
-            f"({ident.get('class')}, {ident.get('dtype')}, {digest})"
-        )
+        return f"judge {judge_digest} (layer {self.judge.layer}) on {model_version(self.scorer)}"
 
     def close(self) -> None:
         self.scorer.close()

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from transnli.common.lm import DEFAULT_LM, CausalLMScorer, LMError, LMSettings
+from transnli.common.lm import DEFAULT_LM, CausalLMScorer, LMError, LMSettings, PairScore
 from transnli.generator.checks.base import BackendUnavailable, CheckResult, check_lengths
 from transnli.generator.checks.registry import register_check
 from transnli.generator.config import DEFAULT_LM_THRESHOLD
@@ -70,21 +70,30 @@ class LMAcceptability:
         results = []
         for s in scores:
             passed = s.delta >= self.threshold
-            details = {
-                "logp_original": s.original,
-                "logp_candidate": s.modified,
-                "d": s.delta,
-                "from_token": s.shared_prefix_tokens,
-                "threshold": self.threshold,
-            }
+            details = {**score_details(s), "threshold": self.threshold}
             reason = "" if passed else f"language model: d = {s.delta} < {self.threshold}"
             results.append(CheckResult(self.backend, passed, details, reason))
         return results
 
     def version(self) -> str:
-        ident = self.scorer.identity
-        digest = ident.get("weights_sha256") or "unknown"
-        return f"lm {ident.get('spec')} ({ident.get('class')}, {ident.get('dtype')}, {digest})"
+        return model_version(self.scorer)
 
     def close(self) -> None:
         self.scorer.close()
+
+
+def score_details(score: PairScore) -> dict[str, Any]:
+    """A pair's log-probabilities as a language-model check records them."""
+    return {
+        "logp_original": score.original,
+        "logp_candidate": score.modified,
+        "d": score.delta,
+        "from_token": score.shared_prefix_tokens,
+    }
+
+
+def model_version(scorer: CausalLMScorer) -> str:
+    """The language model's provenance line: spec, class, dtype and weights' digest."""
+    ident = scorer.identity
+    digest = ident.get("weights_sha256") or "unknown"
+    return f"lm {ident.get('spec')} ({ident.get('class')}, {ident.get('dtype')}, {digest})"
