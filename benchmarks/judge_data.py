@@ -2,9 +2,9 @@
 trained judge learns from: the scalar features and the hidden-state blocks at several layers
 (transnli.generator.judge), with the judgement, its source sentence and its error type.
 
-    .venv/bin/python benchmarks/judge_data.py --set dev [--layers 4,6,8,10,12] [--out FILE.npz]
+    .venv/bin/python benchmarks/judge_data.py --set dev [--layers 6] [--device cuda] [--no-cache]
 
-Writes an .npz (default: the cache folder, benchmarks/.judge-cache/SET.npz, ignored by git):
+Writes one .npz a layer (default folder: benchmarks/.judge-cache/, ignored by git), SET_L{L}.npz:
 keys, sentences (the hypothesis: the group for grouped cross-validation), y (1 = good),
 error_type, scalars [n, len(SCALARS)], and per layer L and block B `L{L}_{B}` [n, width]. The
 readings go through the model's score cache, so a rerun costs no model time.
@@ -67,7 +67,7 @@ def read_set(
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", choices=sorted(SETS), required=True)
-    ap.add_argument("--layers", default="4,6,8,10,12")
+    ap.add_argument("--layers", default="6", help="Comma-separated layers (the judge reads 6).")
     ap.add_argument("--out", type=Path, default=CACHE, help="Folder for SET_L{layer}.npz files.")
     ap.add_argument("--lm", default=None, help="Language model spec (default: gemma3-270m).")
     ap.add_argument("--device", default="cpu")

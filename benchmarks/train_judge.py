@@ -3,7 +3,9 @@ measure it once on the test set.
 
     .venv/bin/pip install scikit-learn                 # or: pip install -e .[train]
     .venv/bin/python benchmarks/judge_data.py --set dev     # (and --set genres, --set test) once
-    .venv/bin/python benchmarks/train_judge.py [--sweep] [--write]
+    .venv/bin/python benchmarks/train_judge.py --grid                     # the model choice
+    .venv/bin/python benchmarks/train_judge.py [--layer 6 --components 16 --C 0.1 \
+        --blocks span_modified] [--write]
 
 Protocol. Training data: the judged dev candidates (WordNet example sentences) and the judged
 genre candidates (benchmarks/data/quality_genres.jsonl), every judged candidate of a sentence
@@ -14,8 +16,8 @@ and an L2 logistic regression is fitted. Out-of-fold scores give the figures and
 (Platt scaling). Figures are read on the population the judge decides in the default preset: the
 candidates the rule filters and the grammar check pass (`gate`), against the good triples the
 `fast` preset accepts. The test set (academic prose and man pages) is never trained or tuned on:
---sweep chooses the layer, the number of components and C on the cross-validated training figures
-alone, and the test figures are printed for the configuration written.
+--grid compares the number of components, C and the hidden-state blocks on the cross-validated
+training figures alone; the test figures are printed for the configuration fitted.
 
 Prints one JSON object; --write also writes resources/models/judge_gemma3_270m.json.
 """
@@ -321,17 +323,17 @@ def evaluate_cv(train: dict, pops: dict, cfg: Config, folds: int, seeds: int) ->
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--grid", action="store_true", help="Print the fast grid's CV figures only.")
     ap.add_argument("--layer", type=int, default=6)
     ap.add_argument("--components", type=int, default=16)
     ap.add_argument("--C", type=float, default=0.1)
-    ap.add_argument("--blocks", default=",".join(BLOCKS), help="Comma-separated; '' for none.")
+    ap.add_argument("--blocks", default="span_modified", help="Comma-separated; '' for none.")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--threshold", type=float, default=None)
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args(argv)
+    from transnli.generator.judge import SCALARS
 
     parts = []
     for name in ("dev", "genres"):
@@ -353,7 +355,7 @@ def main(argv=None) -> None:
                 seed,
                 (4, 8, 16, 32),
                 (0.01, 0.03, 0.1),
-                (BLOCKS, BLOCKS[:2], BLOCKS[:1], (BLOCKS[2],)),
+                ((), BLOCKS, BLOCKS[:2], BLOCKS[:1], (BLOCKS[2],)),  # (): the scalars alone
             ):
                 key_ = (r["components"], r["C"], tuple(r["blocks"]))
                 rows.setdefault(key_, []).append(r)
@@ -374,29 +376,8 @@ def main(argv=None) -> None:
                 )
             )
         return
-    configs = [
-        Config(args.layer, args.components, args.C, [b for b in args.blocks.split(",") if b])
-    ]
-    if args.sweep:
-        configs = [Config(6, 0, C, ()) for C in (0.1, 1.0)]  # the scalars alone
-        configs += [
-            Config(layer, k, C, blocks)
-            for layer in LAYERS
-            for k in (4, 8, 16, 32)
-            for C in (0.01, 0.03, 0.1)
-            for blocks in (BLOCKS, ("span_modified", "span_shift"))
-        ]
-    sweep = []
-    for cfg in configs:
-        r = evaluate_cv(train, pops, cfg, args.folds, 2 if args.sweep else args.seeds)
-        sweep.append((r["p_at_80"] or 0, r["auc_gate"] or 0, cfg, r))
-        print(
-            json.dumps({**cfg.as_dict(), **{k: v for k, v in r.items() if k != "z"}}),
-            file=sys.stderr,
-            flush=True,
-        )
-    best = max(sweep, key=lambda t: (t[0], t[1]))[2]
-    cv = evaluate_cv(train, pops, best, args.folds, args.seeds) if args.sweep else sweep[0][3]
+    best = Config(args.layer, args.components, args.C, [b for b in args.blocks.split(",") if b])
+    cv = evaluate_cv(train, pops, best, args.folds, args.seeds)
     z_oof = np.mean(cv.pop("z"), axis=0)
     # Calibrated and cut where the judge decides: on what the filters and the grammar check pass
     # (the raw candidates it also learns from are far more often bad).
@@ -467,7 +448,7 @@ def main(argv=None) -> None:
             "language_model": "gemma3-270m",
             "layer": best.layer,
             "width": int(train[f"L{best.layer}_span_modified"].shape[1]),
-            "scalars": list(__import__("transnli.generator.judge", fromlist=["SCALARS"]).SCALARS),
+            "scalars": list(SCALARS),
             "scalar_mean": [rnd(x) for x in model["scalar_mean"]],
             "scalar_scale": [rnd(x) for x in model["scalar_scale"]],
             "scalar_coef": [rnd(x) for x in model["scalar_coef"]],
