@@ -17,9 +17,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from transnli.common.digest import sha256_file
-from transnli.common.lm import DEFAULT_LM, CausalLMScorer, LMError, LMSettings
+from transnli.common.lm import CausalLMScorer, LMError
 from transnli.generator.checks.base import BackendUnavailable, CheckResult, check_lengths
-from transnli.generator.checks.lm_acceptability import model_version, score_details
+from transnli.generator.checks.lm_acceptability import (
+    load_scorer,
+    model_version,
+    score_details,
+)
 from transnli.generator.checks.registry import register_check
 from transnli.generator.judge import Judge, JudgeError, default_judge_path, load_judge
 
@@ -44,14 +48,7 @@ class JudgeAcceptability:
             judge = load_judge(judge_model)
         except JudgeError as exc:
             raise BackendUnavailable(f"acceptability backend 'judge': {exc}") from exc
-        settings = LMSettings(spec=lm or DEFAULT_LM, device=device, dtype=lm_dtype)
-        try:
-            scorer = CausalLMScorer.load(settings)
-        except LMError as exc:
-            raise BackendUnavailable(
-                f"acceptability backend 'judge': {exc}. Switch with --acceptability link-grammar "
-                "(or the 'fast' preset)"
-            ) from exc
+        scorer = load_scorer("judge", lm, lm_dtype, device)
         source = judge_model or str(default_judge_path())
         check_fits(judge, scorer, source)
         return cls(scorer, judge, threshold=judge_threshold, source=source)

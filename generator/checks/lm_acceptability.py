@@ -41,15 +41,7 @@ class LMAcceptability:
         **kw: Any,
     ) -> LMAcceptability:
         """The lm* and device options are this backend's; the others are ignored."""
-        settings = LMSettings(spec=lm or DEFAULT_LM, device=device, dtype=lm_dtype)
-        try:
-            scorer = CausalLMScorer.load(settings)
-        except LMError as exc:
-            raise BackendUnavailable(
-                f"acceptability backend 'lm': {exc}. Switch with --acceptability link-grammar "
-                "(or the 'fast' preset)"
-            ) from exc
-        return cls(scorer, threshold=lm_threshold)
+        return cls(load_scorer("lm", lm, lm_dtype, device), threshold=lm_threshold)
 
     measure = "d"  # what rank_scores gives, and its name on the record
 
@@ -80,6 +72,18 @@ class LMAcceptability:
 
     def close(self) -> None:
         self.scorer.close()
+
+
+def load_scorer(backend: str, lm: str | None, lm_dtype: str, device: str) -> CausalLMScorer:
+    """The language model of the acceptability check `backend`; one line when it cannot load."""
+    settings = LMSettings(spec=lm or DEFAULT_LM, device=device, dtype=lm_dtype)
+    try:
+        return CausalLMScorer.load(settings)
+    except LMError as exc:
+        raise BackendUnavailable(
+            f"acceptability backend '{backend}': {exc}. Switch with --acceptability link-grammar "
+            "(or the 'fast' preset)"
+        ) from exc
 
 
 def score_details(score: PairScore) -> dict[str, Any]:
