@@ -11,11 +11,6 @@ from click.testing import CliRunner
 from transnli.cli.evaluate import evaluate
 
 
-@pytest.fixture(autouse=True)
-def _private_default_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "default-cache"))
-
-
 def write_jsonl(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path

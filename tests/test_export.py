@@ -484,6 +484,24 @@ class FakeApi:
         kw["card"] = (folder / "README.md").read_text()
         self.calls.append(("upload_folder", kw))
 
+    @classmethod
+    def patched_in(cls, monkeypatch):
+        """A fake put in place of HfApi's two methods that publish calls (the client is patched
+        at its boundary), with a token in the environment."""
+        import huggingface_hub
+
+        fake = cls()
+        monkeypatch.setattr(
+            huggingface_hub.HfApi,
+            "create_repo",
+            lambda self, repo_id, **kw: fake.create_repo(repo_id),
+        )
+        monkeypatch.setattr(
+            huggingface_hub.HfApi, "upload_folder", lambda self, **kw: fake.upload_folder(**kw)
+        )
+        monkeypatch.setenv("HF_TOKEN", "hf_secret")
+        return fake
+
 
 def test_publish_uploads_the_hub_folder(tmp_path, monkeypatch):
     import huggingface_hub

@@ -482,18 +482,10 @@ def test_review_sits_above_the_generator_and_beside_the_evaluator():
 
 
 def test_publish_reviewed_uploads_the_reviewed_card(run_dir, monkeypatch):
-    import huggingface_hub
     from test_export import FakeApi
 
     judge_some(run_dir)
-    fake = FakeApi()
-    monkeypatch.setattr(
-        huggingface_hub.HfApi, "create_repo", lambda self, repo_id, **kw: fake.create_repo(repo_id)
-    )
-    monkeypatch.setattr(
-        huggingface_hub.HfApi, "upload_folder", lambda self, **kw: fake.upload_folder(**kw)
-    )
-    monkeypatch.setenv("HF_TOKEN", "hf_secret")
+    fake = FakeApi.patched_in(monkeypatch)
     res = cli("publish", run_dir, "--repo-id", "someone/triples", "--reviewed", "good-only")
     assert res.exit_code == 0, res.output
     (_, up) = fake.calls[-1]

@@ -240,8 +240,6 @@ def test_a_review_of_another_run_or_an_empty_one_is_refused(tmp_path, run_dir):
 
 @pytest.mark.parametrize("review", ["other", "empty", "skips only"])
 def test_publish_reviewed_refuses_before_creating_a_repo(tmp_path, run_dir, monkeypatch, review):
-    import huggingface_hub
-
     if review == "other":
         _other_run_review(tmp_path, run_dir)
     elif review == "empty":
@@ -249,14 +247,7 @@ def test_publish_reviewed_refuses_before_creating_a_repo(tmp_path, run_dir, monk
     else:
         s = open_session(run_dir, annotator="A")
         s.judge(s.order[0], Verdict("skip"))
-    fake = FakeApi()
-    monkeypatch.setattr(
-        huggingface_hub.HfApi, "create_repo", lambda self, repo_id, **kw: fake.create_repo(repo_id)
-    )
-    monkeypatch.setattr(
-        huggingface_hub.HfApi, "upload_folder", lambda self, **kw: fake.upload_folder(**kw)
-    )
-    monkeypatch.setenv("HF_TOKEN", "hf_secret")
+    fake = FakeApi.patched_in(monkeypatch)
     res = cli("publish", run_dir, "--repo-id", "someone/triples", "--reviewed", "good-only")
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert "holds no judgement" in res.output
