@@ -189,8 +189,10 @@ def test_doctor_says_how_to_get_the_language_model(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path))  # nothing converted here
     monkeypatch.setattr(lm, "default_model_folder", lambda cache=None: tmp_path / "lm" / "gemma")
     status = {s.name: s for s in run_checks()}["acceptability: lm (gemma3-270m)"]
-    assert not status.usable and "not converted yet" in status.detail
-    assert "scripts/setup.sh" in status.fix
+    # converted on first use (a pip install without setup): usable, and says what it will cost
+    assert status.usable and status.version == "not converted yet"
+    assert "on first use" in status.detail and "transnli setup" in status.detail
+    assert "transnli setup" in status.fix and "scripts/setup.sh" not in status.fix
 
 
 def test_doctor_finds_a_damaged_conversion(converted_lm, tmp_path, monkeypatch):
@@ -208,7 +210,7 @@ def test_doctor_finds_a_damaged_conversion(converted_lm, tmp_path, monkeypatch):
     weights.write_bytes(whole[:1000])
     status = {s.name: s for s in run_checks()}[LM_ROW]
     assert not status.usable and "damaged: model.safetensors is 1000 bytes" in status.detail
-    assert "python -m transnli.common.lm" in status.fix
+    assert "transnli setup" in status.fix
     weights.write_bytes(whole[:-1] + bytes([whole[-1] ^ 0xFF]))  # same size, other bytes
     assert {s.name: s for s in run_checks()}[LM_ROW].usable  # sizes only, instantly
     deep = {s.name: s for s in run_checks(deep=True)}[LM_ROW]

@@ -88,7 +88,9 @@ def parse_judge_reply(reply: str | None) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _split(arg: str) -> tuple[str, str]:
+def split_llm_spec(arg: str) -> tuple[str, str]:
+    """(client backend, model) of what follows `llm:`: "hf-causal:/m" -> ("hf-causal", "/m"); a
+    bare model name is an OpenAI-compatible server's."""
     from transnli.generator.llm.clients import BACKENDS
 
     head, sep, rest = arg.partition(":")
@@ -126,7 +128,7 @@ class LLMJudgeBackend(NLIBackend):
         from transnli.generator.llm.clients import LLMError, make_client
         from transnli.generator.llm.prompting import NLI_JUDGE, load_template
 
-        backend, model = _split(arg)
+        backend, model = split_llm_spec(arg)
         x = dict(options.extra or {})
         try:
             client = make_client(
