@@ -48,7 +48,7 @@ def doctor(as_json, models, deep, preset):
                         r.name,
                         "ok" if r.usable else "MISSING",
                         r.version or "",
-                        r.detail if r.usable else r.fix,
+                        r.detail if r.usable else "; ".join(filter(None, (r.detail, r.fix))),
                     )
                     for r in rows
                     if not r.name.startswith(("model: ", "preset: "))
