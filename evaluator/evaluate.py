@@ -85,6 +85,22 @@ def _unlabelled_note(backend: NLIBackend, none: int) -> str:
     return f", {none} without a label" + (f" ({', '.join(why)})" if why else "")
 
 
+def refuse_unlabelled(spec: str, backend: NLIBackend, counts: ModelCounts) -> None:
+    """A model that gave no label for any pair it was asked (an LLM judge whose every reply was
+    unparseable or failed) leaves nothing to evaluate: refused in one line, not reported as a
+    model with 0% of everything."""
+    asked = len(counts.asked)
+    if not asked or len(counts.unlabelled) < asked:
+        return
+    examples = backend.describe().get("unparseable_examples") or []
+    said = f"; its first reply: {examples[0]['reply'][:80]!r}" if examples else ""
+    raise EvaluatorError(
+        f"{spec} gave no label for any of the {asked} pairs it was asked"
+        f"{_unlabelled_note(backend, asked)}{said}: nothing to evaluate. An LLM judge may need "
+        "room to answer (--llm-max-tokens) or a larger model; try a few pairs with --limit"
+    )
+
+
 def evaluate_triples(
     triple_paths: Sequence[str | Path],
     model_specs: Sequence[str],
@@ -334,6 +350,9 @@ def _label_models(
         model_started = run_clock()
         backend = create_backend(model.target, model.backend_options(options))
         backend.spec = spec
+        note = backend.cost_note(run.facts.n_triples)
+        if echo and note:
+            echo(f"{spec}: {note}")
         runner: NLIBackend = backend
         if cache is not None and backend.cacheable:
             runner = CachedBackend(backend, cache)
@@ -363,6 +382,7 @@ def _label_models(
         finally:
             progress.close()
             runner.close()
+        refuse_unlabelled(spec, backend, counts)
         run.counts.append((spec, counts))
         pairs = len(counts.asked)
         st = ModelStats(spec, pairs=pairs + extra)
