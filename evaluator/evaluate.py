@@ -385,25 +385,8 @@ def _label_models(
         refuse_unlabelled(spec, backend, counts)
         run.counts.append((spec, counts))
         pairs = len(counts.asked)
-        st = ModelStats(spec, pairs=pairs + extra)
-        if isinstance(runner, CachedBackend):
-            st.from_cache, st.computed = runner.hits, runner.computed
-        else:
-            st.computed = pairs
+        st = _model_stats(spec, runner, backend, counts, extra, echo)
         run.stats.append(st)
-        if echo:
-            if isinstance(runner, CachedBackend):
-                how = f"{st.from_cache} from cache, {st.computed} computed"
-            else:
-                how = (
-                    "cache not used"
-                    if backend.cacheable
-                    else getattr(backend, "uncached_note", "no model run")
-                )
-            echo(
-                f"{spec}: {st.pairs} pairs labelled "
-                f"({how}){_unlabelled_note(backend, len(counts.unlabelled))}"
-            )
         run.described.append(
             {
                 "name": spec,
@@ -415,6 +398,37 @@ def _label_models(
         )
         run.used.append(model_run_info(model, backend, st, run_clock() - model_started))
     return run
+
+
+def _model_stats(
+    spec: str,
+    runner: NLIBackend,
+    backend: NLIBackend,
+    counts: ModelCounts,
+    extra: int,
+    echo: Callable[[str], None] | None,
+) -> ModelStats:
+    """What labelling cost one model, said in one line through `echo`."""
+    pairs = len(counts.asked)
+    st = ModelStats(spec, pairs=pairs + extra)
+    if isinstance(runner, CachedBackend):
+        st.from_cache, st.computed = runner.hits, runner.computed
+    else:
+        st.computed = pairs
+    if echo:
+        if isinstance(runner, CachedBackend):
+            how = f"{st.from_cache} from cache, {st.computed} computed"
+        else:
+            how = (
+                "cache not used"
+                if backend.cacheable
+                else getattr(backend, "uncached_note", "no model run")
+            )
+        echo(
+            f"{spec}: {st.pairs} pairs labelled "
+            f"({how}){_unlabelled_note(backend, len(counts.unlabelled))}"
+        )
+    return st
 
 
 def _first_sentences(source: TripleSource) -> list[str]:
