@@ -280,8 +280,8 @@ def _language_model(deep: bool = False) -> ResourceStatus:
             name,
             True,
             "not converted yet",
-            "converted on first use (about a minute, 1.1 GB in transnli's cache; transnli "
-            "setup does it now)",
+            "converted on first use (1-4 minutes, 1.1 GB in transnli's cache; transnli setup "
+            "does it now)",
             fix,
         )
     if problem is not None:

@@ -255,8 +255,11 @@ def _wordnet_ready(config: GeneratorConfig) -> None:
     """WordNet for nltk, built on first use where `transnli setup` has not run, before the run
     folder is touched; its absence is one line (ResourceError). The "llm" pipeline runs without
     WordNet (it then only skips comparing each answer with WordNet's choice)."""
+    from transnli.generator.doctor import find_wordnet
     from transnli.generator.wordnet import provide_wordnet
 
+    if find_wordnet() is not None:  # found without importing nltk (seconds): a reused run is quick
+        return
     try:
         provide_wordnet()
     except LookupError as e:
