@@ -74,6 +74,12 @@ def _unlabelled_note(backend: NLIBackend, none: int) -> str:
     apart."""
     if not none:
         return ""
+    why = _unlabelled_why(backend)
+    return f", {none} without a label" + (f" ({why})" if why else "")
+
+
+def _unlabelled_why(backend: NLIBackend) -> str:
+    """ "1 failed request, 2 unparseable replies", or "" for a backend that counts neither."""
     d = backend.describe()
     why = []
     if d.get("request_failures"):
@@ -82,7 +88,7 @@ def _unlabelled_note(backend: NLIBackend, none: int) -> str:
     if d.get("unparseable"):
         n = d["unparseable"]
         why.append(f"{n} unparseable repl{'ies' if n != 1 else 'y'}")
-    return f", {none} without a label" + (f" ({', '.join(why)})" if why else "")
+    return ", ".join(why)
 
 
 def refuse_unlabelled(spec: str, backend: NLIBackend, counts: ModelCounts) -> None:
@@ -94,10 +100,11 @@ def refuse_unlabelled(spec: str, backend: NLIBackend, counts: ModelCounts) -> No
         return
     examples = backend.describe().get("unparseable_examples") or []
     said = f"; its first reply: {examples[0]['reply'][:80]!r}" if examples else ""
+    why = _unlabelled_why(backend)
     raise EvaluatorError(
         f"{spec} gave no label for any of the {asked} pairs it was asked"
-        f"{_unlabelled_note(backend, asked)}{said}: nothing to evaluate. An LLM judge may need "
-        "room to answer (--llm-max-tokens) or a larger model; try a few pairs with --limit"
+        f"{f' ({why})' if why else ''}{said}: nothing to evaluate. An LLM judge may need room "
+        "to answer (--llm-max-tokens) or a larger model; try a few pairs with --limit"
     )
 
 
