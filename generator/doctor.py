@@ -218,7 +218,7 @@ def _languagetool(deep: bool = False) -> ResourceStatus:
 
 
 def _link_grammar(deep: bool = False) -> ResourceStatus:
-    fix = "apt-get install liblink-grammar5 link-grammar-dictionaries-en (scripts/setup.sh does it)"
+    fix = "apt-get install liblink-grammar5 link-grammar-dictionaries-en"
     try:
         from transnli.generator.checks.linkgrammar_c import NullCountParser
 
