@@ -74,6 +74,12 @@ def _unlabelled_note(backend: NLIBackend, none: int) -> str:
     apart."""
     if not none:
         return ""
+    why = _unlabelled_why(backend)
+    return f", {none} without a label" + (f" ({why})" if why else "")
+
+
+def _unlabelled_why(backend: NLIBackend) -> str:
+    """ "1 failed request, 2 unparseable replies", or "" for a backend that counts neither."""
     d = backend.describe()
     why = []
     if d.get("request_failures"):
@@ -82,7 +88,24 @@ def _unlabelled_note(backend: NLIBackend, none: int) -> str:
     if d.get("unparseable"):
         n = d["unparseable"]
         why.append(f"{n} unparseable repl{'ies' if n != 1 else 'y'}")
-    return f", {none} without a label" + (f" ({', '.join(why)})" if why else "")
+    return ", ".join(why)
+
+
+def refuse_unlabelled(spec: str, backend: NLIBackend, counts: ModelCounts) -> None:
+    """A model that gave no label for any pair it was asked (an LLM judge whose every reply was
+    unparseable or failed) leaves nothing to evaluate: refused in one line, not reported as a
+    model with 0% of everything."""
+    asked = len(counts.asked)
+    if not asked or len(counts.unlabelled) < asked:
+        return
+    examples = backend.describe().get("unparseable_examples") or []
+    said = f"; its first reply: {examples[0]['reply'][:80]!r}" if examples else ""
+    why = _unlabelled_why(backend)
+    raise EvaluatorError(
+        f"{spec} gave no label for any of the {asked} pairs it was asked"
+        f"{f' ({why})' if why else ''}{said}: nothing to evaluate. An LLM judge may need room "
+        "to answer (--llm-max-tokens) or a larger model; try a few pairs with --limit"
+    )
 
 
 def evaluate_triples(
@@ -334,6 +357,9 @@ def _label_models(
         model_started = run_clock()
         backend = create_backend(model.target, model.backend_options(options))
         backend.spec = spec
+        note = backend.cost_note(run.facts.n_triples)
+        if echo and note:
+            echo(f"{spec}: {note}")
         runner: NLIBackend = backend
         if cache is not None and backend.cacheable:
             runner = CachedBackend(backend, cache)
@@ -363,27 +389,11 @@ def _label_models(
         finally:
             progress.close()
             runner.close()
+        refuse_unlabelled(spec, backend, counts)
         run.counts.append((spec, counts))
         pairs = len(counts.asked)
-        st = ModelStats(spec, pairs=pairs + extra)
-        if isinstance(runner, CachedBackend):
-            st.from_cache, st.computed = runner.hits, runner.computed
-        else:
-            st.computed = pairs
+        st = _model_stats(spec, runner, backend, counts, extra, echo)
         run.stats.append(st)
-        if echo:
-            if isinstance(runner, CachedBackend):
-                how = f"{st.from_cache} from cache, {st.computed} computed"
-            else:
-                how = (
-                    "cache not used"
-                    if backend.cacheable
-                    else getattr(backend, "uncached_note", "no model run")
-                )
-            echo(
-                f"{spec}: {st.pairs} pairs labelled "
-                f"({how}){_unlabelled_note(backend, len(counts.unlabelled))}"
-            )
         run.described.append(
             {
                 "name": spec,
@@ -395,6 +405,37 @@ def _label_models(
         )
         run.used.append(model_run_info(model, backend, st, run_clock() - model_started))
     return run
+
+
+def _model_stats(
+    spec: str,
+    runner: NLIBackend,
+    backend: NLIBackend,
+    counts: ModelCounts,
+    extra: int,
+    echo: Callable[[str], None] | None,
+) -> ModelStats:
+    """What labelling cost one model, said in one line through `echo`."""
+    pairs = len(counts.asked)
+    st = ModelStats(spec, pairs=pairs + extra)
+    if isinstance(runner, CachedBackend):
+        st.from_cache, st.computed = runner.hits, runner.computed
+    else:
+        st.computed = pairs
+    if echo:
+        if isinstance(runner, CachedBackend):
+            how = f"{st.from_cache} from cache, {st.computed} computed"
+        else:
+            how = (
+                "cache not used"
+                if backend.cacheable
+                else getattr(backend, "uncached_note", "no model run")
+            )
+        echo(
+            f"{spec}: {st.pairs} pairs labelled "
+            f"({how}){_unlabelled_note(backend, len(counts.unlabelled))}"
+        )
+    return st
 
 
 def _first_sentences(source: TripleSource) -> list[str]:

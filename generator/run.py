@@ -133,6 +133,7 @@ def generate_run(
     say = echo or (lambda line: None)
     options.check(config, writes_folder=out_dir is not None)
     opened = _open_input(source, options)
+    _wordnet_ready(config)
     if out_dir is None:
         return _run_in_memory(config, opened, options)
     out = Path(out_dir)
@@ -248,6 +249,22 @@ def _lm_digest(config: GeneratorConfig) -> str | None:
     except LMError as e:
         raise ResourceError(f"acceptability backend '{config.acceptability}': {e}") from e
     return identity.get("weights_sha256")
+
+
+def _wordnet_ready(config: GeneratorConfig) -> None:
+    """WordNet for nltk, built on first use where `transnli setup` has not run, before the run
+    folder is touched; its absence is one line (ResourceError). The "llm" pipeline runs without
+    WordNet (it then only skips comparing each answer with WordNet's choice)."""
+    from transnli.generator.doctor import find_wordnet
+    from transnli.generator.wordnet import provide_wordnet
+
+    if find_wordnet() is not None:  # found without importing nltk (seconds): a reused run is quick
+        return
+    try:
+        provide_wordnet()
+    except LookupError as e:
+        if config.pipeline != "llm":
+            raise ResourceError(str(e)) from e
 
 
 def _judge_digest(config: GeneratorConfig) -> str | None:
