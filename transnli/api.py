@@ -238,17 +238,7 @@ def _as_triples(items: Iterable[Any]):
             )
         except RecordError as e:
             raise TransnliError(str(e)) from None
-        out.append(
-            Triple(
-                id=rec.id,
-                dataset=rec.dataset,
-                premise=rec.premise,
-                hypothesis=rec.hypothesis,
-                modified=rec.modified_hypothesis,
-                gold_label=rec.gold_label,
-                source=MEMORY_SOURCE,
-            )
-        )
+        out.append(Triple.of(rec, MEMORY_SOURCE))
     if not out:
         raise TransnliError("no triples given")
     return out
