@@ -222,9 +222,7 @@ def accuracy(rows: Iterable[TripleLabels]) -> tuple[float | None, int]:
     return counts.accuracy()
 
 
-def dataset_metrics(
-    rows: Iterable[TripleLabels], level: float = CONFIDENT_LEVEL
-) -> dict[str, Any]:
+def dataset_metrics(rows: Iterable[TripleLabels], level: float = CONFIDENT_LEVEL) -> dict[str, Any]:
     """Everything reported for one model on one dataset (the dataset name is added by callers);
     `level`: the p_good of a triple the judge is confident in."""
     counts = MetricCounts(level)
@@ -320,9 +318,7 @@ class MetricCounts:
             "mutual_contradiction_rate": ratio(self.mutual[C], n),
             "mutual_entailment": self.mutual[E],
             "mutual_contradiction": self.mutual[C],
-            "rules": {
-                rule.key: self.tallies[rule.key].cell(rule.name, noise) for rule in RULES
-            },
+            "rules": {rule.key: self.tallies[rule.key].cell(rule.name, noise) for rule in RULES},
             "extras": {
                 "beyond_paper": True,
                 **{key: self.tallies[key].cell(EXTRA_NAMES[key], noise) for key in EXTRA_KEYS},

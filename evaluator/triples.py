@@ -35,9 +35,7 @@ class Triple:
     p_good: float | None = None
 
     @classmethod
-    def of(
-        cls, rec: TripleRecord, source: str, intern: Callable[[str], str] = str
-    ) -> Triple:
+    def of(cls, rec: TripleRecord, source: str, intern: Callable[[str], str] = str) -> Triple:
         """The slim triple of a generator record (the one place a record's fields are taken);
         `intern` holds each text once."""
         return cls(
