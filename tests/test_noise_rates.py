@@ -1,0 +1,215 @@
+"""Violation rates that noise cannot fake: beside each rule's rate, the rate over the triples the
+judge is confident in (p_good >= a level) and the p_good-weighted rate, each with its interval.
+
+The pure functions are checked by hand and against the plain Wilson interval; then a benchmark
+with known bad triples (low p_good) and a model (precomputed labels) whose violations sit mostly
+on them is evaluated with the real command: the confident-triple rate must recover the rate on
+the good triples, which the plain rate misses."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+
+import pytest
+from click.testing import CliRunner
+from transnli.evaluator.metrics import (
+    RuleTally,
+    TripleLabels,
+    confident_rate,
+    dataset_metrics,
+    effective_wilson,
+    weighted_rate,
+    wilson_interval,
+)
+from transnli.generator.record import RecordError, parse_triple_line
+
+from transnli.cli import main
+from transnli.cli.evaluate import evaluate
+
+E, N, C = "entailment", "neutral", "contradiction"
+
+
+# -- pure functions ------------------------------------------------------------------------------
+def test_the_confident_rate_counts_only_triples_at_or_above_the_level():
+    outcomes = [(True, 0.9), (False, 0.8), (True, 0.79), (True, None), (False, 0.95)]
+    cell = confident_rate(outcomes, level=0.8)
+    assert (cell["cases"], cell["violations"], cell["level"]) == (3, 1, 0.8)
+    assert cell["rate"] == pytest.approx(1 / 3)
+    assert cell["ci95"] == wilson_interval(1, 3)
+    assert confident_rate([(True, 0.5)], level=0.8) == {
+        "level": 0.8,
+        "cases": 0,
+        "violations": 0,
+        "rate": None,
+        "ci95": None,
+    }
+
+
+def test_the_weighted_rate_weighs_each_case_by_its_p_good():
+    outcomes = [(True, 0.2), (False, 0.9), (False, 0.9), (True, None)]
+    cell = weighted_rate(outcomes)
+    assert cell["cases"] == 3  # the case without p_good does not count
+    assert cell["rate"] == pytest.approx(0.2 / 2.0)
+    assert cell["weight"] == pytest.approx(2.0)
+    assert cell["effective_cases"] == pytest.approx(round(4.0 / (0.04 + 0.81 + 0.81), 3))
+    assert weighted_rate([(True, None)])["rate"] is None
+
+
+def test_equal_weights_give_the_plain_wilson_interval_and_fewer_effective_cases_a_wider_one():
+    assert effective_wilson(10 * 0.5, 10 * 0.25, 0.3) == pytest.approx(wilson_interval(3, 10))
+    assert effective_wilson(0.0, 0.0, 0.0) is None
+    assert effective_wilson(2.0, 2.0, 0.0)[0] == 0.0 and effective_wilson(2.0, 2.0, 1.0)[1] == 1.0
+    # the same rate and total weight, spread unevenly: fewer effective cases, a wider interval
+    even = effective_wilson(10.0, 10.0, 0.3)  # ten cases of weight 1
+    uneven = effective_wilson(10.0, 30.0, 0.3)  # n_eff = 100 / 30
+    assert uneven[1] - uneven[0] > even[1] - even[0]
+
+
+def test_the_counts_add_up_in_any_order_of_windows():
+    rng = random.Random(5)
+    outcomes = [(rng.random() < 0.3, rng.random()) for _ in range(200)]
+    whole, halves = RuleTally(0.7), RuleTally(0.7)
+    for violated, p in outcomes:
+        whole.add(violated, p)
+    for violated, p in outcomes[:77] + outcomes[77:]:
+        halves.add(violated, p)
+    assert whole.cell("r", True) == halves.cell("r", True)
+
+
+def test_dataset_metrics_give_noise_rates_only_where_triples_carry_p_good():
+    rows = [
+        TripleLabels(E, E, E, N, p_good=0.2),  # rule1 violated, on a doubtful triple
+        TripleLabels(E, E, E, E, p_good=0.95),  # rule1 held
+        TripleLabels(E, C, C, C, p_good=0.9),  # rule2 held
+    ]
+    m = dataset_metrics(rows)
+    rule1 = m["rules"]["rule1"]
+    assert (rule1["cases"], rule1["violations"]) == (2, 1)
+    assert (rule1["confident"]["cases"], rule1["confident"]["violations"]) == (1, 0)
+    assert rule1["weighted"]["rate"] == pytest.approx(0.2 / 1.15)
+    assert m["p_good"] == {"triples": 3, "confident": 2, "level": 0.8, "mean_p_good": 0.683333}
+    assert "confident" in m["extras"]["substitution"]
+    plain = dataset_metrics([TripleLabels(E, E, E, N)])
+    assert "p_good" not in plain and "confident" not in plain["rules"]["rule1"]
+
+
+def test_a_p_good_that_is_no_probability_is_named_with_its_line():
+    line = json.dumps(
+        {
+            "premise": "p",
+            "hypothesis": "h",
+            "modified_hypothesis": "x",
+            "checks": {"acceptability": {"backend": "judge", "passed": True, "p_good": 1.5}},
+        }
+    )
+    with pytest.raises(RecordError, match=r"t.jsonl:4: field 'checks.acceptability.p_good': 1.5"):
+        parse_triple_line(line, "t.jsonl", 4)
+    ok = parse_triple_line(line.replace("1.5", "0.25"), "t.jsonl", 4)
+    assert ok.p_good == 0.25
+    assert parse_triple_line(line.replace('"p_good": 1.5, ', "").replace(', "p_good": 1.5', ""),
+                             "t.jsonl", 4).p_good is None  # fmt: skip
+
+
+# -- a benchmark with known bad triples ----------------------------------------------------------
+GOOD, BAD = 400, 150
+CLEAN_RATE, BAD_RATE = 0.06, 0.7  # the model's violation rate on good and on bad triples
+
+
+def noisy_benchmark(folder, with_p_good=True):
+    """GOOD good triples (p_good mostly high) and BAD bad ones (p_good below 0.5), all in rule1's
+    antecedent under the model below (M(P,H) = E, (H,H') mutual E); the model violates (M(P,H')
+    = N) on a seeded CLEAN_RATE of the good triples and BAD_RATE of the bad ones. Returns the
+    triples file, the labels file, and the violation rate on the good triples."""
+    rng = random.Random(11)
+    triples, labels, good_violations = [], [], 0
+    for i in range(GOOD + BAD):
+        good = i < GOOD
+        p_good = rng.betavariate(12, 1.5) if good else rng.uniform(0.02, 0.5)
+        violated = rng.random() < (CLEAN_RATE if good else BAD_RATE)
+        good_violations += good and violated
+        p, h, h2 = f"premise {i}.", f"hypothesis {i}.", f"changed hypothesis {i}."
+        rec = {"id": f"t{i}", "dataset": "noisy", "premise": p, "hypothesis": h}
+        rec["modified_hypothesis"] = h2
+        if with_p_good:
+            judge = {"backend": "judge", "passed": True, "p_good": round(p_good, 4)}
+            rec["checks"] = {"acceptability": {**judge, "threshold": 0.0}}
+        triples.append(rec)
+        for a, b, label in ((p, h, E), (h, h2, E), (h2, h, E), (p, h2, N if violated else E)):
+            labels.append({"premise": a, "hypothesis": b, "label": label})
+    tfile = folder / ("noisy.jsonl" if with_p_good else "plain.jsonl")
+    tfile.write_text("".join(json.dumps(r) + "\n" for r in triples), encoding="utf-8")
+    lfile = folder / f"labels-{tfile.stem}.jsonl"
+    lfile.write_text("".join(json.dumps(r) + "\n" for r in labels), encoding="utf-8")
+    return tfile, lfile, good_violations / GOOD
+
+
+def evaluate_cli(tmp_path, tfile, *models, out="out"):
+    args = [str(tfile), "--out", str(tmp_path / out), "--cache-dir", str(tmp_path / "cache")]
+    for lfile in models:
+        args += ["--model", f"precomputed:{lfile}"]
+    res = CliRunner().invoke(evaluate, [*args, "--no-plots", "-q"])
+    assert res.exit_code == 0, res.output
+    return tmp_path / out
+
+
+def test_the_confident_rate_recovers_the_clean_rate_the_plain_rate_misses(tmp_path):
+    tfile, lfile, clean = noisy_benchmark(tmp_path)
+    out = evaluate_cli(tmp_path, tfile, lfile)
+    summary = json.loads((out / "summary.json").read_text())
+    rule1 = summary["models"][0]["overall"]["rules"]["rule1"]
+    assert rule1["cases"] == GOOD + BAD
+    lo, hi = rule1["ci95"]
+    assert not lo <= clean <= hi  # the noisy triples fake a higher rate
+    confident = rule1["confident"]
+    lo, hi = confident["ci95"]
+    assert lo <= clean <= hi, (clean, confident)
+    assert 0.6 * GOOD < confident["cases"] < GOOD  # the confident are good triples, not all
+    weighted = rule1["weighted"]
+    assert clean < weighted["rate"] < rule1["rate"]  # the weighted rate shrinks the bad ones
+    assert weighted["effective_cases"] < weighted["cases"] == GOOD + BAD
+    quality = summary["triple_quality"]
+    assert (quality["p_good_triples"], quality["level"]) == (GOOD + BAD, 0.8)
+    assert quality["confident_triples"] == confident["cases"]
+    report = (out / "report.md").read_text()
+    assert "## Table 4b. Violation rates on the triples the judge trusts" in report
+    assert "Every triple carries the judge's p_good" in report
+    assert f"({confident['violations']}/{confident['cases']})" in report
+    with open(out / "tables" / "table4_rules.csv", newline="") as fh:
+        row = next(r for r in csv.DictReader(fh) if r["rule"] == "rule1")
+    assert int(row["confident_cases"]) == confident["cases"]
+    assert float(row["weighted_rate"]) == pytest.approx(weighted["rate"], abs=1e-6)
+    samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert all(isinstance(s["p_good"], float) for s in samples)
+
+
+def test_triples_without_p_good_are_said_once(tmp_path):
+    tfile, lfile, _ = noisy_benchmark(tmp_path, with_p_good=False)
+    out = evaluate_cli(tmp_path, tfile, lfile)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["triple_quality"]["p_good_triples"] == 0
+    assert "confident" not in summary["models"][0]["overall"]["rules"]["rule1"]
+    report = (out / "report.md").read_text()
+    assert report.count("No triple carries the judge's p_good") == 1
+    with open(out / "tables" / "table4_rules.csv", newline="") as fh:
+        assert {r["confident_rate"] for r in csv.DictReader(fh)} == {""}
+
+
+def test_the_level_is_a_setting_of_the_evaluation(tmp_path):
+    tfile, lfile, _ = noisy_benchmark(tmp_path)
+    out = tmp_path / "strict"
+    res = CliRunner().invoke(
+        main,
+        ["evaluate", str(tfile), "--model", f"precomputed:{lfile}", "--out", str(out),
+         "--confident-level", "0.95", "--no-plots", "-q", "--cache-dir", str(tmp_path / "c")],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["provenance"]["config"]["confident_level"] == 0.95
+    rule1 = summary["models"][0]["overall"]["rules"]["rule1"]
+    assert rule1["confident"]["level"] == 0.95
+    res = CliRunner().invoke(
+        main, ["evaluate", str(tfile), "--model", f"precomputed:{lfile}", "--confident-level", "0"]
+    )
+    assert res.exit_code == 2 and "--confident-level" in res.output
