@@ -425,12 +425,16 @@ def render_report(
 
 
 # --------------------------------------------------------------------------- paired comparison
-def paired_comparison(out_dir: Path, rows: RowsWriter, files: list[Path]) -> dict[str, Any] | None:
+def paired_comparison(
+    out_dir: Path, rows: RowsWriter, files: list[Path], summary: dict[str, Any]
+) -> dict[str, Any] | None:
     """With two or more models: the paired comparison (evaluator/compare.py) of the rows written,
-    into comparison.json and tables/comparison.csv (added to `files`); else None."""
+    also on the triples the judge is confident in (at the summary's level), into comparison.json
+    and tables/comparison.csv (added to `files`); else None."""
     if rows.flags is None or rows.flags.n_models < 2:
         return None
-    result = comparison_result(rows.flags, CompareSettings())
+    level = summary["triple_quality"]["level"]
+    result = comparison_result(rows.flags, CompareSettings(confident_level=level))
     files += write_comparison(out_dir, result)
     return result
 
@@ -510,7 +514,7 @@ def write_outputs(
         pending = plot_worker.render(summary, plot_dir)
     files = rows.finish()
     examples = rows.examples
-    comparison = paired_comparison(out_dir, rows, files)
+    comparison = paired_comparison(out_dir, rows, files, summary)
     p = out_dir / "summary.json"
     write_json(p, summary)
     files.append(p)

@@ -117,32 +117,40 @@ GOOD, BAD = 400, 150
 CLEAN_RATE, BAD_RATE = 0.06, 0.7  # the model's violation rate on good and on bad triples
 
 
-def noisy_benchmark(folder, with_p_good=True):
+def noisy_benchmark(folder, with_p_good=True, rates=(CLEAN_RATE, BAD_RATE), seed=12):
     """GOOD good triples (p_good mostly high) and BAD bad ones (p_good below 0.5), all in rule1's
-    antecedent under the model below (M(P,H) = E, (H,H') mutual E); the model violates (M(P,H')
-    = N) on a seeded CLEAN_RATE of the good triples and BAD_RATE of the bad ones. Returns the
-    triples file, the labels file, and the violation rate on the good triples."""
+    antecedent under the model (M(P,H) = E, (H,H') mutual E); the model violates (M(P,H') = N)
+    on a seeded share rates[0] of the good triples and rates[1] of the bad ones. Returns the
+    triples file, the model's labels file, and its violation rate on the good triples."""
     rng = random.Random(11)
-    triples, labels, good_violations = [], [], 0
+    triples = []
     for i in range(GOOD + BAD):
-        good = i < GOOD
-        p_good = rng.betavariate(12, 1.5) if good else rng.uniform(0.02, 0.5)
-        violated = rng.random() < (CLEAN_RATE if good else BAD_RATE)
-        good_violations += good and violated
-        p, h, h2 = f"premise {i}.", f"hypothesis {i}.", f"changed hypothesis {i}."
-        rec = {"id": f"t{i}", "dataset": "noisy", "premise": p, "hypothesis": h}
-        rec["modified_hypothesis"] = h2
+        p_good = rng.betavariate(12, 1.5) if i < GOOD else rng.uniform(0.02, 0.5)
+        rec = {"id": f"t{i}", "dataset": "noisy", "premise": f"premise {i}."}
+        rec.update(hypothesis=f"hypothesis {i}.", modified_hypothesis=f"changed hypothesis {i}.")
         if with_p_good:
             judge = {"backend": "judge", "passed": True, "p_good": round(p_good, 4)}
             rec["checks"] = {"acceptability": {**judge, "threshold": 0.0}}
         triples.append(rec)
-        for a, b, label in ((p, h, E), (h, h2, E), (h2, h, E), (p, h2, N if violated else E)):
-            labels.append({"premise": a, "hypothesis": b, "label": label})
     tfile = folder / ("noisy.jsonl" if with_p_good else "plain.jsonl")
     tfile.write_text("".join(json.dumps(r) + "\n" for r in triples), encoding="utf-8")
-    lfile = folder / f"labels-{tfile.stem}.jsonl"
-    lfile.write_text("".join(json.dumps(r) + "\n" for r in labels), encoding="utf-8")
-    return tfile, lfile, good_violations / GOOD
+    lfile, clean = model_labels(folder / f"labels-{tfile.stem}-{seed}.jsonl", triples, rates, seed)
+    return tfile, lfile, clean
+
+
+def model_labels(path, triples, rates, seed):
+    """A model's labels file for `triples` (see noisy_benchmark) and its rate on the good ones."""
+    rng = random.Random(seed)
+    labels, good_violations = [], 0
+    for i, t in enumerate(triples):
+        good = i < GOOD
+        violated = rng.random() < rates[0 if good else 1]
+        good_violations += good and violated
+        p, h, h2 = t["premise"], t["hypothesis"], t["modified_hypothesis"]
+        for a, b, label in ((p, h, E), (h, h2, E), (h2, h, E), (p, h2, N if violated else E)):
+            labels.append({"premise": a, "hypothesis": b, "label": label})
+    path.write_text("".join(json.dumps(r) + "\n" for r in labels), encoding="utf-8")
+    return path, good_violations / GOOD
 
 
 def evaluate_cli(tmp_path, tfile, *models, out="out"):
@@ -213,3 +221,46 @@ def test_the_level_is_a_setting_of_the_evaluation(tmp_path):
         main, ["evaluate", str(tfile), "--model", f"precomputed:{lfile}", "--confident-level", "0"]
     )
     assert res.exit_code == 2 and "--confident-level" in res.output
+
+
+def test_compare_says_whether_each_conclusion_holds_on_the_confident_triples(tmp_path):
+    """noise: the clean rate on good triples, most violations on the bad ones; clean: the clean
+    rate everywhere; worse: a higher rate on the good triples too. noise > clean on all triples
+    only because of the bad ones; worse > clean holds on the confident triples."""
+    tfile, noise, _ = noisy_benchmark(tmp_path)
+    triples = [json.loads(line) for line in tfile.read_text().splitlines()]
+    clean, _ = model_labels(tmp_path / "clean.jsonl", triples, (CLEAN_RATE, CLEAN_RATE), 12)
+    worse, _ = model_labels(tmp_path / "worse.jsonl", triples, (0.35, 0.35), 13)
+    out = evaluate_cli(tmp_path, tfile, noise, clean, worse)
+    comparison = json.loads((out / "comparison.json").read_text())
+    confident = comparison["confident"]
+    assert confident["level"] == 0.8 and 0.6 * GOOD < confident["n_triples"] < GOOD
+    holds = confident["holds"]
+    assert len(holds) == 3  # one line per pair: (noise, clean), (noise, worse), (clean, worse)
+    # rule1 and substitution both read M(P,H') on these triples
+    assert "0 of 2 significant differences hold" in holds[0]
+    assert "not significant there: rule1, substitution" in holds[0]
+    assert "2 of 2 significant differences hold" in holds[2] and "not significant" not in holds[2]
+    report = (out / "report.md").read_text()
+    assert report.count("**On confident triples:**") == 3
+    # `transnli compare` gives the same, at the evaluation's level unless told otherwise
+    res = CliRunner().invoke(main, ["compare", str(out), "--no-write"])
+    assert res.exit_code == 0, res.output
+    assert holds[0] in res.output
+    res = CliRunner().invoke(
+        main, ["compare", str(out), "--no-write", "--format", "json", "--confident-level", "0.5"]
+    )
+    assert json.loads(res.output)["confident"]["level"] == 0.5
+
+
+def test_compare_without_p_good_says_so_once(tmp_path):
+    tfile, a, _ = noisy_benchmark(tmp_path, with_p_good=False)
+    triples = [json.loads(line) for line in tfile.read_text().splitlines()]
+    b, _ = model_labels(tmp_path / "b.jsonl", triples, (0.3, 0.3), 5)
+    out = evaluate_cli(tmp_path, tfile, a, b)
+    assert "confident" not in json.loads((out / "comparison.json").read_text())
+    report = (out / "report.md").read_text()
+    assert "On confident triples" not in report
+    assert report.count("No triple carries the judge's p_good") == 1
+    res = CliRunner().invoke(main, ["compare", str(out), "--no-write"])
+    assert res.exit_code == 0 and res.output.count("carry no p_good") == 1
