@@ -660,6 +660,12 @@ def report_lines(result: Mapping[str, Any] | None) -> list[str]:
     ]
 
 
+def confident_holds(result: Mapping[str, Any]) -> list[str]:
+    """Per pair of models, whether its conclusion holds on the confident triples (none where the
+    triples carry no p_good)."""
+    return list((result.get("confident") or {}).get("holds") or [])
+
+
 def confident_lines(result: Mapping[str, Any]) -> list[str]:
     """Whether each pair's conclusion holds on the triples the judge is confident in (nothing
     where the triples carry no p_good: report.md's Table 4b says so once)."""

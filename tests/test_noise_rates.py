@@ -14,6 +14,7 @@ import random
 
 import pytest
 from click.testing import CliRunner
+from transnli.evaluator.eval_card import render_eval_card
 from transnli.evaluator.metrics import (
     RuleTally,
     TripleLabels,
@@ -251,6 +252,18 @@ def test_compare_says_whether_each_conclusion_holds_on_the_confident_triples(tmp
         main, ["compare", str(out), "--no-write", "--format", "json", "--confident-level", "0.5"]
     )
     assert json.loads(res.output)["confident"]["level"] == 0.5
+    card = eval_card(out, comparison)
+    assert "### On the triples the judge trusts" in card
+    assert f"On the confident triples: {holds[0]}." in card
+    rule1 = json.loads((out / "summary.json").read_text())["models"][0]["overall"]["rules"]
+    confident = rule1["rule1"]["confident"]
+    assert f"({confident['violations']}/{confident['cases']})" in card
+
+
+def eval_card(out, comparison=None):
+    summary = json.loads((out / "summary.json").read_text())
+    run_info = json.loads((out / "run_info.json").read_text())
+    return render_eval_card(summary, run_info, ["summary.json"], comparison=comparison)
 
 
 def test_compare_without_p_good_says_so_once(tmp_path):
@@ -264,3 +277,6 @@ def test_compare_without_p_good_says_so_once(tmp_path):
     assert report.count("No triple carries the judge's p_good") == 1
     res = CliRunner().invoke(main, ["compare", str(out), "--no-write"])
     assert res.exit_code == 0 and res.output.count("carry no p_good") == 1
+    comparison = json.loads((out / "comparison.json").read_text())
+    card = eval_card(out, comparison)
+    assert card.count("carry no p_good") == 1 and "On the confident triples" not in card
