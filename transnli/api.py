@@ -312,7 +312,8 @@ def evaluate(
     DataFrame with those columns). `models`: `--model` specs ("NAME=hf:PATH?dtype=float16",
     "precomputed:FILE", ...). `options`: `transnli evaluate`'s options by Python name
     (batch_size, device, dtype, max_length, label_map, all_pairs, limit, cache_dir, no_cache,
-    threads, plots, overwrite, ...). With `out_dir`, the files `transnli evaluate` writes.
+    threads, plots, overwrite, confident_level, ...). With `out_dir`, the files `transnli
+    evaluate` writes.
     """
     from transnli.evaluator.errors import EvaluatorError
     from transnli.evaluator.evaluate import evaluate_triples
