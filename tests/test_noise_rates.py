@@ -280,3 +280,19 @@ def test_compare_without_p_good_says_so_once(tmp_path):
     comparison = json.loads((out / "comparison.json").read_text())
     card = eval_card(out, comparison)
     assert card.count("carry no p_good") == 1 and "On the confident triples" not in card
+
+
+def test_p_good_travels_through_a_parquet_export_into_the_evaluation(tmp_path):
+    """The Parquet file `export --to parquet` writes keeps p_good as a column of the check; the
+    evaluator reads it back through the same record."""
+    from transnli.evaluator.triples import load_triples
+    from transnli.generator.publish import write_parquet
+
+    tfile, lfile, _ = noisy_benchmark(tmp_path)
+    rows = [json.loads(line) for line in tfile.read_text().splitlines()]
+    parquet = write_parquet(rows, tmp_path / "noisy.parquet")
+    got = [t.p_good for t in load_triples([parquet])]
+    assert got == [r["checks"]["acceptability"]["p_good"] for r in rows]
+    a = json.loads((evaluate_cli(tmp_path, tfile, lfile, out="a") / "summary.json").read_text())
+    b = json.loads((evaluate_cli(tmp_path, parquet, lfile, out="b") / "summary.json").read_text())
+    assert a["models"][0]["overall"]["rules"] == b["models"][0]["overall"]["rules"]
