@@ -296,3 +296,17 @@ def test_p_good_travels_through_a_parquet_export_into_the_evaluation(tmp_path):
     a = json.loads((evaluate_cli(tmp_path, tfile, lfile, out="a") / "summary.json").read_text())
     b = json.loads((evaluate_cli(tmp_path, parquet, lfile, out="b") / "summary.json").read_text())
     assert a["models"][0]["overall"]["rules"] == b["models"][0]["overall"]["rules"]
+
+
+def test_a_run_where_only_some_triples_carry_p_good_says_how_many(tmp_path):
+    judged, lfile, _ = noisy_benchmark(tmp_path)
+    plain, _, _ = noisy_benchmark(tmp_path, with_p_good=False)
+    args = [str(judged), str(plain), "--model", f"precomputed:{lfile}", "--no-plots", "-q"]
+    res = CliRunner().invoke(evaluate, [*args, "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["triple_quality"]["p_good_triples"] == GOOD + BAD
+    rule1 = summary["models"][0]["overall"]["rules"]["rule1"]
+    assert rule1["cases"] == 2 * (GOOD + BAD) and rule1["weighted"]["cases"] == GOOD + BAD
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert f"{GOOD + BAD} of {2 * (GOOD + BAD)} triples carry (the rates below are over" in report
