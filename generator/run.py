@@ -25,7 +25,7 @@ from typing import Any
 
 from transnli.generator import build  # by module: tests replace its functions
 from transnli.generator.checks.base import BackendUnavailable
-from transnli.generator.config import LLM_PIPELINES, LM_CHECKS, GeneratorConfig
+from transnli.generator.config import JUDGE_CHECKS, LLM_PIPELINES, LM_CHECKS, GeneratorConfig
 from transnli.generator.errors import (
     ConfigError,
     InputSourceError,
@@ -253,16 +253,26 @@ def _lm_digest(config: GeneratorConfig) -> str | None:
 def _judge_digest(config: GeneratorConfig) -> str | None:
     """The sha256 of the judge file a run with the judge check uses (None without it); a missing
     file fails here, before the run folder is touched."""
-    if config.acceptability != "judge":
+    if config.acceptability not in JUDGE_CHECKS:
         return None
     from transnli.common.digest import sha256_file
     from transnli.generator.judge import default_judge_path
 
-    path = Path(config.judge_model) if config.judge_model else default_judge_path()
+    if config.judge_model:
+        path = Path(config.judge_model)
+    elif config.acceptability == "judge":
+        path = default_judge_path()
+    else:
+        raise ResourceError(
+            f"acceptability backend '{config.acceptability}': name a trained judge folder with "
+            "--judge-model (benchmarks/train_pair_judge.py trains one)"
+        )
     try:
-        return sha256_file(path)
+        return sha256_file(path)  # a pair judge is a folder: its files' digest
     except OSError as e:
-        raise ResourceError(f"acceptability backend 'judge': {path}: {e.strerror}") from e
+        raise ResourceError(
+            f"acceptability backend '{config.acceptability}': {path}: {e.strerror}"
+        ) from e
 
 
 def _build(config: GeneratorConfig):
