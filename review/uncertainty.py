@@ -3,11 +3,12 @@ check that records a score against a threshold, read from the record's `checks`.
 
 Each scoring check keeps its score and its threshold on the record (generator/checks/,
 generator/filters/quality_model.py); a triple's uncertainty is how far the score lies from the
-threshold, |score - threshold|, in the check's own units: a probability for the judge (p_good),
+threshold, |score - threshold|, in the check's own units: a probability for the judges (p_good),
 CoLA and the quality scorer, nats for the language model's d. The first entry of `SCORED` that a
 record has decides, so a run is ordered by one measure (the checks of a run are the same on every
-triple). The judge comes first: it is the default preset's deciding check and its probability is
-calibrated, so |p_good - threshold| is the closest thing to "how likely a person disagrees".
+triple). The judges come first: the judge is the default preset's deciding check, and their
+probabilities are calibrated, so |p_good - threshold| is the closest thing to "how likely a
+person disagrees".
 Checks that record no score (harper, link-grammar's counts, the LLM judge's yes/no answers) have
 no entry: their triples come last in the order.
 """
@@ -46,6 +47,7 @@ def _number(value: Any) -> bool:
 # In order of preference (see the module's docstring).
 SCORED: tuple[Scored, ...] = (
     Scored("acceptability", "judge", "p_good"),
+    Scored("acceptability", "pair-judge", "p_good"),
     Scored("quality_model", "rules", "score"),
     Scored("acceptability", "cola", "score"),
     Scored("acceptability", "lm", "d"),

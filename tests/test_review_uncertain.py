@@ -1,8 +1,8 @@
 """`transnli review --order uncertain`: least certain first, by |score - threshold| of whatever
-check scored the run. Each check that records a score is run for real here (the judge and the
-lm check on a tiny random language model, CoLA on a tiny BERT), its results put on records as
-the generator puts them, and the order read back from a run folder; the quality scorer's entry is
-built by hand, as its filter writes it."""
+check scored the run. Each check that records a score is run for real here (the judge, the pair
+judge and the lm check on a tiny random language model, CoLA on a tiny BERT), its results put on
+records as the generator puts them, and the order read back from a run folder; the quality
+scorer's entry is built by hand, as its filter writes it."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from transnli.common.lm import CausalLMScorer, LMSettings
 from transnli.generator.checks.acceptability import ColaAcceptability
 from transnli.generator.checks.judge_acceptability import JudgeAcceptability
 from transnli.generator.checks.lm_acceptability import LMAcceptability
+from transnli.generator.checks.pair_judge_acceptability import PairJudgeAcceptability
 from transnli.generator.judge import Judge
 from transnli.review.index import LineIndex
 from transnli.review.session import SessionSettings, review_order
@@ -57,16 +58,14 @@ def run_order(tmp_path, results, check="acceptability"):
     return review_order(LineIndex(run / "triples.jsonl"), SessionSettings(order="uncertain"))
 
 
-def expected_order(results, field):
-    distance = [abs(r[field] - r["threshold"]) for r in results]
-    return sorted(range(len(results)), key=lambda i: distance[i])
-
-
 def assert_ordered_by(order, results, field):
-    assert order == expected_order(results, field)
-    # a threshold inside the scores: neither the scores' order nor the seeded fallback order
-    by_score = sorted(range(len(results)), key=lambda i: results[i][field])
-    assert order not in (by_score, by_score[::-1], random.Random(0).sample(range(len(order)), 8))
+    """The order runs from the score nearest the threshold to the farthest (ties in any order),
+    and is not the seeded order that unscored triples keep."""
+    distance = [abs(r[field] - r["threshold"]) for r in results]
+    assert sorted(order) == list(range(len(results)))
+    assert [distance[i] for i in order] == sorted(distance)
+    assert len(set(distance)) >= 4  # a threshold inside the scores: the test can tell orders apart
+    assert order != random.Random(0).sample(range(len(order)), len(order))
 
 
 def test_the_judge_orders_by_p_good_nearest_its_threshold(tiny_lm_dir, tmp_path):
@@ -90,6 +89,34 @@ def test_the_lm_check_orders_by_d_nearest_its_threshold(tiny_lm_dir, tmp_path):
     check.close()
     assert {r["backend"] for r in results} == {"lm"}
     assert_ordered_by(run_order(tmp_path, results), results, "d")
+
+
+def test_the_pair_judge_orders_by_p_good_nearest_its_threshold(tmp_path):
+    pytest.importorskip("peft")
+    from tiny_lm import WORDS
+    from transnli.generator.pair_judge import (
+        TEMPLATE,
+        PairJudgeTraining,
+        load_pair_judge,
+        new_pair_judge,
+        pair_prompt,
+        save_pair_judge,
+        train_pair_judge,
+    )
+
+    words = [*WORDS, "original", ":", "[", "]", "word", "was", "replaced", "by"]
+    lm = build_tiny_causal_lm(tmp_path / "lm", max_positions=64, words=words)
+    training = PairJudgeTraining(epochs=2, batch_size=4, head_learning_rate=2e-2, max_tokens=48)
+    model = new_pair_judge(lm, training)
+    train_pair_judge(model, [pair_prompt(h, m) for h, m in PAIRS], [1, 0] * 4, training)
+    meta = {"template": TEMPLATE, "max_tokens": 48, "calibration": {"a": 1.0, "b": 0.0}}
+    folder = save_pair_judge(tmp_path / "pair", model, {**meta, "threshold": 0.5})
+    judge = load_pair_judge(folder, lm)
+    middle = statistics.median(judge.probabilities(PAIRS))
+    check = PairJudgeAcceptability(judge, threshold=middle)
+    results = [r.to_dict() for r in check.check_many(*zip(*PAIRS, strict=True))]
+    assert {r["backend"] for r in results} == {"pair-judge"}
+    assert_ordered_by(run_order(tmp_path, results), results, "p_good")
 
 
 def test_cola_orders_by_its_score_nearest_its_threshold(tiny_cola_model_factory, tmp_path):
@@ -140,3 +167,4 @@ def test_every_registered_check_with_a_measure_has_an_entry():
     measures = {(e.check, e.backend): e.score for e in SCORED}
     assert measures[("acceptability", "judge")] == JudgeAcceptability.measure
     assert measures[("acceptability", "lm")] == LMAcceptability.measure
+    assert measures[("acceptability", "pair-judge")] == PairJudgeAcceptability.measure
