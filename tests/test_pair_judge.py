@@ -167,6 +167,7 @@ def test_a_generation_with_the_pair_judge_records_its_probability(
     trained, tiny_lm_dir, tmp_path, monkeypatch
 ):
     from click.testing import CliRunner
+
     from transnli.cli import main
 
     monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
@@ -190,9 +191,10 @@ def test_a_generation_with_the_pair_judge_records_its_probability(
     for t in triples:
         check = t["checks"]["acceptability"]
         assert check["backend"] == "pair-judge" and check["passed"]
-        assert check["p_good"] == loaded.probabilities(
-            [(t["hypothesis"], t["modified_hypothesis"])]
-        )[0]
+        assert (
+            check["p_good"]
+            == loaded.probabilities([(t["hypothesis"], t["modified_hypothesis"])])[0]
+        )
     config = json.loads((out / "config.json").read_text())
     assert "pair-judge" in json.dumps(config["resources"]["checks"]["acceptability"])
     # without a folder the check is refused in one line, before any run folder is written
