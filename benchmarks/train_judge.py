@@ -42,6 +42,7 @@ SENTENCE_FILES = {
     "dev": DATA / "quality_dev_sentences.jsonl",
     "test": DATA / "quality_test_sentences.jsonl",
     "genres": DATA / "quality_genres_sentences.jsonl",
+    "genres2": DATA / "quality_genres2_sentences.jsonl",
 }
 DIGITS = 8
 BLOCKS = ("span_modified", "span_shift", "pooled_modified")
