@@ -471,7 +471,9 @@ def test_export_good_only_keeps_the_triples_judged_good(run_dir):
     assert not (run_dir / "triples.parquet").exists() and not (run_dir / "hub").exists()
     card = (run_dir / "hub-reviewed" / "README.md").read_text()
     front = yaml.safe_load(card.split("---\n")[1])
-    assert front["dataset_info"]["splits"][0]["num_examples"] == 6
+    (config,) = front["configs"]
+    test_file = run_dir / "hub-reviewed" / config["data_files"][0]["path"]
+    assert pq.read_table(test_file).num_rows == 6
     section = card.split("## Human review\n", 1)[1].split("## Limitations")[0]
     from scipy.stats import binomtest
 
