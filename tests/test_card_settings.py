@@ -1,6 +1,7 @@
 """The dataset card's settings table shows the values a run used, also those a check resolved
-itself where the config left them unset (issue 38: `judge_model -` and `judge_threshold -` although
-the judge file's 0.55 was used). A tiny random causal LM and a judge written for it (tests/tiny_lm.py)."""
+itself where the config left them unset (issue 38: `judge_model -` and `judge_threshold -`
+although the judge file's 0.55 was used). A tiny random causal LM and a judge written for it
+(tests/tiny_lm.py)."""
 
 from __future__ import annotations
 
