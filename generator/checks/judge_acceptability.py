@@ -5,7 +5,7 @@ The language model (transnli.common.lm) reads each pair once: the token log-prob
 check uses (d = log p(H') - log p(H)) and the hidden states at the judge's layer come from the
 same pass. The judge (transnli.generator.judge; the shipped file was trained for Gemma 3 270M on
 the judged dev and genre candidates) turns them into a calibrated probability that H' is good
-(QUALITY.md); the candidate passes when it is at least the threshold (default: the file's own,
+(docs/judging.md); the candidate passes when it is at least the threshold (default: the file's own,
 chosen in cross-validation). Every number is kept on the record: ``{"backend": "judge", "passed",
 "p_good", "threshold", "d", "logp_original", "logp_candidate", "from_token"}``.
 How the judge was trained and what it gets wrong: docs/quality-model.md.
