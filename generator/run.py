@@ -168,6 +168,7 @@ def generate_run(
             for path in writer.write_exports(list(options.exports)):
                 say(f"exported {path}")
             return RunResult(stats=finished, out_dir=out)
+        writer.preflight()  # a folder open() would refuse is refused before the model loads
         try:
             pipeline = _build(config)
         except ResourceError:
