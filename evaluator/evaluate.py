@@ -338,7 +338,8 @@ def _label_models(
         if cache is not None and backend.cacheable:
             runner = CachedBackend(backend, cache)
         counts = ModelCounts()
-        progress = PairProgress(show_progress, spec, run.facts.n_triples)
+        most = sum(run.facts.unique_pair_counts().values())  # the bar's total from the start
+        progress = PairProgress(show_progress, spec, run.facts.n_triples, most)
         carried = CarriedLabels(run.facts.carry)
         extra = 0
         held = LabelTable() if window is None else None  # a run held whole keeps every label
