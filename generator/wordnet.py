@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 
+from transnli.common.notice import announce
 from transnli.generator.wordnet_index import antonym_index, fold_pos
 
 # -- loading nltk's reader -------------------------------------------------------------------------
@@ -40,6 +41,7 @@ def load_wordnet():
     with _LOAD_LOCK:
         if not isinstance(wordnet, _lazy_loader_class()):
             return wordnet
+        provide_wordnet()
         try:
             from nltk.corpus.reader.wordnet import WordNetCorpusReader
         except ImportError:  # pragma: no cover
@@ -59,6 +61,17 @@ def load_wordnet():
             del wordnet.__dict__["map30"]
             wordnet.__class__ = _DeferredMapReader()
         return wordnet
+
+
+def provide_wordnet() -> None:
+    """Make sure nltk finds WordNet: an install without `transnli setup` builds nltk's copy here,
+    on first use, from the system's WordNet database (about 2 s, once); with none, raises
+    WordNetMissing (a LookupError) whose one line says what to install and run."""
+    from transnli.resources.provision import build_wordnet, nltk_wordnet_available
+
+    if not nltk_wordnet_available():
+        announce("building WordNet for nltk from the system's database, once", "a few seconds")
+        build_wordnet()
 
 
 def _lazy_loader_class():

@@ -2,12 +2,12 @@
 without loading a 100,000-line file into memory.
 
 The offsets of the non-blank lines are built in one pass and cached next to the file
-(triples.jsonl.offsets; the `uncertain` order's margins likewise, triples.jsonl.margins); a cache
-names the file's size and modification time, so a file that changed since is indexed again.
-The file may change while a review runs (an edit, a rewrite by another command): every read
-compares its size and modification time with the indexed ones and indexes it again when they
-differ (`version` counts those), so a record is never read at a stale offset; a file that now
-holds another number of records, or none at all, is refused in one line.
+(triples.jsonl.offsets; the `uncertain` order's distances likewise, triples.jsonl.uncertainty);
+a cache names the file's size and modification time, so a file that changed since is indexed
+again. The file may change while a review runs (an edit, a rewrite by another command): every
+read compares its size and modification time with the indexed ones and indexes it again when
+they differ (`version` counts those), so a record is never read at a stale offset; a file that
+now holds another number of records, or none at all, is refused in one line.
 """
 
 from __future__ import annotations

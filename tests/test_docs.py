@@ -80,11 +80,14 @@ def package_modules() -> dict[str, list[str]]:
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
 
-    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "packages"
-    ]
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = setuptools["package-dir"]
     found: dict[str, list[str]] = {}
-    for name in packages:
+    for name in setuptools["packages"]:
+        top = max((k for k in folders if name == k or name.startswith(k + ".")), key=len)
+        folder = ROOT / folders[top] / name[len(top) :].lstrip(".").replace(".", "/")
+        if not (folder / "__init__.py").is_file():
+            continue  # a package of data only (transnli.docs ships the judging guideline)
         module = importlib.import_module(name)
         found.setdefault(name.rsplit(".", 1)[-1], []).append(name)
         for info in pkgutil.iter_modules(module.__path__):

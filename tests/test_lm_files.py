@@ -229,7 +229,7 @@ def test_the_conversion_and_the_load_are_announced_before_they_start(fake_gguf, 
         second = [r.getMessage() for r in caplog.records if r.name == "transnli.notice"]
     assert first == [
         f"converting the language model {gguf} from GGUF into transnli's cache, once "
-        "(about 1-3 min) ...",
+        "(about 1-4 min, 3.6 GB of memory) ...",
         f"loading the language model {gguf} (about 5-30 s) ...",
     ]
     assert second == [f"loading the language model {gguf} (about 5-30 s) ..."] and count["n"] == 1

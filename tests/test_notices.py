@@ -34,7 +34,7 @@ def test_preparing_the_word_vectors_is_announced_once(tmp_path, monkeypatch, cap
     with caplog.at_level(logging.INFO, logger=NOTICE):
         vectors.load_vectors()
         assert notices(caplog) == [
-            "preparing the word vectors (glove-6B-50d) in transnli's cache, once (about 15 s) ..."
+            "preparing the word vectors (glove-6B-50d) in transnli's cache, once (about 5-15 s) ..."
         ]
         caplog.clear()
         vectors.load_vectors()
@@ -51,7 +51,7 @@ def test_building_the_antonym_index_is_announced_once(tmp_path, monkeypatch, cap
     with caplog.at_level(logging.INFO, logger=NOTICE):
         assert wordnet_index.antonym_index(WordNetCorpusReader(root, None), tmp_path) is not None
         assert notices(caplog) == [
-            "building WordNet's antonym index in transnli's cache, once (about 30-45 s) ..."
+            "building WordNet's antonym index in transnli's cache, once (about 10-45 s) ..."
         ]
         caplog.clear()
         assert wordnet_index.antonym_index(WordNetCorpusReader(root, None), tmp_path) is not None
