@@ -67,10 +67,15 @@ def provide_wordnet() -> None:
     """Make sure nltk finds WordNet: an install without `transnli setup` builds nltk's copy here,
     on first use, from the system's WordNet database (about 2 s, once); with none, raises
     WordNetMissing (a LookupError) whose one line says what to install and run."""
-    from transnli.resources.provision import build_wordnet, nltk_wordnet_available
+    from transnli.resources.provision import (
+        build_wordnet,
+        nltk_wordnet_available,
+        wordnet_missing_files,
+    )
 
     if not nltk_wordnet_available():
-        announce("building WordNet for nltk from the system's database, once", "a few seconds")
+        if not wordnet_missing_files():  # else build_wordnet refuses at once: nothing to announce
+            announce("building WordNet for nltk from the system's database, once", "a few seconds")
         build_wordnet()
 
 
