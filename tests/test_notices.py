@@ -56,3 +56,22 @@ def test_building_the_antonym_index_is_announced_once(tmp_path, monkeypatch, cap
         caplog.clear()
         assert wordnet_index.antonym_index(WordNetCorpusReader(root, None), tmp_path) is not None
     assert notices(caplog) == []  # read from the cache folder
+
+
+def test_building_wordnet_for_nltk_is_announced_only_where_it_can_be_built(monkeypatch, caplog):
+    from transnli.generator.wordnet import provide_wordnet
+    from transnli.resources import provision
+
+    built = []
+    monkeypatch.setattr(provision, "nltk_wordnet_available", lambda: False)
+    monkeypatch.setattr(provision, "build_wordnet", lambda: built.append(1))
+    monkeypatch.setattr(provision, "wordnet_missing_files", lambda source=None: [])
+    with caplog.at_level(logging.INFO, logger=NOTICE):
+        provide_wordnet()
+        assert notices(caplog) == [
+            "building WordNet for nltk from the system's database, once (about a few seconds) ..."
+        ]
+        caplog.clear()
+        monkeypatch.setattr(provision, "wordnet_missing_files", lambda source=None: ["data.noun"])
+        provide_wordnet()  # the build refuses in one line (here: the stand-in builds nothing)
+    assert notices(caplog) == [] and len(built) == 2
