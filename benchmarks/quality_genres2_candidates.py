@@ -218,6 +218,8 @@ def judge(args) -> None:
     path = args.work / "p_good.jsonl"
     done = {r["item"] for r in read_jsonl(path)} if path.exists() else set()
     todo = [selected[i] for i in order if i not in done]
+    if args.reverse:  # a second process reads from the other end (both append to one file)
+        todo.reverse()
     check = JudgeAcceptability.from_options()
     t0 = time.perf_counter()
     for lo in range(0, len(todo), args.chunk):
@@ -366,6 +368,7 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=20261128)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--batches", type=Path, default=None, help="select: annotation batch folder")
+    ap.add_argument("--reverse", action="store_true", help="judge: last batch first")
     ap.add_argument("--final", action="store_true", help="select: write a last short batch too")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
