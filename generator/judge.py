@@ -153,6 +153,10 @@ class Judge:
     # starts from. None in files written before it was recorded: the card then gives the
     # uncorrected mean and says why.
     training_prior: float | None = None
+    # How the card estimates a run's precision (transnli.generator.precision.METHODS), chosen by
+    # leave-one-genre-out validation, and the largest error it made there (None: not validated).
+    estimate_method: str = "mean"
+    estimate_error: float | None = None
 
     def raw_scores(self, readings: Sequence) -> np.ndarray:
         """The linear score z of each reading (before calibration)."""
@@ -211,9 +215,10 @@ class Judge:
         b = f.number("calibration.b", calibration.get("b", "missing"))
         if a <= 0:  # a higher score must mean more likely good, or every cut is upside down
             raise f.fail("calibration.a", f"must be positive, got {a}")
+        method, error = _estimation(f)
         known = {
             *("layer", "width", "scalars", "scalar_mean", "scalar_scale", "scalar_coef"),
-            *("vector_coef", "intercept", "calibration", "training_prior"),
+            *("vector_coef", "intercept", "calibration", "training_prior", "precision_estimate"),
         }
         return cls(
             layer=layer,
@@ -227,7 +232,28 @@ class Judge:
             meta={k: v for k, v in data.items() if k not in known},
             threshold=f.optional_probability("threshold"),
             training_prior=f.optional_probability("training_prior"),
+            estimate_method=method,
+            estimate_error=error,
         )
+
+
+def _estimation(f: _Fields) -> tuple[str, float | None]:
+    """The file's `precision_estimate` (method and validated error); absent: the plain mean,
+    not validated. The EM method needs the training prior it starts from."""
+    from transnli.generator.precision import METHODS
+
+    if "precision_estimate" not in f.data:
+        return "mean", None
+    doc = f.get("precision_estimate", dict)
+    method = doc.get("method")
+    if method not in METHODS:
+        raise f.fail("precision_estimate.method", f"must be one of {', '.join(METHODS)}")
+    if method == "em" and "training_prior" not in f.data:
+        raise f.fail("training_prior", "is needed by precision_estimate.method 'em'")
+    error = f.number("precision_estimate.max_abs_error", doc.get("max_abs_error", "missing"))
+    if not 0.0 <= error <= 1.0:
+        raise f.fail("precision_estimate.max_abs_error", f"must be between 0 and 1, got {error}")
+    return method, error
 
 
 def default_judge_path() -> Path:
