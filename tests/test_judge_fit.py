@@ -1,7 +1,7 @@
-"""`transnli judge fit` (transnli.review.refit): the judge's calibration refitted on a user's reviewed
-judgements recovers a known miscalibration, is validated by cross-validation on them, is written
-with its provenance, reads back as a judge, and the card names it; runs of other judges, too few
-judgements and a changed judge file are refused in one line."""
+"""`transnli judge fit` (transnli.review.refit): the judge's calibration refitted on a user's
+reviewed judgements recovers a known miscalibration, is validated by cross-validation on them, is
+written with its provenance, reads back as a judge, and the card names it; runs of other judges,
+too few judgements and a changed judge file are refused in one line."""
 
 from __future__ import annotations
 
