@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_quality import load_judgements  # noqa: E402
-from judge_data import SETS  # noqa: E402
+from judge_data import CACHE, SETS  # noqa: E402
 from train_judge import (  # noqa: E402
     OUT,
     Config,
@@ -169,12 +169,88 @@ def summary(per_genre: dict) -> dict:
     return out
 
 
+def training_population() -> dict:
+    """From the judgements and the pipeline's populations alone (no language model): the good
+    share of the training genres' gate candidates (the shipped calibration's base rate) and the
+    number of good and bad ones, for the shipped judge's out-of-fold TPR and FPR."""
+    good = bad = 0
+    for name in ("dev", "genres"):
+        judged = load_judgements(SETS[name])
+        gate = population_keys(name)["gate"]
+        verdicts = [bool(judged[k]["good"]) for k in gate if k in judged]
+        good += sum(verdicts)
+        bad += len(verdicts) - sum(verdicts)
+    return {"good": good, "bad": bad, "prior": good / (good + bad)}
+
+
+def shipped_on(name: str, shipped: dict) -> dict:
+    """The shipped judge (trained on dev + genres, never on `name`) on the set `name`'s features
+    (a judge_data.py file, or a sample of it): each method's estimate against the measured
+    precision. TPR and FPR at the threshold are the shipped file's out-of-fold figures."""
+    from transnli.generator.judge import Judge
+
+    judge = Judge.from_dict(shipped, str(OUT))
+    with np.load(CACHE / f"{name}_L{judge.layer}.npz") as f:
+        data = {k: f[k] for k in f.files}
+    z = ((data["scalars"] - judge.scalar_mean) / judge.scalar_scale) @ judge.scalar_coef
+    z = z + judge.intercept
+    for block, coef in judge.vector_coef.items():
+        z = z + data[f"L{judge.layer}_{block}"].astype(np.float64) @ coef
+    p = np.round(judge.calibrate(z), 4)
+    pop = training_population()
+    cv = shipped["validation"]["cv_at_threshold"]
+    stats = {
+        "prior": pop["prior"],
+        "tpr": cv["good"] / pop["good"],
+        "fpr": (cv["kept"] - cv["good"]) / pop["bad"],
+    }
+    out = estimates(p, data["y"], stats, judge.threshold)
+    accepted = p >= judge.threshold
+    return {
+        "set": name,
+        "candidates": len(p),
+        "training": pop | stats,
+        **out,
+        "user_review": user_review(p[accepted], data["y"][accepted]),
+    }
+
+
+def user_review(p: np.ndarray, good: np.ndarray, seed: int = 0) -> dict:
+    """`transnli judge fit` measured: the accepted triples of a genre the judge never saw, as a
+    user's review; the calibration refitted on a random half of them, the figures read on the
+    other half, before and after (the mean p as the estimate of the share good, among others)."""
+    from transnli.review.refit import figures, platt
+
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(p))
+    fit_rows, held = order[: len(p) // 2], order[len(p) // 2 :]
+    s = np.log(np.clip(p, 1e-4, 1 - 1e-4) / (1 - np.clip(p, 1e-4, 1 - 1e-4)))
+    alpha, beta = platt(s[fit_rows], good[fit_rows])
+    new = 1 / (1 + np.exp(-(alpha * s[held] + beta)))
+    return {
+        "fitted_on": len(fit_rows),
+        "measured_on": len(held),
+        "share_good_held": round(float(good[held].mean()), 4),
+        "before": figures(p[held], good[held]),
+        "after": figures(new, good[held]),
+    }
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write-judge", action="store_true", help=f"Record the choice in {OUT}.")
+    ap.add_argument(
+        "--shipped-on",
+        default=None,
+        help="Only the shipped judge on this judge_data.py file stem (e.g. test, or a sample of "
+        "it): no leave-one-genre-out, no retraining.",
+    )
     args = ap.parse_args(argv)
     shipped = json.loads(OUT.read_text(encoding="utf-8"))
     threshold = float(shipped["threshold"])
+    if args.shipped_on:
+        print(json.dumps(shipped_on(args.shipped_on, shipped), indent=1))
+        return
     data = load_all()
     trainable = data["set"] != "test"
     per_genre = {}

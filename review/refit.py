@@ -114,7 +114,7 @@ def platt(s: np.ndarray, good: np.ndarray) -> tuple[float, float]:
     return float(lr.coef_[0][0]), float(lr.intercept_[0])
 
 
-def _figures(p: np.ndarray, good: np.ndarray) -> dict[str, float]:
+def figures(p: np.ndarray, good: np.ndarray) -> dict[str, float]:
     q = np.clip(p, _EDGE, 1 - _EDGE)
     return {
         "log_loss": round(float(-(good * np.log(q) + (1 - good) * np.log(1 - q)).mean()), 4),
@@ -135,7 +135,7 @@ def cross_validate(p: np.ndarray, good: np.ndarray, seed: int = 0) -> dict[str, 
     for train, held in folds.split(s.reshape(-1, 1), good):
         alpha, beta = platt(s[train], good[train])
         new[held] = 1 / (1 + np.exp(-(alpha * s[held] + beta)))
-    return {"folds": FOLDS, "before": _figures(p, good), "after": _figures(new, good)}
+    return {"folds": FOLDS, "before": figures(p, good), "after": figures(new, good)}
 
 
 def fit_judge(run_dirs: list[Path], out: Path) -> dict[str, Any]:
