@@ -190,8 +190,15 @@ def shipped_on(name: str, shipped: dict) -> dict:
     from transnli.generator.judge import Judge
 
     judge = Judge.from_dict(shipped, str(OUT))
-    with np.load(CACHE / f"{name}_L{judge.layer}.npz") as f:
-        data = {k: f[k] for k in f.files}
+    parts = []
+    for stem in name.split(","):  # several files: samples of one set, read apart
+        with np.load(CACHE / f"{stem}_L{judge.layer}.npz") as f:
+            parts.append(
+                {k: f[k] for k in ("keys", "y", "scalars", f"L{judge.layer}_span_modified")}
+            )
+    data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    if len(set(data["keys"])) != len(data["keys"]):
+        sys.exit(f"{name}: the files overlap")
     z = ((data["scalars"] - judge.scalar_mean) / judge.scalar_scale) @ judge.scalar_coef
     z = z + judge.intercept
     for block, coef in judge.vector_coef.items():
@@ -242,8 +249,8 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--shipped-on",
         default=None,
-        help="Only the shipped judge on this judge_data.py file stem (e.g. test, or a sample of "
-        "it): no leave-one-genre-out, no retraining.",
+        help="Only the shipped judge on these judge_data.py file stems, comma-separated (e.g. "
+        "test, or samples of it): no leave-one-genre-out, no retraining.",
     )
     args = ap.parse_args(argv)
     shipped = json.loads(OUT.read_text(encoding="utf-8"))
