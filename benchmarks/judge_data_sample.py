@@ -6,9 +6,10 @@ slow to read the whole set (on 2 shared CPU cores: about 0.2 pairs/s).
     .venv/bin/python benchmarks/judge_data_sample.py --set test --size 320 --part b   # disjoint
 
 Part a: `size` candidates drawn with numpy's default_rng(0) from the sorted keys; part b: `size`
-more, drawn with default_rng(1) from those part a left (so the two parts can be read at once, by two
-processes, and merged). Writes SET-sample-PART_L6.npz beside judge_data.py's files, with the same
-keys; bench_precision_estimate.py --shipped-on test-sample-a,test-sample-b reads them.
+more, drawn with default_rng(1) from those part a left; parts c and d: what a and b left,
+alternately (a + b + c + d: the whole set). The parts can be read at once by separate processes
+and merged. Writes SET-sample-PART_L6.npz beside judge_data.py's files, with the same keys;
+bench_precision_estimate.py --shipped-on test-sample-a,test-sample-b reads them.
 """
 
 from __future__ import annotations
@@ -37,14 +38,18 @@ def sample_keys(name: str, size: int, part: str) -> list[str]:
     taken = set(first.tolist())
     rest = [i for i in range(len(keys)) if i not in taken]
     second = np.random.default_rng(1).choice(rest, size=min(size, len(rest)), replace=False)
-    return [keys[i] for i in sorted(second)]
+    if part == "b":
+        return [keys[i] for i in sorted(second)]
+    taken |= set(second.tolist())
+    left = [i for i in range(len(keys)) if i not in taken]  # c and d: the rest, in two halves
+    return [keys[i] for i in (left[0::2] if part == "c" else left[1::2])]
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", choices=sorted(SETS), required=True)
     ap.add_argument("--size", type=int, default=320)
-    ap.add_argument("--part", choices=("a", "b"), default="a")
+    ap.add_argument("--part", choices=("a", "b", "c", "d"), default="a")
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args(argv)
     from transnli.common.lm import DEFAULT_LM, LMSettings
