@@ -210,9 +210,9 @@ def _estimated_text(q: dict) -> str:
     text += "."
     if q["validated"]:
         text += (
-            f" The interval adds to the sampling spread the largest error this method made on a "
-            f"genre left out of the judge's training ({est.estimator_error:.3f}; "
-            "leave-one-genre-out validation, docs/quality-model.md)."
+            f" The interval adds to the sampling spread the largest error this method made on "
+            f"text the judge was never trained on ({est.estimator_error:.3f}; "
+            'docs/quality-model.md, "The estimate on genres the judge never saw").'
         )
     else:
         why = q["judge_problem"] or "the judge file records no validation of the estimate"

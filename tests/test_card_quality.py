@@ -57,7 +57,7 @@ def test_the_em_method_moves_the_estimate_with_the_runs_share_of_good_candidates
     card = "\n".join(quality_text(high))
     assert "EM re-estimation of the prior" in card
     assert "(the judge's training genres: 0.500)" in card
-    assert "the uncorrected mean is 0.700" in card and "(0.040; leave-one-genre-out" in card
+    assert "the uncorrected mean is 0.700" in card and "never trained on (0.040; docs" in card
     assert high["estimate"].estimator_error == 0.04  # the interval holds it (test_precision)
 
 
@@ -106,3 +106,14 @@ def test_export_of_a_run_with_broken_probabilities_writes_a_card_that_says_so(tm
     assert result.exit_code == 0, result.output
     card = (run / "hub" / "README.md").read_text()
     assert "1 of the 4 triples carry a probability that is not a number" in card
+
+
+def test_the_shipped_judge_names_its_method_prior_and_validated_error():
+    from transnli.generator.judge import load_judge
+
+    judge = load_judge()
+    assert judge.training_prior == pytest.approx(0.5648)
+    assert judge.estimate_method == "mean" and judge.estimate_error == pytest.approx(0.108)
+    card = text({"test": rows([judged(0.7)] * 50), "rejected": []}, JUDGE_CFG)
+    assert "Judge file: `judge_gemma3_270m.json`" in card
+    assert "never trained on (0.108; docs/quality-model.md" in card
