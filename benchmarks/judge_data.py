@@ -28,6 +28,7 @@ SETS = {
     "dev": DATA / "quality_dev.jsonl",
     "test": DATA / "quality_test.jsonl",
     "genres": DATA / "quality_genres.jsonl",
+    "genres2": DATA / "quality_genres2.jsonl",
 }
 CACHE = Path(__file__).resolve().parent / ".judge-cache"
 

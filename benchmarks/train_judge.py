@@ -42,6 +42,7 @@ SENTENCE_FILES = {
     "dev": DATA / "quality_dev_sentences.jsonl",
     "test": DATA / "quality_test_sentences.jsonl",
     "genres": DATA / "quality_genres_sentences.jsonl",
+    "genres2": DATA / "quality_genres2_sentences.jsonl",
 }
 DIGITS = 8
 BLOCKS = ("span_modified", "span_shift", "pooled_modified")
@@ -80,6 +81,7 @@ def population_keys(name: str) -> dict[str, set[str]]:
     for label, overrides in (("fast", {}), ("gate", {"acceptability": "none"})):
         _, _, accepted, _, _ = run_preset("fast", overrides, SENTENCE_FILES[name])
         out[label] = {key(r.hypothesis, r.modified_hypothesis) for r in accepted}
+    saved.parent.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps({k: sorted(v) for k, v in out.items()}), encoding="utf-8")
     return out
 

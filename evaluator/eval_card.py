@@ -19,8 +19,8 @@ from typing import Any
 
 from transnli.common.citation import PAPER_BIBTEX, PAPER_TITLE, tool_bibtex
 
-from .compare import MIN_DISCORDANT, comparison_table
-from .formatting import DASH, count_rate, markdown_table, pct, rate_with_ci
+from .compare import MIN_DISCORDANT, comparison_table, confident_holds
+from .formatting import DASH, count_rate, markdown_table, noise_cells, pct, rate_with_ci
 from .model_checks import model_warnings
 from .report import rules_table
 from .rules import EXTRA_KEYS, RULES
@@ -161,6 +161,39 @@ def _rules_section(summary: dict[str, Any]) -> list[str]:
         "95% interval; lower is better, – where the rule never applied.\n",
         _table(overall, ("model", *(f"{r.key} `{r.name}`" for r in RULES))) + "\n",
         *(["Per dataset:\n", per_dataset + "\n"] if per_dataset else []),
+        *_noise_section(summary),
+    ]
+
+
+def _noise_section(summary: dict[str, Any]) -> list[str]:
+    """The violation rates over the triples the judge trusts (all datasets pooled), or one
+    paragraph saying the triples carry no p_good."""
+    quality = summary.get("triple_quality")
+    if quality is None:  # an evaluation made before this section existed
+        return []
+    title = "### On the triples the judge trusts\n"
+    if not quality["p_good_triples"]:
+        return [
+            title,
+            "These triples carry no p_good (the trained judge's probability that H' is good: "
+            "the `fast` preset, an older run, or another generator), so the rates above cannot "
+            "be split by how likely each triple is to be good; a violation on a bad triple counts "
+            "as the model's.\n",
+        ]
+    level = quality["level"]
+    rows = []
+    for m in summary["models"]:
+        for r in RULES:
+            confident, weighted = noise_cells(m["overall"]["rules"][r.key])
+            rows.append((m["model"], f"{r.key} `{r.name}`", confident, weighted))
+    return [
+        title,
+        f"{quality['p_good_triples']} of {quality['n_triples']} triples carry the judge's p_good "
+        f"(mean {quality['mean_p_good']:.3f}), {quality['confident_triples']} at or above "
+        f"{level:g}. Each rule's rate over those confident triples (Wilson 95% interval) and "
+        "weighted by p_good (Wilson 95% interval on the effective sample size): a rate that "
+        "falls there rested on triples the judge doubts.\n",
+        _table(rows, ("model", "rule", f"p_good >= {level:g}", "p_good-weighted")) + "\n",
     ]
 
 
@@ -270,6 +303,7 @@ def _comparison_section(comparison: dict[str, Any] | None) -> list[str]:
         f"marks Holm p < {alpha}). A row with fewer than {MIN_DISCORDANT} discordant triples "
         "is not informative. `comparison.json` holds every number.\n",
         markdown_table(comparison_table(comparison)) + "\n",
+        *(f"On the confident triples: {line}.\n" for line in confident_holds(comparison)),
     ]
 
 

@@ -30,7 +30,7 @@ from .errors import EvaluatorError
 from .family_eval import FamilyLabelling
 from .label_table import LabelTable
 from .labelling import PairProgress, label_model
-from .metrics import EXTRAS_NOTE, ModelCounts
+from .metrics import EXTRAS_NOTE, ModelCounts, quality_section
 from .model_checks import UNKNOWN_SAMPLE, warn_about_models
 from .modelspec import parse_model_specs
 from .outdir import EvaluationFolder, claim_out_dir, run_identity
@@ -74,6 +74,12 @@ def _unlabelled_note(backend: NLIBackend, none: int) -> str:
     apart."""
     if not none:
         return ""
+    why = _unlabelled_why(backend)
+    return f", {none} without a label" + (f" ({why})" if why else "")
+
+
+def _unlabelled_why(backend: NLIBackend) -> str:
+    """ "1 failed request, 2 unparseable replies", or "" for a backend that counts neither."""
     d = backend.describe()
     why = []
     if d.get("request_failures"):
@@ -82,7 +88,24 @@ def _unlabelled_note(backend: NLIBackend, none: int) -> str:
     if d.get("unparseable"):
         n = d["unparseable"]
         why.append(f"{n} unparseable repl{'ies' if n != 1 else 'y'}")
-    return f", {none} without a label" + (f" ({', '.join(why)})" if why else "")
+    return ", ".join(why)
+
+
+def refuse_unlabelled(spec: str, backend: NLIBackend, counts: ModelCounts) -> None:
+    """A model that gave no label for any pair it was asked (an LLM judge whose every reply was
+    unparseable or failed) leaves nothing to evaluate: refused in one line, not reported as a
+    model with 0% of everything."""
+    asked = len(counts.asked)
+    if not asked or len(counts.unlabelled) < asked:
+        return
+    examples = backend.describe().get("unparseable_examples") or []
+    said = f"; its first reply: {examples[0]['reply'][:80]!r}" if examples else ""
+    why = _unlabelled_why(backend)
+    raise EvaluatorError(
+        f"{spec} gave no label for any of the {asked} pairs it was asked"
+        f"{f' ({why})' if why else ''}{said}: nothing to evaluate. An LLM judge may need room "
+        "to answer (--llm-max-tokens) or a larger model; try a few pairs with --limit"
+    )
 
 
 def evaluate_triples(
@@ -132,19 +155,9 @@ def evaluate_triples(
         started = run_clock()
         fam = FamilyLabelling(source.all()) if settings.families else None
         rows = _staged_rows(folder, compare=len(model_list) > 1)
+        job = _LabelJob(source, window, _backend_options(settings, hash_file), cache, fam, rows)
         try:
-            run = _label_models(
-                model_list,
-                source,
-                window,
-                _backend_options(settings, hash_file),
-                cache,
-                fam,
-                settings.all_pairs,
-                settings.show_progress,
-                echo,
-                rows,
-            )
+            run = _label_models(model_list, job, settings, echo)
         finally:
             if cache is not None:
                 cache.close()
@@ -312,78 +325,55 @@ class _Labelled:
     used: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass
+class _LabelJob:
+    """What every model of the run is labelled with: the triples, their windows, the backends'
+    options, the label cache, the families (or None) and the rows' writer (or None)."""
+
+    source: TripleSource
+    window: int | None
+    options: BackendOptions
+    cache: LabelCache | None
+    fam: FamilyLabelling | None
+    rows: _GuardedRows | None
+
+
 def _label_models(
     model_list,
-    source: TripleSource,
-    window: int | None,
-    options: BackendOptions,
-    cache,
-    fam: FamilyLabelling | None,
-    all_pairs: bool,
-    show_progress: bool,
+    job: _LabelJob,
+    settings: EvaluationSettings,
     echo: Callable[[str], None] | None,
-    rows: RowsWriter | None,
 ) -> _Labelled:
     """Load each model in turn (one in memory at a time) and run it over the triples, window by
     window: label what the window (and the families) need, count, write its rows; then close it."""
     alarms = AlarmInputs() if len(model_list) > 1 else None
-    run = _Labelled(facts=read_facts(source, window, alarms), alarms=alarms)
-    sample = _first_sentences(source)
+    run = _Labelled(facts=read_facts(job.source, job.window, alarms), alarms=alarms)
+    sample = _first_sentences(job.source)
     for model in model_list:
         spec = model.name  # what every output calls the model
         model_started = run_clock()
-        backend = create_backend(model.target, model.backend_options(options))
+        backend = create_backend(model.target, model.backend_options(job.options))
         backend.spec = spec
+        note = backend.cost_note(run.facts.n_triples)
+        if echo and note:
+            echo(f"{spec}: {note}")
         runner: NLIBackend = backend
-        if cache is not None and backend.cacheable:
-            runner = CachedBackend(backend, cache)
-        counts = ModelCounts()
-        progress = PairProgress(show_progress, spec, run.facts.n_triples)
-        carried = CarriedLabels(run.facts.carry)
-        extra = 0
-        held = LabelTable() if window is None else None  # a run held whole keeps every label
+        if job.cache is not None and backend.cacheable:
+            runner = CachedBackend(backend, job.cache)
+        counts = ModelCounts(settings.confident_level)
         # the tokenizer's unknown-token share on the run's first sentences, whatever the window
         unknown = backend.unknown_token_share(sample)
         try:
-            for triples in source.windows(window):
-                for block in blocks(triples):
-                    labels = _label_block(
-                        spec, runner, block, all_pairs, progress, carried, counts, rows, run
-                    )
-                    if held is not None:
-                        held.update(labels)
-                    del labels  # not held while the next block is labelled
-                del triples  # not held while the next window is read
-            progress.finish()
-            if held is not None:
-                if fam is not None:
-                    progress.close()
-                    extra = fam.label(spec, runner, held, show_progress)
-                run.results.append((spec, held))
+            extra = _label_windows(spec, runner, job, settings, counts, run)
         finally:
-            progress.close()
             runner.close()
+        refuse_unlabelled(spec, backend, counts)
         run.counts.append((spec, counts))
         pairs = len(counts.asked)
-        st = ModelStats(spec, pairs=pairs + extra)
-        if isinstance(runner, CachedBackend):
-            st.from_cache, st.computed = runner.hits, runner.computed
-        else:
-            st.computed = pairs
+        st = _model_stats(spec, runner, pairs, extra)
         run.stats.append(st)
         if echo:
-            if isinstance(runner, CachedBackend):
-                how = f"{st.from_cache} from cache, {st.computed} computed"
-            else:
-                how = (
-                    "cache not used"
-                    if backend.cacheable
-                    else getattr(backend, "uncached_note", "no model run")
-                )
-            echo(
-                f"{spec}: {st.pairs} pairs labelled "
-                f"({how}){_unlabelled_note(backend, len(counts.unlabelled))}"
-            )
+            echo(_cache_note(backend, runner, st, len(counts.unlabelled)))
         run.described.append(
             {
                 "name": spec,
@@ -395,6 +385,64 @@ def _label_models(
         )
         run.used.append(model_run_info(model, backend, st, run_clock() - model_started))
     return run
+
+
+def _label_windows(
+    spec: str,
+    runner: NLIBackend,
+    job: _LabelJob,
+    settings: EvaluationSettings,
+    counts: ModelCounts,
+    run: _Labelled,
+) -> int:
+    """One model over every window of the run (and its families, when held whole); returns the
+    pairs the families added."""
+    progress = PairProgress(settings.show_progress, spec, run.facts.n_triples)
+    carried = CarriedLabels(run.facts.carry)
+    extra = 0
+    held = LabelTable() if job.window is None else None  # a run held whole keeps every label
+    try:
+        for triples in job.source.windows(job.window):
+            for block in blocks(triples):
+                labels = _label_block(
+                    spec, runner, block, settings.all_pairs, progress, carried, counts, job.rows,
+                    run,
+                )  # fmt: skip
+                if held is not None:
+                    held.update(labels)
+                del labels  # not held while the next block is labelled
+            del triples  # not held while the next window is read
+        progress.finish()
+        if held is not None:
+            if job.fam is not None:
+                progress.close()
+                extra = job.fam.label(spec, runner, held, settings.show_progress)
+            run.results.append((spec, held))
+    finally:
+        progress.close()
+    return extra
+
+
+def _model_stats(spec: str, runner: NLIBackend, pairs: int, extra: int) -> ModelStats:
+    st = ModelStats(spec, pairs=pairs + extra)
+    if isinstance(runner, CachedBackend):
+        st.from_cache, st.computed = runner.hits, runner.computed
+    else:
+        st.computed = pairs
+    return st
+
+
+def _cache_note(backend: NLIBackend, runner: NLIBackend, st: ModelStats, unlabelled: int) -> str:
+    """The line `echo` gets per model: pairs labelled, what the cache served."""
+    if isinstance(runner, CachedBackend):
+        how = f"{st.from_cache} from cache, {st.computed} computed"
+    else:
+        how = (
+            "cache not used"
+            if backend.cacheable
+            else getattr(backend, "uncached_note", "no model run")
+        )
+    return f"{st.spec}: {st.pairs} pairs labelled ({how}){_unlabelled_note(backend, unlabelled)}"
 
 
 def _first_sentences(source: TripleSource) -> list[str]:
@@ -466,6 +514,7 @@ def _summary(
         "datasets": datasets,
         "rules": {r.key: {"name": r.name, "definition": r.description} for r in RULES},
         "extras_note": EXTRAS_NOTE,
+        "triple_quality": quality_section(run.counts[0][1].overall),
         "provenance": {
             "transnli_version": dist_version("transnli") or "unknown",
             "triples_files": files_info,

@@ -32,6 +32,22 @@ def rate_with_ci(cell: dict[str, Any]) -> str:
     )
 
 
+def noise_cells(cell: dict[str, Any]) -> tuple[str, str]:
+    """A rule cell's confident-triple and p_good-weighted rates as text: ("8.0% [3.1, 19.0]
+    (4/50)", "9.1% [4.0, 19.2] (n_eff 45.3)"); dashes where the cell has none."""
+    confident, weighted = cell.get("confident"), cell.get("weighted")
+    if confident is None or weighted is None:
+        return DASH, DASH
+    if weighted.get("rate") is None:
+        return rate_with_ci(confident), f"{DASH} (0 cases)"
+    lo, hi = weighted["ci95"]
+    return (
+        rate_with_ci(confident),
+        f"{pct(weighted['rate'])} [{100 * lo:.1f}, {100 * hi:.1f}] "
+        f"(n_eff {weighted['effective_cases']:.1f})",
+    )
+
+
 def count_rate(rate: float | None, k: int, n: int) -> str:
     return f"{pct(rate)} ({k}/{n})"
 

@@ -19,6 +19,40 @@ def _interval(k: int, n: int) -> tuple[float | None, float | None]:
     return (ci[0], ci[1]) if ci else (None, None)
 
 
+# The confident-triple and p_good-weighted rate beside each rule's (empty where the triples
+# carry no p_good), in this order.
+NOISE_COLUMNS = (
+    "confident_cases",
+    "confident_violations",
+    "confident_rate",
+    "confident_ci95_low",
+    "confident_ci95_high",
+    "weighted_effective_cases",
+    "weighted_rate",
+    "weighted_ci95_low",
+    "weighted_ci95_high",
+)
+
+
+def noise_columns(cell: dict[str, Any]) -> dict[str, Any]:
+    """A rule cell's NOISE_COLUMNS (None where it has no confident or weighted rate)."""
+    confident, weighted = cell.get("confident") or {}, cell.get("weighted") or {}
+    c_lo, c_hi = confident.get("ci95") or (None, None)
+    w_lo, w_hi = weighted.get("ci95") or (None, None)
+    values = (
+        confident.get("cases"),
+        confident.get("violations"),
+        confident.get("rate"),
+        c_lo,
+        c_hi,
+        weighted.get("effective_cases"),
+        weighted.get("rate"),
+        w_lo,
+        w_hi,
+    )
+    return dict(zip(NOISE_COLUMNS, values, strict=True))
+
+
 def metrics_columns(entry: dict[str, Any]) -> dict[str, Any]:
     """One flat row of columns from a metrics entry (a dataset entry or a model's "overall")."""
     n = entry["n_triples"]
@@ -26,6 +60,10 @@ def metrics_columns(entry: dict[str, Any]) -> dict[str, Any]:
         "n_triples": n,
         "accuracy": entry["accuracy"],
         "accuracy_pairs": entry["accuracy_pairs"],
+        # the judge's p_good: how many triples carry it, how many reach the confident level
+        "p_good_triples": (entry.get("p_good") or {}).get("triples", 0),
+        "confident_triples": (entry.get("p_good") or {}).get("confident", 0),
+        "mean_p_good": (entry.get("p_good") or {}).get("mean_p_good"),
     }
     for which in ("entailment", "contradiction"):
         k = entry[f"mutual_{which}"]
@@ -49,6 +87,7 @@ def metrics_columns(entry: dict[str, Any]) -> dict[str, Any]:
                 f"{key}_rate": cell["rate"],
                 f"{key}_ci95_low": lo,
                 f"{key}_ci95_high": hi,
+                **{f"{key}_{k}": v for k, v in noise_columns(cell).items()},
             }
         )
     return row

@@ -13,7 +13,11 @@ is broken. Pure functions of summary.json's content; report.md shows them under 
   less often than a coin with three sides most likely has its labels in another order than its
   config says (ids swapped), which a label map fixes.
 
-Both need a minimum of evidence (MIN_LABELS, MIN_GOLD_PAIRS), so a tiny run does not cry wolf.
+- Pairs left without a label (an LLM judge's unparseable replies or failed requests), with the
+  share it labelled: its rates are over the triples it labelled only.
+
+The label checks need a minimum of evidence (MIN_LABELS, MIN_GOLD_PAIRS), so a tiny run does not
+cry wolf.
 """
 
 from __future__ import annotations
@@ -78,12 +82,35 @@ def below_chance_warning(
     )
 
 
+def unlabelled_warning(name: str, unlabelled: int, described: Mapping[str, Any]) -> str | None:
+    """A warning when a model (an LLM judge) left pairs without a label: the rules then count only
+    the triples it labelled, so the share labelled belongs beside every rate."""
+    asked = described.get("pairs_labelled") or 0
+    if not unlabelled or not asked:
+        return None
+    why = [
+        f"{described[key]} {what}"
+        for key, what in (("unparseable", "unparseable replies"), ("request_failures", "failed"))
+        if described.get(key)
+    ]
+    return (
+        f"{name} labelled {(asked - unlabelled) / asked:.1%} of the {asked} pairs it was asked "
+        f"({unlabelled} without a label{': ' + ', '.join(why) if why else ''}): its rates count "
+        "only the triples it labelled; an LLM judge may need room to answer (--llm-max-tokens)"
+    )
+
+
 def model_warnings(summary: Mapping[str, Any]) -> list[str]:
     """Every warning for every model of an evaluation, in model order."""
     described = {m.get("name"): m for m in summary.get("provenance", {}).get("models", [])}
     out = []
     for entry in summary.get("models", []):
         name, overall = entry["model"], entry["overall"]
+        warning = unlabelled_warning(
+            name, entry.get("unlabelled_pairs", 0), described.get(name, {})
+        )
+        if warning:
+            out.append(warning)
         warning = unknown_tokens_warning(name, described.get(name, {}).get("unknown_tokens"))
         if warning:
             out.append(warning)

@@ -9,7 +9,8 @@ evaluated file that is still the one evaluated (same sha256). The files are
 copied into a staging folder, so nothing is written into the evaluation folder, and sent with the
 shared transport of `transnli.common.hub`. Files of earlier uploads that this evaluation no
 longer has (a figure it did not draw) are deleted from the repo; files the repo holds that
-transnli did not put there are left alone.
+transnli did not put there are left alone. `transnli export EVAL --to card` writes the same
+content into EVAL/hub/ instead, to read offline (`export_evaluation_card`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ SUMMARY, REPORT, RUN_INFO, SAMPLES, COMPARISON, PLOTS = (
     COMPARISON_NAME,
     "plots",
 )
+HUB = "hub"  # where `transnli export EVAL --to card` writes what a publish would upload
 # The files (and folder) a publish owns in the repo: it uploads those the evaluation has and
 # deletes the rest of them there.
 MANAGED = (CARD, SUMMARY, REPORT, RUN_INFO, SAMPLES, COMPARISON, f"{PLOTS}/*")
@@ -144,6 +146,7 @@ def stage(
     """Write the repo's content under `target`: the card and a copy of each file to upload.
     Returns the paths written (relative, sorted)."""
     names = upload_names(evaluation)
+    target.mkdir(parents=True, exist_ok=True)
     for name in names:
         dest = target / name
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -161,6 +164,31 @@ def stage(
     )
     (target / CARD).write_text(card, encoding="utf-8")
     return sorted([CARD, *names])
+
+
+def export_evaluation_card(
+    folder: str | Path,
+    *,
+    title: str | None = None,
+    license: str | None = None,
+    review_of: ReviewOf | None = None,
+) -> Path:
+    """`transnli export EVAL --to card`: what `publish` would upload (the card, README.md, and the
+    files it describes), written into EVAL/hub/ to be read offline before publishing. The folder
+    is replaced whole: written beside it, then renamed into place."""
+    evaluation = open_evaluation(folder)
+    reviews = reviewed_precisions(evaluation, review_of)
+    target = evaluation.dir / HUB
+    partial = evaluation.dir / f".{HUB}.partial"
+    try:
+        shutil.rmtree(partial, ignore_errors=True)
+        stage(evaluation, partial, repo_id=None, title=title, license=license, reviews=reviews)
+        shutil.rmtree(target, ignore_errors=True)
+        partial.rename(target)
+    except OSError as e:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise PublishEvaluationError(f"cannot write {target}: {e.strerror or e}") from e
+    return target
 
 
 def publish_evaluation(

@@ -22,12 +22,13 @@ from .formatting import (
     count_rate,
     json_text,
     markdown_table,
+    noise_cells,
     pct,
     rate_with_ci,
     write_csv,
     write_json,
 )
-from .metric_rows import per_dataset_table, per_model_table
+from .metric_rows import NOISE_COLUMNS, noise_columns, per_dataset_table, per_model_table
 from .rules import EXTRA_KEYS, RULES
 from .samples import SAMPLES_NAME, ExampleCollector, prediction_of, render_examples
 
@@ -144,6 +145,7 @@ def rules_long(summary, extras: bool = False):
                     "rate": c["rate"],
                     "ci95_low": lo,
                     "ci95_high": hi,
+                    **noise_columns(c),
                 }
             )
     cols = [
@@ -156,8 +158,76 @@ def rules_long(summary, extras: bool = False):
         "rate",
         "ci95_low",
         "ci95_high",
+        *NOISE_COLUMNS,
     ]
     return pd.DataFrame(rows, columns=cols)
+
+
+def confident_table(summary, extras: bool = False):
+    """Beside Table 4: one row per dataset x rule x model, the rate over all cases, over the
+    triples the judge is confident in, and p_good-weighted (only datasets with p_good)."""
+    import pandas as pd
+
+    level = summary["triple_quality"]["level"]
+    keys = EXTRA_KEYS if extras else tuple(r.key for r in RULES)
+    rows = []
+    for dataset, model, entry in _cells(summary):
+        if "p_good" not in entry:
+            continue
+        source = entry["extras"] if extras else entry["rules"]
+        for key in keys:
+            confident, weighted = noise_cells(source[key])
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "rule": f"{key} {source[key]['name']}",
+                    "model": model,
+                    "all triples": rate_with_ci(source[key]),
+                    f"p_good >= {level:g}": confident,
+                    "p_good-weighted": weighted,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def quality_lines(summary: dict[str, Any]) -> list[str]:
+    """report.md's section on violation rates over the triples the judge trusts; where no triple
+    carries p_good, one paragraph that says so."""
+    quality = summary.get("triple_quality")
+    if quality is None:  # a summary written before this section existed
+        return []
+    title = "## Table 4b. Violation rates on the triples the judge trusts"
+    n, judged = quality["n_triples"], quality["p_good_triples"]
+    if not judged:
+        return [
+            title,
+            "",
+            "No triple carries the judge's p_good (`checks.acceptability.p_good`: the `fast` "
+            "preset, an older run or another generator's file), so the rates above cannot be "
+            "split by how likely each triple is to be good: a violation on a bad triple (an H' "
+            "that is not coherent English, or means the same as H) counts as the model's.",
+            "",
+        ]
+    level = quality["level"]
+    coverage = (
+        "Every triple carries"
+        if judged == n
+        else f"{judged} of {n} triples carry (the rates below are over those only)"
+    )
+    return [
+        title,
+        "",
+        f"{coverage} the judge's p_good, its calibrated probability that H' is good (mean "
+        f"{quality['mean_p_good']:.3f}); {quality['confident_triples']} have p_good >= {level:g}. "
+        f"Per rule: the rate over all cases (Table 4); over the cases whose triple has p_good "
+        f">= {level:g} (Wilson 95% interval); and p_good-weighted, sum(p_good x violated) / "
+        "sum(p_good) (Wilson 95% interval on the effective sample size n_eff). A rate that "
+        "falls on the confident triples rested partly on triples the judge doubts; one that "
+        "holds there is the model's own (docs/evaluation.md, 'Rates that noise cannot fake').",
+        "",
+        markdown_table(confident_table(summary)),
+        "",
+    ]
 
 
 # --------------------------------------------------------------------------- Table 9
@@ -321,6 +391,7 @@ def render_report(
     for rule in RULES:
         lines.append(f"- {rule.key} `{rule.name}`: {rule.description}")
     lines += ["", markdown_table(rules_table(summary)), ""]
+    lines += quality_lines(summary)
     lines += [
         "## Beyond the paper",
         "",
@@ -354,12 +425,16 @@ def render_report(
 
 
 # --------------------------------------------------------------------------- paired comparison
-def paired_comparison(out_dir: Path, rows: RowsWriter, files: list[Path]) -> dict[str, Any] | None:
+def paired_comparison(
+    out_dir: Path, rows: RowsWriter, files: list[Path], summary: dict[str, Any]
+) -> dict[str, Any] | None:
     """With two or more models: the paired comparison (evaluator/compare.py) of the rows written,
-    into comparison.json and tables/comparison.csv (added to `files`); else None."""
+    also on the triples the judge is confident in (at the summary's level), into comparison.json
+    and tables/comparison.csv (added to `files`); else None."""
     if rows.flags is None or rows.flags.n_models < 2:
         return None
-    result = comparison_result(rows.flags, CompareSettings())
+    level = summary["triple_quality"]["level"]
+    result = comparison_result(rows.flags, CompareSettings(confident_level=level))
     files += write_comparison(out_dir, result)
     return result
 
@@ -439,7 +514,7 @@ def write_outputs(
         pending = plot_worker.render(summary, plot_dir)
     files = rows.finish()
     examples = rows.examples
-    comparison = paired_comparison(out_dir, rows, files)
+    comparison = paired_comparison(out_dir, rows, files, summary)
     p = out_dir / "summary.json"
     write_json(p, summary)
     files.append(p)

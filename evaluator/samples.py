@@ -34,8 +34,9 @@ def extras_outcome(r: TripleLabels) -> dict[str, bool | None]:
 
 
 def sample_row(t: Triple, prediction: dict[str, Any], labels: TripleLabels) -> dict[str, Any]:
-    """One line of samples.jsonl: a predictions.jsonl row plus the sentences, the rule's name and
-    the beyond-paper checks. Keys in a fixed, reading order (sentences first)."""
+    """One line of samples.jsonl: a predictions.jsonl row plus the sentences, the rule's name,
+    the beyond-paper checks and the triple's p_good (null where it has none). Keys in a fixed,
+    reading order (sentences first)."""
     rule = prediction["rule"]
     return {
         "id": prediction["id"],
@@ -51,6 +52,9 @@ def sample_row(t: Triple, prediction: dict[str, Any], labels: TripleLabels) -> d
         "rule_name": RULES_BY_KEY[rule].name if rule else None,
         "violated": prediction["violated"],
         "extras": extras_outcome(labels),
+        # the judge's probability that H' is good; null where the triple carries none (always
+        # present, so every row has the same fields for a table reader)
+        "p_good": t.p_good,
     }
 
 
@@ -128,6 +132,7 @@ def triple_labels(t: Triple, labels: LabelTable, all_pairs: bool = False) -> Tri
         t.gold_label,
         pair=ph,
         unlabelled=unlabelled,
+        p_good=t.p_good,
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from .errors import EvaluatorError
 from .labels import parse_label_map
+from .metrics import CONFIDENT_LEVEL
 
 
 @dataclass
@@ -24,7 +25,9 @@ class EvaluationSettings:
     time (None or 0: the whole run at once; families always hold the run whole).
     `cache_dir` / `no_cache`: the label cache; `show_progress`, `plots`; `overwrite`: replace
     another evaluation's outputs in the output folder; `allow_unfinished`: evaluate a triples
-    file of a generation run that has not finished (refused otherwise)."""
+    file of a generation run that has not finished (refused otherwise). `confident_level`: the
+    judge's p_good at or above which a triple counts as one the judge is confident in (the
+    report's confident-triple rates, docs/evaluation.md)."""
 
     batch_size: int | str = 32
     device: str = "auto"
@@ -45,6 +48,7 @@ class EvaluationSettings:
     compile: bool = False
     window: int | None = None
     allow_unfinished: bool = False
+    confident_level: float = CONFIDENT_LEVEL
 
     def validate(self) -> EvaluationSettings:
         """Raise EvaluatorError for a value no run can use, before anything loads."""
@@ -59,6 +63,9 @@ class EvaluationSettings:
             raise EvaluatorError("max length must be at least 8 tokens")
         if self.window is not None and self.window < 0:
             raise EvaluatorError("window must be at least 1 triple (0: the whole run at once)")
+        level = self.confident_level
+        if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level <= 1:
+            raise EvaluatorError(f"confident level must be above 0 and at most 1 (got {level!r})")
         if self.label_map:
             parse_label_map(self.label_map)  # fail before loading anything
         return self
@@ -82,4 +89,6 @@ class EvaluationSettings:
         }
         if self.families:  # only when set: earlier evaluations keep their identity
             config["families"] = True
+        if self.confident_level != CONFIDENT_LEVEL:  # likewise
+            config["confident_level"] = self.confident_level
         return config

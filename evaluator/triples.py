@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from transnli.generator.record import RecordError
+from transnli.generator.record import RecordError, TripleRecord
 from transnli.generator.run_folder import FINISHED, OUTPUTS, PROGRESS
 from transnli.generator.triples_reader import TableError, read_any
 
@@ -31,6 +31,25 @@ class Triple:
     source: str = ""  # the triples file it came from
     source_id: str = ""  # the source pair's id: triples sharing it form a family (family_eval)
     pipeline: str = ""  # "negation" marks H¬ rather than an H'
+    # The judge's probability that H' is good (TripleRecord.p_good); None where none was recorded.
+    p_good: float | None = None
+
+    @classmethod
+    def of(cls, rec: TripleRecord, source: str, intern: Callable[[str], str] = str) -> Triple:
+        """The slim triple of a generator record (the one place a record's fields are taken);
+        `intern` holds each text once."""
+        return cls(
+            id=rec.id,
+            dataset=intern(rec.dataset),
+            premise=intern(rec.premise),
+            hypothesis=intern(rec.hypothesis),
+            modified=intern(rec.modified_hypothesis),
+            gold_label=rec.gold_label,
+            source=intern(source),
+            source_id=intern(rec.source_id),
+            pipeline=intern(rec.pipeline),
+            p_good=rec.p_good,
+        )
 
 
 def iter_triples(paths: Iterable[str | Path]) -> Iterator[Triple]:
@@ -48,17 +67,7 @@ def iter_triples(paths: Iterable[str | Path]) -> Iterator[Triple]:
         if not path.exists():
             raise EvaluatorError(f"triples file {path} does not exist")
         for rec in read_any(path):
-            yield Triple(
-                id=rec.id,
-                dataset=intern(rec.dataset),
-                premise=intern(rec.premise),
-                hypothesis=intern(rec.hypothesis),
-                modified=intern(rec.modified_hypothesis),
-                gold_label=rec.gold_label,
-                source=intern(str(path)),
-                source_id=intern(rec.source_id),
-                pipeline=intern(rec.pipeline),
-            )
+            yield Triple.of(rec, str(path), intern)
 
 
 _INTERN_LIMIT = 1 << 16  # strings: a premise shared by nearby triples is held once

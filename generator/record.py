@@ -62,6 +62,14 @@ class TripleRecord:
     # Pipeline-specific details (e.g. the LLM's raw reply); None for the WordNet pipeline.
     llm: dict[str, Any] | None = None
 
+    @property
+    def p_good(self) -> float | None:
+        """The trained judge's calibrated probability that H' is good (QUALITY.md), as the
+        judge check keeps it (checks.acceptability.p_good); None where no judge scored this
+        triple (another acceptability check, the `fast` preset, an older run, another
+        generator's file). The evaluator reads it to tell violations on doubtful triples apart."""
+        return judge_probability(self.checks)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         if self.rejected_by is None:
@@ -92,6 +100,19 @@ def stable_id(*parts: object) -> str:
 
 
 REQUIRED = ("premise", "hypothesis", "modified_hypothesis")
+JUDGE_CHECK, JUDGE_FIELD = "acceptability", "p_good"  # where the judge keeps its probability
+
+
+def judge_probability(checks: Any) -> float | None:
+    """checks.acceptability.p_good of a record's `checks` (None where absent); a value that is
+    no probability raises ValueError (parse_triple_dict names the line)."""
+    entry = checks.get(JUDGE_CHECK) if isinstance(checks, dict) else None
+    value = entry.get(JUDGE_FIELD) if isinstance(entry, dict) else None
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{value!r} is not a probability (a number from 0 to 1)")
+    return float(value)
 
 
 def parse_triple_line(line: str, path: str | Path, lineno: int) -> TripleRecord:
@@ -117,6 +138,10 @@ def parse_triple_dict(
         raise RecordError(
             path, lineno, "gold_label", f"{gold!r} is not one of {', '.join(LABELS)} or null", unit
         )
+    try:
+        judge_probability(data.get("checks"))
+    except ValueError as e:
+        raise RecordError(path, lineno, f"checks.{JUDGE_CHECK}.{JUDGE_FIELD}", str(e), unit) from e
     rec = TripleRecord.from_dict(data)
     if not rec.dataset:
         rec.dataset = Path(path).name.split(".")[0]

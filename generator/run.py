@@ -25,7 +25,7 @@ from typing import Any
 
 from transnli.generator import build  # by module: tests replace its functions
 from transnli.generator.checks.base import BackendUnavailable
-from transnli.generator.config import LLM_PIPELINES, LM_CHECKS, GeneratorConfig
+from transnli.generator.config import JUDGE_CHECKS, LLM_PIPELINES, LM_CHECKS, GeneratorConfig
 from transnli.generator.errors import (
     ConfigError,
     InputSourceError,
@@ -133,6 +133,7 @@ def generate_run(
     say = echo or (lambda line: None)
     options.check(config, writes_folder=out_dir is not None)
     opened = _open_input(source, options)
+    _wordnet_ready(config)
     if out_dir is None:
         return _run_in_memory(config, opened, options)
     out = Path(out_dir)
@@ -250,19 +251,45 @@ def _lm_digest(config: GeneratorConfig) -> str | None:
     return identity.get("weights_sha256")
 
 
+def _wordnet_ready(config: GeneratorConfig) -> None:
+    """WordNet for nltk, built on first use where `transnli setup` has not run, before the run
+    folder is touched; its absence is one line (ResourceError). The "llm" pipeline runs without
+    WordNet (it then only skips comparing each answer with WordNet's choice)."""
+    from transnli.generator.doctor import find_wordnet
+    from transnli.generator.wordnet import provide_wordnet
+
+    if find_wordnet() is not None:  # found without importing nltk (seconds): a reused run is quick
+        return
+    try:
+        provide_wordnet()
+    except LookupError as e:
+        if config.pipeline != "llm":
+            raise ResourceError(str(e)) from e
+
+
 def _judge_digest(config: GeneratorConfig) -> str | None:
     """The sha256 of the judge file a run with the judge check uses (None without it); a missing
     file fails here, before the run folder is touched."""
-    if config.acceptability != "judge":
+    if config.acceptability not in JUDGE_CHECKS:
         return None
     from transnli.common.digest import sha256_file
     from transnli.generator.judge import default_judge_path
 
-    path = Path(config.judge_model) if config.judge_model else default_judge_path()
+    if config.judge_model:
+        path = Path(config.judge_model)
+    elif config.acceptability == "judge":
+        path = default_judge_path()
+    else:
+        raise ResourceError(
+            f"acceptability backend '{config.acceptability}': name a trained judge folder with "
+            "--judge-model (benchmarks/train_pair_judge.py trains one)"
+        )
     try:
-        return sha256_file(path)
+        return sha256_file(path)  # a pair judge is a folder: its files' digest
     except OSError as e:
-        raise ResourceError(f"acceptability backend 'judge': {path}: {e.strerror}") from e
+        raise ResourceError(
+            f"acceptability backend '{config.acceptability}': {path}: {e.strerror}"
+        ) from e
 
 
 def _build(config: GeneratorConfig):

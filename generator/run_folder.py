@@ -26,7 +26,15 @@ OUTPUTS = (TRIPLES, REJECTED)
 # them).
 REVIEW_LOG = "review.jsonl"
 REVIEWED_PARQUET, REVIEWED_HUB = "triples.reviewed.parquet", "hub-reviewed"
-REVIEW_DERIVED = (TRIPLES + ".offsets", TRIPLES + ".margins", REVIEWED_PARQUET, REVIEWED_HUB)
+# The uncertain order's cache; `.margins` is an earlier version's, removed with the others.
+UNCERTAINTY_CACHE = TRIPLES + ".uncertainty"
+REVIEW_DERIVED = (
+    TRIPLES + ".offsets",
+    UNCERTAINTY_CACHE,
+    TRIPLES + ".margins",
+    REVIEWED_PARQUET,
+    REVIEWED_HUB,
+)
 # Every name a run writes at the top of its folder; NAME.tmp is NAME being replaced atomically.
 RUN_NAMES = (
     TRIPLES,

@@ -40,6 +40,7 @@ def load_wordnet():
     with _LOAD_LOCK:
         if not isinstance(wordnet, _lazy_loader_class()):
             return wordnet
+        provide_wordnet()
         try:
             from nltk.corpus.reader.wordnet import WordNetCorpusReader
         except ImportError:  # pragma: no cover
@@ -59,6 +60,16 @@ def load_wordnet():
             del wordnet.__dict__["map30"]
             wordnet.__class__ = _DeferredMapReader()
         return wordnet
+
+
+def provide_wordnet() -> None:
+    """Make sure nltk finds WordNet: an install without `transnli setup` builds nltk's copy here,
+    on first use, from the system's WordNet database (about 2 s, once); with none, raises
+    WordNetMissing (a LookupError) whose one line says what to install and run."""
+    from transnli.resources.provision import build_wordnet, nltk_wordnet_available
+
+    if not nltk_wordnet_available():
+        build_wordnet()
 
 
 def _lazy_loader_class():

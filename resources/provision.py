@@ -1,6 +1,8 @@
 """Provision offline resources: WordNet 3.0 for nltk and GloVe vectors in gensim's format.
 
-Run as ``python -m transnli.resources.provision``. Every step is idempotent: it checks first and
+`transnli setup` runs these steps (and the antonym index and the language model's conversion);
+each also runs on first use, so an install without setup still works. ``python -m
+transnli.resources.provision`` runs the two here. Every step is idempotent: it checks first and
 does nothing when the resource is already usable.
 """
 
@@ -12,6 +14,10 @@ import sys
 from pathlib import Path
 
 SYSTEM_WORDNET = Path("/usr/share/wordnet")
+# WordNet's own variable for the folder of its database files (data.noun, index.sense, ...): a
+# WordNet 3.0 installed elsewhere than Debian's place (a source build, another distribution).
+WORDNET_DIR_ENV = "WNSEARCHDIR"
+SETUP_COMMAND = "transnli setup"
 WORDNET_FILES = [
     "adj.exc",
     "adv.exc",
@@ -88,11 +94,42 @@ def cache_dir() -> Path:
     return Path(xdg) / "transnli"
 
 
-def nltk_wordnet_available() -> bool:
-    try:
-        from nltk.corpus import wordnet as wn
+class WordNetMissing(LookupError):
+    """No WordNet for nltk and none to build it from (a LookupError, as nltk's own)."""
 
-        wn.ensure_loaded()
+
+def wordnet_source() -> Path:
+    """The WordNet 3.0 database that nltk's copy is built from: $WNSEARCHDIR, else Debian's."""
+    return Path(os.environ.get(WORDNET_DIR_ENV) or SYSTEM_WORDNET)
+
+
+def wordnet_missing_files(source: Path | None = None) -> list[str]:
+    source = source or wordnet_source()
+    return [f for f in WORDNET_FILES if not (source / f).is_file()]
+
+
+def nltk_data_targets() -> list[Path]:
+    """Where a WordNet copy is written, in order: the environment's own nltk_data (nltk searches
+    it), else transnli's cache (for a read-only environment; `use_cached_nltk_data` tells nltk)."""
+    return [Path(sys.prefix) / "nltk_data", cache_dir() / "nltk_data"]
+
+
+def use_cached_nltk_data() -> None:
+    """Let nltk search the cache's nltk_data (where a read-only environment's copy is built)."""
+    import nltk.data
+
+    cached = str(cache_dir() / "nltk_data")
+    if (Path(cached) / "corpora" / "wordnet").is_dir() and cached not in nltk.data.path:
+        nltk.data.path.append(cached)
+
+
+def nltk_wordnet_available() -> bool:
+    """Whether nltk finds a WordNet corpus (found, not loaded: loading takes seconds)."""
+    import nltk.data
+
+    use_cached_nltk_data()
+    try:
+        nltk.data.find("corpora/wordnet")
         return True
     except LookupError:
         return False
@@ -104,19 +141,22 @@ def lexnames_text() -> str:
     )
 
 
-def build_wordnet_from_system(target_root: Path, source: Path = SYSTEM_WORDNET) -> Path:
-    """Copy the Debian WordNet database into an nltk_data folder and add `lexnames`.
+def build_wordnet_from_system(target_root: Path, source: Path | None = None) -> Path:
+    """Copy the WordNet database into an nltk_data folder and add `lexnames`.
 
     nltk refuses to read paths outside its data roots (symlinks included), hence the copy.
     """
-    missing = [f for f in WORDNET_FILES if not (source / f).is_file()]
+    source = source or wordnet_source()
+    missing = wordnet_missing_files(source)
     if missing:
-        raise FileNotFoundError(
-            f"WordNet files missing in {source}: {', '.join(missing)}. "
-            "Install them with: apt-get install wordnet-base wordnet-sense-index"
+        raise WordNetMissing(
+            f"WordNet is not installed for nltk, and {source} lacks {', '.join(missing[:3])}"
+            f"{' ...' if len(missing) > 3 else ''}: apt-get install wordnet-base "
+            f"wordnet-sense-index (or set {WORDNET_DIR_ENV} to a WordNet 3.0 dict folder), "
+            f"then run `{SETUP_COMMAND}`"
         )
     target = target_root / "corpora" / "wordnet"
-    tmp = target.with_name("wordnet.partial")
+    tmp = target.with_name(f"wordnet.{os.getpid()}.partial")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     for name in WORDNET_FILES:
@@ -127,14 +167,29 @@ def build_wordnet_from_system(target_root: Path, source: Path = SYSTEM_WORDNET) 
     return target
 
 
+def build_wordnet() -> Path:
+    """Build nltk's WordNet from `wordnet_source()` into the first writable `nltk_data_targets()`
+    and tell nltk; raises WordNetMissing (one line) when there is nothing to build it from."""
+    import nltk.data
+
+    problem: OSError | None = None
+    for root in nltk_data_targets():
+        try:
+            target = build_wordnet_from_system(root)
+        except OSError as exc:  # not writable: the next place
+            problem = exc
+            continue
+        if str(root) not in nltk.data.path:
+            nltk.data.path.insert(0, str(root))
+        return target
+    raise WordNetMissing(f"WordNet: cannot write an nltk_data folder ({problem})")
+
+
 def ensure_wordnet() -> str:
     if nltk_wordnet_available():
         return "WordNet: already usable by nltk"
-    target = build_wordnet_from_system(Path(sys.prefix) / "nltk_data")
-    import nltk.data
-
-    nltk.data.path.insert(0, str(Path(sys.prefix) / "nltk_data"))
-    return f"WordNet: built from {SYSTEM_WORDNET} into {target}"
+    target = build_wordnet()
+    return f"WordNet: built from {wordnet_source()} into {target}"
 
 
 GLOVE_NAME = "glove-6B-50d"

@@ -2,8 +2,9 @@
 without loading a 100,000-line file into memory.
 
 The offsets of the non-blank lines are built in one pass and cached next to the file
-(triples.jsonl.offsets; the `uncertain` order's margins likewise, triples.jsonl.margins); a cache
-names the file's size and modification time, so a file that changed since is indexed again.
+(triples.jsonl.offsets; the `uncertain` order's distances likewise, triples.jsonl.uncertainty);
+a cache names the file's size and modification time, so a file that changed since is indexed
+again.
 """
 
 from __future__ import annotations

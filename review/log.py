@@ -43,7 +43,8 @@ LOG = REVIEW_LOG
 ANNOTATOR = re.compile(r"\w[\w .@-]{0,63}")
 MAX_REASON = 2000
 # The judging guideline the page and the card link: docs/judging.md of the source tree the package
-# runs from (the editable install scripts/setup.sh makes; docs/ is not package data).
+# runs from (the editable install scripts/setup.sh makes), or the copy a wheel ships as package
+# data (pyproject.toml: transnli.docs, installed as transnli/docs/ beside transnli/review/).
 GUIDELINE = Path(__file__).resolve().parents[1] / "docs" / "judging.md"
 
 # The guideline's error types (docs/judging.md), in its order; the page's number keys follow it.

@@ -6,11 +6,11 @@ Orders (`--order`):
   the same run, size and seed always give the same items in the same order; the judged sample is
   an unbiased estimate of the run's precision (the card's figure);
 - all: every triple, in file order;
-- uncertain: least certain first: the triples closest to a learned decision boundary, so a
-  judgement teaches the scorer most. The margin is |score - threshold| of the quality_model
-  filter's record (checks.quality_model) where present, else of the acceptability check's
-  (the CoLA or LLM score); triples with neither come last. Ties keep a seeded random order.
-  Reading every record takes seconds on a 100,000-triple run, so the margins are cached too.
+- uncertain: least certain first: the triples whose score lies closest to its check's threshold
+  (the judge's p_good, else the quality scorer's, CoLA's or the language model's score:
+  transnli.review.uncertainty), so a judgement lands where the checks are least sure; triples no
+  check scored come last. Ties keep a seeded random order. Reading every record takes seconds
+  on a 100,000-triple run, so the distances are cached too.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from transnli.generator.run_folder import TRIPLES, UNCERTAINTY_CACHE
 from transnli.review.errors import ReviewError
 from transnli.review.index import LineIndex
 from transnli.review.integrity import ORDERS, RANDOM, TripleKey, random_sample, triple_problem
@@ -36,10 +37,11 @@ from transnli.review.log import (
     judgement_record,
     utc_now,
 )
+from transnli.review.uncertainty import uncertainty
 
-# Checks whose score against a threshold is the margin of the `uncertain` order, first found wins.
-MARGIN_CHECKS = ("quality_model", "acceptability")
-MARGINS = ".margins"  # the margins' cache, next to triples.jsonl (transnli.review.index)
+# The `uncertain` order's distances, cached next to triples.jsonl (transnli.review.index). Not
+# the `.margins` of earlier versions, which read another field and would be taken as current.
+MARGINS = UNCERTAINTY_CACHE.removeprefix(TRIPLES)
 
 
 @dataclass(frozen=True)
@@ -71,17 +73,6 @@ class SessionSettings:
         return f"the {self.order} order"
 
 
-def certainty_margin(record: dict[str, Any]) -> float | None:
-    """How far the record's first scored check is from its threshold; None when none is."""
-    checks = record.get("checks") or {}
-    for name in MARGIN_CHECKS:
-        check = checks.get(name) or {}
-        score, threshold = check.get("score"), check.get("threshold")
-        if isinstance(score, int | float) and isinstance(threshold, int | float):
-            return abs(float(score) - float(threshold))
-    return None
-
-
 def review_order(index: LineIndex, settings: SessionSettings) -> list[int]:
     """The record numbers to show, in order (deterministic for the same file and settings)."""
     n = len(index)
@@ -100,7 +91,7 @@ def review_order(index: LineIndex, settings: SessionSettings) -> list[int]:
 
 def _margins(index: LineIndex) -> Iterator[float]:
     for rec in index.records():
-        margin = certainty_margin(rec)
+        margin = uncertainty(rec)
         yield math.nan if margin is None else margin
 
 

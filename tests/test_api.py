@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from test_evaluate_cli import ALPHA, BETA, FIXTURE, fixture_files  # noqa: F401 - a fixture
+from transnli.evaluator.metric_rows import NOISE_COLUMNS
 
 import transnli
 
@@ -112,7 +113,9 @@ def test_evaluate_a_file_in_memory_matches_the_hand_count(fixture_files, tmp_pat
         "rate",
         "ci95_low",
         "ci95_high",
+        *NOISE_COLUMNS,  # empty: these triples carry no p_good
     ]
+    assert ev.rules[list(NOISE_COLUMNS)].isna().all().all()
     r1 = rules.loc[("alpha", "rule1")]
     assert r1["rate"] == 0.5 and 0 < r1["ci95_low"] < 0.5 < r1["ci95_high"] < 1
     assert ev.accuracy.set_index("dataset")["gold"]["alpha"] == ALPHA["accuracy"]

@@ -189,8 +189,10 @@ def test_doctor_says_how_to_get_the_language_model(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path))  # nothing converted here
     monkeypatch.setattr(lm, "default_model_folder", lambda cache=None: tmp_path / "lm" / "gemma")
     status = {s.name: s for s in run_checks()}["acceptability: lm (gemma3-270m)"]
-    assert not status.usable and "not converted yet" in status.detail
-    assert "scripts/setup.sh" in status.fix
+    # converted on first use (a pip install without setup): usable, and says what it will cost
+    assert status.usable and status.version == "not converted yet"
+    assert "on first use" in status.detail and "transnli setup" in status.detail
+    assert "transnli setup" in status.fix and "scripts/setup.sh" not in status.fix
 
 
 def test_doctor_finds_a_damaged_conversion(converted_lm, tmp_path, monkeypatch):
@@ -208,8 +210,78 @@ def test_doctor_finds_a_damaged_conversion(converted_lm, tmp_path, monkeypatch):
     weights.write_bytes(whole[:1000])
     status = {s.name: s for s in run_checks()}[LM_ROW]
     assert not status.usable and "damaged: model.safetensors is 1000 bytes" in status.detail
-    assert "python -m transnli.common.lm" in status.fix
+    assert "transnli setup" in status.fix
     weights.write_bytes(whole[:-1] + bytes([whole[-1] ^ 0xFF]))  # same size, other bytes
     assert {s.name: s for s in run_checks()}[LM_ROW].usable  # sizes only, instantly
     deep = {s.name: s for s in run_checks(deep=True)}[LM_ROW]
     assert not deep.usable and "do not match the digest" in deep.detail
+
+
+def test_doctor_checks_every_backend_evaluate_accepts():
+    """One checker per registered spec prefix, and every LLM client backend understood."""
+    from transnli.evaluator.backends import registered_prefixes
+    from transnli.evaluator.backends.llm import split_llm_spec
+    from transnli.evaluator.doctor import SPEC_CHECKS
+    from transnli.generator.llm.clients import BACKENDS
+
+    assert set(SPEC_CHECKS) == set(registered_prefixes())
+    for backend in BACKENDS:
+        assert split_llm_spec(f"{backend}:some/model") == (backend, "some/model")
+    assert split_llm_spec("gpt-4o-mini") == ("openai", "gpt-4o-mini")
+
+
+def test_a_local_llm_judge_is_checked_as_a_folder_not_a_server(tmp_path, monkeypatch):
+    """`llm:hf-causal:PATH` runs locally: doctor once said "https://api.openai.com/v1: no
+    connection" for it."""
+    monkeypatch.setenv("TRANSNLI_LLM_BASE_URL", "http://127.0.0.1:9")  # nothing listens there
+    folder = build_tiny_causal_lm(tmp_path / "judge", max_positions=64)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    args = ["doctor", "--json", "--model", f"local=llm:hf-causal:{folder}"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    row = {r["name"]: r for r in json.loads(result.stdout)}["model: local"]
+    assert row["usable"] and "hf-causal folder" in row["detail"] and "openai" not in row["detail"]
+    bad = CliRunner().invoke(main, ["doctor", "--json", "-m", f"e=llm:hf-seq2seq:{empty}"])
+    row = {r["name"]: r for r in json.loads(bad.stdout)}["model: e"]
+    assert bad.exit_code == 1 and not row["usable"] and "holds no weights" in row["detail"]
+    server = CliRunner().invoke(main, ["doctor", "--json", "-m", "s=llm:openai:gpt-x"])
+    row = {r["name"]: r for r in json.loads(server.stdout)}["model: s"]
+    assert not row["usable"] and "127.0.0.1:9: no connection" in row["detail"]
+    assert "llm:hf-causal:FOLDER" in row["fix"]
+
+
+def test_doctor_has_a_row_for_the_default_judge_and_fails_when_the_preset_cannot_run(
+    tmp_path, monkeypatch
+):
+    """The default preset's check is the judge on Gemma: its row says whether the judge file is
+    valid and fits the converted model, and doctor exits 1 when the preset cannot run."""
+    import transnli.generator.judge as judge_module
+
+    judge = "acceptability: judge (gemma3-270m)"
+    result = CliRunner().invoke(main, ["doctor", "--json", "--preset", "default"])
+    assert result.exit_code == 0, result.output  # setup.sh converted Gemma on this machine
+    rows = {r["name"]: r for r in json.loads(result.stdout)}
+    assert rows[judge]["usable"] and "fits gemma-3-270m" in rows[judge]["detail"]
+    assert rows["preset: default"]["usable"]
+    broken = tmp_path / "judge.json"
+    broken.write_text("{not json")
+    monkeypatch.setattr(judge_module, "default_judge_path", lambda: broken)
+    result = CliRunner().invoke(main, ["doctor", "--preset", "default"])
+    assert result.exit_code == 1
+    assert "judge.json: line 1: not valid JSON" in result.output  # the why, beside the fix
+    assert f"default preset: cannot run: {judge} not usable" in result.output
+    fast = CliRunner().invoke(main, ["doctor", "--preset", "fast"])  # needs no judge
+    assert fast.exit_code == 0 and "fast preset: can run here" in fast.output
+    unknown = CliRunner().invoke(main, ["doctor", "--preset", "bogus"])
+    assert unknown.exit_code == 1 and "unknown preset 'bogus'" in unknown.output
+
+
+def test_a_judge_for_another_model_is_reported(converted_lm):
+    """The tiny conversion stands in for Gemma: the shipped judge's layer and width do not fit."""
+    result = CliRunner().invoke(main, ["doctor", "--json", "--preset", "default"])
+    rows = {r["name"]: r for r in json.loads(result.stdout)}
+    row = rows["acceptability: judge (gemma3-270m)"]
+    assert (
+        result.exit_code == 1 and not row["usable"] and "trained for hidden states" in row["detail"]
+    )

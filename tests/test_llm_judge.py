@@ -210,6 +210,13 @@ def test_evaluate_with_an_llm_judge_end_to_end(judge, tmp_path):
     assert ds["unlabelled"]["p_h"] == 1 and ds["unlabelled"]["p_h2"] == 1
     described = summary["provenance"]["models"][0]
     assert described["backend"] == "llm" and described["unparseable"] == 2
+    # the share it labelled is a warning of report.md (it once showed "0.0% (0/2)" and no word)
+    report = (out / "report.md").read_text()
+    assert "## Warnings" in report
+    assert (
+        "llm:openai:judge-1 labelled 87.5% of the 16 pairs it was asked (2 without a label: "
+        "2 unparseable replies)" in report
+    )
     n = len(judge.prompts)
     assert n == 16  # four pairs per triple, each unique pair once
     again = CliRunner().invoke(

@@ -336,3 +336,25 @@ def test_the_card_states_the_reviewed_precision_of_the_evaluated_triples(tmp_pat
     assert publish(out).exit_code == 0
     _, body = split_card(hub.files("someone/results")["README.md"].decode())
     assert "human review" not in body
+
+
+def test_export_writes_the_evaluation_card_offline(evaluation, tmp_path):
+    """`export EVAL --to card` once refused an evaluation ("not a finished transnli run"): it
+    writes EVAL/hub, what `publish` would upload, with no network."""
+    folder = tmp_path / "ev"
+    shutil.copytree(evaluation, folder)
+    res = cli("export", folder, "--to", "card", "--title", "My results")
+    assert res.exit_code == 0, res.output
+    hub = folder / "hub"
+    written = {p.relative_to(hub).as_posix() for p in hub.rglob("*") if p.is_file()}
+    assert written == expected_files(folder) - {".gitattributes"}
+    n = len(written) - 1
+    assert f"exported {hub} (the evaluation card README.md and {n} files)" in res.output
+    staged = stage(open_evaluation(folder), tmp_path / "staged", repo_id=None, title="My results")
+    assert set(staged) == written
+    card = (hub / "README.md").read_text()
+    assert card == (tmp_path / "staged" / "README.md").read_text() and "# My results" in card
+    again = cli("export", folder, "--to", "card", "--title", "My results")
+    assert again.exit_code == 0 and (hub / "README.md").read_text() == card  # deterministic
+    wrong = cli("export", folder, "--to", "parquet")
+    assert wrong.exit_code == 2 and "exports its card only (--to card)" in wrong.output

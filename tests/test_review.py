@@ -24,10 +24,10 @@ from transnli.review.server import ReviewServer
 from transnli.review.session import (
     ReviewSession,
     SessionSettings,
-    certainty_margin,
     highlight_spans,
     review_order,
 )
+from transnli.review.uncertainty import uncertainty
 
 from transnli.cli import main
 
@@ -176,7 +176,7 @@ def test_least_certain_first_orders_by_distance_to_the_threshold(tmp_path):
     run = make_run(tmp_path / "run", recs, [])
     order = review_order(LineIndex(run / "triples.jsonl"), SessionSettings(order="uncertain"))
     assert order == [2, 3, 1, 0]
-    assert certainty_margin(recs[0].to_dict()) is None
+    assert uncertainty(recs[0].to_dict()) is None
     # Triples without a score keep the seeded random order among themselves.
     run = make_run(tmp_path / "plain", [record(i) for i in range(20)], [])
     order = review_order(LineIndex(run / "triples.jsonl"), SessionSettings(order="uncertain"))

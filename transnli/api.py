@@ -238,17 +238,7 @@ def _as_triples(items: Iterable[Any]):
             )
         except RecordError as e:
             raise TransnliError(str(e)) from None
-        out.append(
-            Triple(
-                id=rec.id,
-                dataset=rec.dataset,
-                premise=rec.premise,
-                hypothesis=rec.hypothesis,
-                modified=rec.modified_hypothesis,
-                gold_label=rec.gold_label,
-                source=MEMORY_SOURCE,
-            )
-        )
+        out.append(Triple.of(rec, MEMORY_SOURCE))
     if not out:
         raise TransnliError("no triples given")
     return out
@@ -322,7 +312,8 @@ def evaluate(
     DataFrame with those columns). `models`: `--model` specs ("NAME=hf:PATH?dtype=float16",
     "precomputed:FILE", ...). `options`: `transnli evaluate`'s options by Python name
     (batch_size, device, dtype, max_length, label_map, all_pairs, limit, cache_dir, no_cache,
-    threads, plots, overwrite, ...). With `out_dir`, the files `transnli evaluate` writes.
+    threads, plots, overwrite, confident_level, ...). With `out_dir`, the files `transnli
+    evaluate` writes.
     """
     from transnli.evaluator.errors import EvaluatorError
     from transnli.evaluator.evaluate import evaluate_triples

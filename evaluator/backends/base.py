@@ -100,6 +100,11 @@ class NLIBackend(ABC):
             idx = list(range(start, min(start + size, len(pairs))))
             yield idx, self.predict([pairs[i] for i in idx])
 
+    def cost_note(self, n_triples: int | None) -> str | None:
+        """A line said before labelling where each pair costs much (an LLM writing a reply), so
+        that a long run is expected; None for a model whose labels are cheap."""
+        return None
+
     def check_available(self, pairs: Sequence[Pair]) -> None:  # noqa: B027 - optional hook
         """Raise before any work if some pairs can never be labelled (e.g. absent from a file)."""
 

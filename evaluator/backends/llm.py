@@ -88,7 +88,9 @@ def parse_judge_reply(reply: str | None) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _split(arg: str) -> tuple[str, str]:
+def split_llm_spec(arg: str) -> tuple[str, str]:
+    """(client backend, model) of what follows `llm:`: "hf-causal:/m" -> ("hf-causal", "/m"); a
+    bare model name is an OpenAI-compatible server's."""
     from transnli.generator.llm.clients import BACKENDS
 
     head, sep, rest = arg.partition(":")
@@ -126,7 +128,7 @@ class LLMJudgeBackend(NLIBackend):
         from transnli.generator.llm.clients import LLMError, make_client
         from transnli.generator.llm.prompting import NLI_JUDGE, load_template
 
-        backend, model = _split(arg)
+        backend, model = split_llm_spec(arg)
         x = dict(options.extra or {})
         try:
             client = make_client(
@@ -147,7 +149,12 @@ class LLMJudgeBackend(NLIBackend):
             client.prepare()
         except LLMError as e:
             raise BackendError(f"llm:{arg}: {e}") from e
-        batch = max(int(options.batch_size), int(x.get("llm_concurrency") or 8) * 4)
+        concurrency = int(x.get("llm_concurrency") or 8)
+        # A server answers `concurrency` requests at once, so a batch keeps it busy; a local model
+        # generates one batch of `concurrency` at a time, and the bar moves after each.
+        batch = (
+            concurrency if backend != "openai" else max(int(options.batch_size), concurrency * 4)
+        )
         return cls(client, load_template(x.get("llm_prompt") or NLI_JUDGE), batch_size=batch)
 
     @property
@@ -195,6 +202,22 @@ class LLMJudgeBackend(NLIBackend):
                     )
             out.append(Prediction(label))  # type: ignore[arg-type]
         return out
+
+    def cost_note(self, n_triples: int | None) -> str:
+        """Said before labelling: an LLM's reply costs far more than a classifier's label."""
+        client = getattr(self.client, "inner", self.client)  # the reply cache's wrapped client
+        pairs = f"up to {4 * n_triples} pairs" if n_triples else "every pair"
+        if self.client.backend == "openai":
+            return (
+                f"{pairs} asked of {client.base_url}, {client.concurrency} at a time (replies in "
+                "the reply cache cost nothing)"
+            )
+        return (
+            f"{pairs} answered by {client.model} on this machine "
+            f"({getattr(client, 'device', 'cpu')}), {self.batch_size} at a time, up to "
+            f"{client.max_new_tokens} new tokens a reply: seconds a pair on a CPU "
+            "(--llm-max-tokens and --limit bound it; replies in the reply cache cost nothing)"
+        )
 
     @property
     def uncached_note(self) -> str:

@@ -298,8 +298,8 @@ def _fingerprint(folder: Path) -> str:
 
 # ------------------------------------------------------------------------------ link-grammar
 _LINK_GRAMMAR_FIX = (
-    "apt-get install liblink-grammar5 link-grammar-dictionaries-en (Debian/Ubuntu; "
-    "scripts/setup.sh does it). Or switch with --acceptability cola or --acceptability none"
+    "apt-get install liblink-grammar5 link-grammar-dictionaries-en (Debian/Ubuntu). Or switch "
+    "with --acceptability cola or --acceptability none"
 )
 
 

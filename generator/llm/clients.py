@@ -658,10 +658,12 @@ class _HFClient(LLMClient):
         if self.dtype != "auto":
             kwargs["dtype"] = getattr(torch, self.dtype)
         from safetensors import SafetensorError
+        from transnli.common.lm import quiet_transformers
 
         try:
-            tok = transformers.AutoTokenizer.from_pretrained(self.model)
-            model = auto.from_pretrained(self.model, **kwargs)
+            with quiet_transformers():  # its "Loading weights" bar is not ours: the labelling's is
+                tok = transformers.AutoTokenizer.from_pretrained(self.model)
+                model = auto.from_pretrained(self.model, **kwargs)
         except SafetensorError as e:
             raise LLMError(
                 f"{self.model}: a weights file is corrupt or truncated ({e}); download or save "

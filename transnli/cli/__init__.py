@@ -1,7 +1,7 @@
 """The `transnli` command: one click group, one module per command family (generate, run,
-evaluate and pairs, export and publish, augment, show, alarm, doctor, review). Each command builds
-the settings objects of its job and translates the library's errors into click's; no library module
-imports click."""
+evaluate and pairs, export and publish, augment, show, alarm, doctor, review, setup). Each command
+builds the settings objects of its job and translates the library's errors into click's; no library
+module imports click."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from transnli.cli.publish import export as export_command
 from transnli.cli.publish import publish as publish_command
 from transnli.cli.review import review
 from transnli.cli.run import run
+from transnli.cli.setup import setup
 from transnli.cli.show import show
 from transnli.evaluator.gcpolicy import freeze_after_loading
 from transnli.evaluator.plot_worker import use_plot_worker
@@ -46,4 +47,5 @@ main.add_command(alarm)
 main.add_command(compare)
 main.add_command(run)
 main.add_command(review)
+main.add_command(setup)
 main.add_command(judge)

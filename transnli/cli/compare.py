@@ -16,6 +16,7 @@ from transnli.evaluator.compare import (
     CompareSettings,
     compare_folder,
     comparison_csv,
+    evaluation_level,
     report_lines,
 )
 
@@ -37,6 +38,14 @@ from transnli.evaluator.compare import (
     help="The bootstrap's seed (the same seed gives the same intervals).",
 )
 @click.option(
+    "--confident-level",
+    type=click.FloatRange(min=0, max=1, min_open=True),
+    default=None,
+    metavar="P",
+    help="Check each conclusion on the triples whose judge p_good is at least P (default: the "
+    "level the evaluation used, else 0.8).",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["markdown", "json", "csv"]),
@@ -49,7 +58,7 @@ from transnli.evaluator.compare import (
     is_flag=True,
     help=f"Print only; do not (re)write {COMPARISON_NAME} and tables/{TABLE_NAME} in EVAL_DIR.",
 )
-def compare(eval_dir, resamples, seed, fmt, no_write):
+def compare(eval_dir, resamples, seed, confident_level, fmt, no_write):
     """Compare the models of EVAL_DIR (a `transnli evaluate --out` folder with two or more
     models) rule by rule, pair by pair: difference in violation rate with a paired bootstrap 95%
     interval, McNemar's exact test on the triples where both models' antecedents hold, Holm's
@@ -57,7 +66,9 @@ def compare(eval_dir, resamples, seed, fmt, no_write):
 
     Example: transnli compare runs/eval
     """
-    settings = CompareSettings(resamples=resamples, seed=seed)
+    if confident_level is None:
+        confident_level = evaluation_level(eval_dir)
+    settings = CompareSettings(resamples=resamples, seed=seed, confident_level=confident_level)
     try:
         result = compare_folder(eval_dir, settings, write=not no_write)
     except CompareError as e:
@@ -68,6 +79,11 @@ def compare(eval_dir, resamples, seed, fmt, no_write):
         click.echo(comparison_csv(result), nl=False)
     else:
         click.echo("\n".join(report_lines(result)).rstrip("\n"))
+        if "confident" not in result:
+            click.echo(
+                "\nThe triples carry no p_good (the judge's probability that H' is good), so "
+                "the conclusions cannot be checked on the triples the judge is confident in."
+            )
     if not no_write:
         click.echo(
             f"wrote {eval_dir / COMPARISON_NAME} and {eval_dir / 'tables' / TABLE_NAME}", err=True

@@ -8,7 +8,7 @@ import json
 import click
 
 from transnli.evaluator.doctor import TorchProbe, evaluation_checks
-from transnli.generator.doctor import run_checks
+from transnli.generator.doctor import preset_status, run_checks
 
 
 @click.command()
@@ -23,11 +23,19 @@ from transnli.generator.doctor import run_checks
     "status 1 when one cannot be used.",
 )
 @click.option("--deep", is_flag=True, help="Load every resource for real (slower: 10-20 s).")
-def doctor(as_json, models, deep):
+@click.option(
+    "--preset",
+    default=None,
+    metavar="NAME",
+    help="Say whether this preset can run (default: the one `generate` uses, $TRANSNLI_PRESET "
+    "or default); exit status 1 when it cannot.",
+)
+def doctor(as_json, models, deep, preset):
     """List every resource and backend, whether it is usable, and how to get it when not."""
     probe = TorchProbe(deep)  # first: it runs while the other checks do
     rows = run_checks(deep=deep) + evaluation_checks(models, probe)
-    failed = [r for r in rows if r.name.startswith("model: ") and not r.usable]
+    rows.append(preset_status(rows, preset))
+    failed = [r for r in rows if r.name.startswith(("model: ", "preset: ")) and not r.usable]
     if as_json:
         click.echo(json.dumps([r.__dict__ for r in rows], indent=2))
     else:
@@ -40,10 +48,10 @@ def doctor(as_json, models, deep):
                         r.name,
                         "ok" if r.usable else "MISSING",
                         r.version or "",
-                        r.detail if r.usable else r.fix,
+                        r.detail if r.usable else "; ".join(filter(None, (r.detail, r.fix))),
                     )
                     for r in rows
-                    if not r.name.startswith("model: ")
+                    if not r.name.startswith(("model: ", "preset: "))
                 ],
                 headers=["resource", "status", "version", "detail / how to get it"],
             )
@@ -55,5 +63,7 @@ def doctor(as_json, models, deep):
                     f"\n{r.name[7:]}: {verdict}: {r.detail}"
                     + (f"\n  fix: {r.fix}" if not r.usable else "")
                 )
+        status = rows[-1]
+        click.echo(f"\n{status.name[8:]} preset: {status.detail}")
     if failed:
         raise click.exceptions.Exit(1)

@@ -25,6 +25,7 @@ from transnli.cli.options import (
 )
 from transnli.evaluator.backends.hf import DTYPES
 from transnli.evaluator.errors import EvaluatorError
+from transnli.evaluator.metrics import CONFIDENT_LEVEL
 from transnli.evaluator.settings import EvaluationSettings
 
 MODEL_HELP = (
@@ -138,6 +139,17 @@ EVALUATION_OPTIONS = [
         is_flag=True,
         help="Also label every ordered pair inside each sentence family (P, H, its H' and "
         "H¬) and report stran(K), scomm, sneg (see docs/families.md).",
+    ),
+    option(
+        "evaluation",
+        "confident_level",
+        "--confident-level",
+        type=click.FloatRange(min=0, max=1, min_open=True),
+        default=CONFIDENT_LEVEL,
+        show_default=True,
+        metavar="P",
+        help="Beside each violation rate, report it over the triples whose judge p_good is at "
+        "least P (and p_good-weighted); triples without p_good: said once (docs/evaluation.md).",
     ),
     option(
         "evaluation",

@@ -33,7 +33,8 @@ _LICENSE = click.option(
     metavar="KIND[,KIND]",
     help="What to write: parquet (OUT/triples.parquet, rejected.parquet), hf (OUT/hf_dataset, "
     "a saved datasets.DatasetDict), card (OUT/hub: the data per source dataset and a dataset "
-    "card, ready for `transnli publish`). Repeat it or give a comma list.",
+    "card, ready for `transnli publish`; for an evaluation folder, its evaluation card and the "
+    "files `publish` would upload). Repeat it or give a comma list.",
 )
 @click.option(
     "--reviewed",
@@ -49,9 +50,15 @@ def export(out_dir, kinds, reviewed, title, license_):
     """Export the finished generation run in OUT_DIR, without generating again.
 
     Reads triples.jsonl, rejected.jsonl, stats.json and config.json; every table gets the same
-    declared schema, so the exports of different runs load together.
+    declared schema, so the exports of different runs load together. Given an evaluation folder
+    (the --out of `transnli evaluate`), `--to card` writes OUT_DIR/hub: its evaluation card and
+    the files `transnli publish` would upload, to read offline.
     """
     from transnli.generator.publish import ExportError, export_finished, parse_kinds
+
+    if _is_evaluation(out_dir):
+        _export_evaluation(out_dir, parse_kinds(kinds), reviewed, title, license_)
+        return
     from transnli.review.errors import ReviewError
     from transnli.review.export import export_reviewed
 
@@ -73,6 +80,31 @@ def export(out_dir, kinds, reviewed, title, license_):
         click.echo(f"exported {path}", err=True)
     if not written:
         click.echo(f"{out_dir} has no triples; nothing was exported", err=True)
+
+
+def _is_evaluation(folder: Path) -> bool:
+    try:
+        return folder_kind(folder) == "evaluation"
+    except click.ClickException:  # neither: export's own checks say why
+        return False
+
+
+def _export_evaluation(folder: Path, kinds, reviewed, title, license_) -> None:
+    from transnli.evaluator.publish_eval import PublishEvaluationError, export_evaluation_card
+
+    if reviewed is not None or set(kinds) != {"card"}:
+        raise click.UsageError(
+            f"{folder} is an evaluation folder: it exports its card only (--to card); parquet, "
+            "hf and --reviewed apply to a generation run"
+        )
+    try:
+        hub = export_evaluation_card(
+            folder, title=title, license=license_, review_of=reviewed_precision
+        )
+    except PublishEvaluationError as e:
+        raise click.ClickException(str(e)) from e
+    files = sum(1 for p in hub.rglob("*") if p.is_file())
+    click.echo(f"exported {hub} (the evaluation card README.md and {files - 1} files)", err=True)
 
 
 def folder_kind(folder: Path) -> str:

@@ -1,0 +1,375 @@
+"""The pair judge: a causal language model fine-tuned to read H and H' together and say whether H'
+is good (docs/judging.md: coherent English whose meaning differs from H).
+
+The linear judge (transnli.generator.judge) reads frozen states of each side; what it still keeps
+is about the pair (a fluent swap in the wrong sense, a swap that breaks world knowledge, one that
+leaves the claim unchanged), which needs attention over both sentences at once. Here the model
+reads one prompt that shows both, with the swapped span marked in each (`pair_prompt`); a LoRA
+adapter on its attention and MLP projections (peft) and a linear head on the last token's final
+hidden state are trained end to end for the decision, and the head's score is calibrated by Platt
+scaling on candidates held out from training.
+
+A trained pair judge is a folder that its libraries load:
+
+    FOLDER/pair_judge.json     format, the base model it was trained on, the template, the
+                               calibration, the threshold, the training record and its figures
+    FOLDER/adapter/            the LoRA adapter: PeftModel.from_pretrained(base, FOLDER/adapter)
+    FOLDER/head.safetensors    the head: "weight" [1, width], "bias" [1]
+
+Scoring is deterministic: prompts are read in a fixed order (sorted by token length, then text)
+in batches of the judge's own size, padded on the right (the last real token never sees the
+padding: the model is causal), and each raw score is rounded to ROUND_DIGITS, so the caller's
+batch size or worker never changes a probability. Training: `train_pair_judge`;
+benchmarks/train_pair_judge.py runs it on the judged sets, for any causal LM, and validates it by
+genres left out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+PAIR_JUDGE_FORMAT = "transnli-pair-judge-1"
+META_FILE = "pair_judge.json"
+ADAPTER_DIR = "adapter"
+HEAD_FILE = "head.safetensors"
+ROUND_DIGITS = 4
+TEMPLATE = (
+    "Original: {original}\n"
+    "Changed: {changed}\n"
+    "The word [{old}] was replaced by [{new}]. "
+    "Is the changed sentence good English that says something different?"
+)
+PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+class PairJudgeError(ValueError):
+    """A pair judge folder that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class PairJudgeTraining:
+    """How a pair judge is trained (recorded in its folder)."""
+
+    lora_rank: int = 8
+    lora_alpha: int = 16
+    target_modules: tuple[str, ...] = PROJECTIONS
+    epochs: int = 2
+    batch_size: int = 8
+    learning_rate: float = 2e-4
+    head_learning_rate: float = 1e-3
+    max_tokens: int = 192
+    seed: int = 0
+    template: str = TEMPLATE
+
+    def validate(self) -> None:
+        if self.lora_rank < 1 or self.epochs < 1 or self.batch_size < 1 or self.max_tokens < 16:
+            raise PairJudgeError(
+                "pair judge training: lora_rank, epochs and batch_size must be >= 1 and "
+                f"max_tokens >= 16, got {asdict(self)}"
+            )
+        for name in ("original", "changed", "old", "new"):
+            if "{" + name + "}" not in self.template:
+                raise PairJudgeError(f"pair judge template: it must contain {{{name}}}")
+
+
+def swapped_spans(original: str, changed: str) -> tuple[int, int, int]:
+    """(start, end in original, end in changed): the smallest run of whole words where the two
+    sentences differ (common prefix and suffix, widened to word boundaries)."""
+    start = 0
+    limit = min(len(original), len(changed))
+    while start < limit and original[start] == changed[start]:
+        start += 1
+    tail = 0
+    while (
+        tail < limit - start
+        and original[len(original) - 1 - tail] == changed[len(changed) - 1 - tail]
+    ):
+        tail += 1
+    while start > 0 and original[start - 1].isalnum():
+        start -= 1
+    end_o, end_c = len(original) - tail, len(changed) - tail
+    while end_o < len(original) and original[end_o].isalnum():
+        end_o += 1
+        end_c += 1
+    return start, end_o, end_c
+
+
+def pair_prompt(original: str, changed: str, template: str = TEMPLATE) -> str:
+    """The one text the model reads for a pair: both sentences, the swapped span bracketed in
+    each, and the words themselves."""
+    start, end_o, end_c = swapped_spans(original, changed)
+    old, new = original[start:end_o], changed[start:end_c]
+    return template.format(
+        original=f"{original[:start]}[{old}]{original[end_o:]}",
+        changed=f"{changed[:start]}[{new}]{changed[end_c:]}",
+        old=old,
+        new=new,
+    )
+
+
+@dataclass
+class PairJudgeModel:
+    """A base causal LM with its LoRA adapter (a peft model) and the head."""
+
+    model: Any  # peft.PeftModel over a transformers causal LM
+    head: Any  # torch.nn.Linear(width, 1)
+    tokenizer: Any
+    max_tokens: int = 192
+
+    def raw_scores(self, prompts: Sequence[str], batch_size: int = 16) -> list[float]:
+        """The head's score of each prompt, rounded, independent of `prompts`' order and of
+        what else is in the call (fixed batches over the sorted distinct prompts)."""
+        import torch
+
+        distinct = sorted(set(prompts), key=lambda p: (len(self.encode(p)), p))
+        scores: dict[str, float] = {}
+        self.model.eval()
+        with torch.inference_mode():
+            for lo in range(0, len(distinct), batch_size):
+                chunk = distinct[lo : lo + batch_size]
+                values = self.logits(chunk).tolist()
+                for prompt, value in zip(chunk, values, strict=True):
+                    scores[prompt] = round(value, ROUND_DIGITS)
+        return [scores[p] for p in prompts]
+
+    def encode(self, prompt: str) -> list[int]:
+        return self.tokenizer(prompt, truncation=True, max_length=self.max_tokens)["input_ids"]
+
+    def logits(self, prompts: Sequence[str]):
+        """The head's raw score of each prompt (a tensor, with gradients when training)."""
+        import torch
+
+        batch = self.tokenizer(
+            list(prompts),
+            padding=True,
+            truncation=True,
+            max_length=self.max_tokens,
+            return_tensors="pt",
+        )
+        device = self.head.weight.device
+        ids, mask = batch["input_ids"].to(device), batch["attention_mask"].to(device)
+        body = self.model.get_base_model().model
+        hidden = body(input_ids=ids, attention_mask=mask).last_hidden_state
+        last = mask.sum(dim=1) - 1  # right padding: the last real token of each row
+        states = hidden[torch.arange(hidden.shape[0], device=device), last]
+        return self.head(states.float()).squeeze(-1)
+
+
+def load_base(lm_folder: str | Path, device: str = "cpu"):
+    """The tokenizer (padding on the right) and the float32 causal LM of a local folder."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(lm_folder)
+    tokenizer.padding_side = "right"
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(lm_folder, dtype=torch.float32)
+    return tokenizer, model.to(device)
+
+
+def hidden_width(model) -> int:
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else None
+    return int((config or model.config).hidden_size)
+
+
+def new_pair_judge(lm_folder: str | Path, training: PairJudgeTraining, device: str = "cpu"):
+    """A trainable PairJudgeModel: the base LM with a fresh LoRA adapter and a zero head."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    training.validate()
+    torch.manual_seed(training.seed)
+    tokenizer, base = load_base(lm_folder, device)
+    config = LoraConfig(
+        r=training.lora_rank,
+        lora_alpha=training.lora_alpha,
+        lora_dropout=0.0,
+        target_modules=list(training.target_modules),
+    )
+    model = get_peft_model(base, config)
+    head = torch.nn.Linear(hidden_width(base), 1).to(device)
+    torch.nn.init.zeros_(head.weight)
+    torch.nn.init.zeros_(head.bias)
+    return PairJudgeModel(model, head, tokenizer, training.max_tokens)
+
+
+def train_pair_judge(
+    judge: PairJudgeModel,
+    prompts: Sequence[str],
+    labels: Sequence[int],
+    training: PairJudgeTraining,
+    progress: Callable[[int, float], None] | None = None,
+) -> list[float]:
+    """Fine-tune the adapter and the head on (prompt, label) with a binary cross-entropy, in
+    shuffled batches of a fixed seed; returns each epoch's mean loss. `progress(step, loss)` is
+    called after every step."""
+    import torch
+
+    if len(prompts) != len(labels) or not prompts:
+        raise PairJudgeError("pair judge training needs as many labels as prompts, at least one")
+    generator = torch.Generator().manual_seed(training.seed)
+    adapter = [p for p in judge.model.parameters() if p.requires_grad]
+    optimiser = torch.optim.AdamW(
+        [
+            {"params": adapter, "lr": training.learning_rate},
+            {"params": judge.head.parameters(), "lr": training.head_learning_rate},
+        ]
+    )
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    target = torch.tensor(list(labels), dtype=torch.float32, device=judge.head.weight.device)
+    losses, step = [], 0
+    for _ in range(training.epochs):
+        judge.model.train()
+        order = torch.randperm(len(prompts), generator=generator).tolist()
+        total = 0.0
+        for lo in range(0, len(order), training.batch_size):
+            rows = order[lo : lo + training.batch_size]
+            loss = loss_fn(judge.logits([prompts[i] for i in rows]), target[rows])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            total += loss.item() * len(rows)
+            step += 1
+            if progress is not None:
+                progress(step, loss.item())
+        losses.append(total / len(order))
+    judge.model.eval()
+    return losses
+
+
+def platt(raw: Sequence[float], labels: Sequence[int]) -> dict[str, float]:
+    """Platt scaling: p = sigmoid(a * raw + b), fitted by logistic regression on held-out scores."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(C=1e6).fit(np.asarray(raw, dtype=float)[:, None], list(labels))
+    return {"a": round(float(model.coef_[0, 0]), 6), "b": round(float(model.intercept_[0]), 6)}
+
+
+def calibrated(raw: float, calibration: dict[str, float]) -> float:
+    z = calibration["a"] * raw + calibration["b"]
+    return round(1.0 / (1.0 + math.exp(-max(min(z, 60.0), -60.0))), ROUND_DIGITS)
+
+
+def save_pair_judge(folder: str | Path, judge: PairJudgeModel, meta: dict[str, Any]) -> Path:
+    """Write the judge folder (adapter, head, pair_judge.json last) through a temporary folder
+    renamed into place: an interrupted write never leaves a folder that looks complete."""
+    from safetensors.torch import save_file
+
+    folder = Path(folder)
+    partial = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    judge.model.save_pretrained(partial / ADAPTER_DIR)
+    head = {
+        "weight": judge.head.weight.detach().cpu().contiguous(),
+        "bias": judge.head.bias.detach().cpu().contiguous(),
+    }
+    save_file(head, str(partial / HEAD_FILE))
+    doc = {"format": PAIR_JUDGE_FORMAT, **meta}
+    validate_meta(doc, partial / META_FILE)
+    (partial / META_FILE).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    if folder.exists():
+        raise PairJudgeError(f"{folder}: already exists; a trained judge is never overwritten")
+    os.replace(partial, folder)
+    return folder
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def validate_meta(doc: Any, where: Path) -> None:
+    """Every field scoring needs, checked; one PairJudgeError line naming the field."""
+    if not isinstance(doc, dict):
+        raise PairJudgeError(f"{where}: not a JSON object")
+    if doc.get("format") != PAIR_JUDGE_FORMAT:
+        raise PairJudgeError(f"{where}: field 'format' must be {PAIR_JUDGE_FORMAT!r}")
+    calibration = doc.get("calibration")
+    if not isinstance(calibration, dict) or not all(
+        _finite(calibration.get(k)) for k in ("a", "b")
+    ):
+        raise PairJudgeError(f"{where}: field 'calibration' must hold finite numbers 'a' and 'b'")
+    threshold = doc.get("threshold")
+    if not _finite(threshold) or not 0.0 < threshold < 1.0:
+        raise PairJudgeError(f"{where}: field 'threshold' must be a number between 0 and 1")
+    template = doc.get("template")
+    if not isinstance(template, str) or not all(
+        "{" + k + "}" in template for k in ("original", "changed", "old", "new")
+    ):
+        raise PairJudgeError(
+            f"{where}: field 'template' must be a string with {{original}}, {{changed}}, "
+            "{old} and {new}"
+        )
+    max_tokens = doc.get("max_tokens")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 16:
+        raise PairJudgeError(f"{where}: field 'max_tokens' must be an integer >= 16")
+
+
+@dataclass
+class PairJudge:
+    """A loaded pair judge: calibrated probabilities that each (H, H') is good."""
+
+    model: PairJudgeModel
+    meta: dict[str, Any]
+    source: Path
+    batch_size: int = 16
+
+    @property
+    def threshold(self) -> float:
+        return float(self.meta["threshold"])
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        prompts = [pair_prompt(h, m, self.meta["template"]) for h, m in pairs]
+        raw = self.model.raw_scores(prompts, self.batch_size)
+        return [calibrated(r, self.meta["calibration"]) for r in raw]
+
+
+def load_pair_judge(folder: str | Path, lm_folder: str | Path, device: str = "cpu") -> PairJudge:
+    """The judge in `folder` on the base model in `lm_folder`; every problem is one
+    PairJudgeError line naming the file."""
+    import torch
+    from peft import PeftModel
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    meta_path = folder / META_FILE
+    if not meta_path.is_file():
+        raise PairJudgeError(f"{folder}: not a pair judge folder (no {META_FILE})")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PairJudgeError(f"{meta_path}: not readable JSON ({exc})") from exc
+    validate_meta(meta, meta_path)
+    if not (folder / ADAPTER_DIR / "adapter_config.json").is_file():
+        raise PairJudgeError(f"{folder / ADAPTER_DIR}: no adapter_config.json (not a peft adapter)")
+    tokenizer, base = load_base(lm_folder, device)
+    try:
+        model = PeftModel.from_pretrained(base, folder / ADAPTER_DIR)
+        tensors = load_file(str(folder / HEAD_FILE))
+    except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise PairJudgeError(f"{folder}: the adapter or head cannot be read: {first}") from exc
+    width = hidden_width(base)
+    weight, bias = tensors.get("weight"), tensors.get("bias")
+    if weight is None or bias is None or tuple(weight.shape) != (1, width):
+        raise PairJudgeError(
+            f"{folder / HEAD_FILE}: the head must hold 'weight' [1, {width}] and 'bias' [1] for "
+            f"the base model in {lm_folder} (trained for another model?)"
+        )
+    if not bool(torch.isfinite(weight).all() and torch.isfinite(bias).all()):
+        raise PairJudgeError(f"{folder / HEAD_FILE}: the head holds a non-finite number")
+    head = torch.nn.Linear(width, 1).to(device)
+    with torch.no_grad():
+        head.weight.copy_(weight)
+        head.bias.copy_(bias)
+    judge = PairJudgeModel(model.eval(), head, tokenizer, int(meta["max_tokens"]))
+    return PairJudge(judge, meta, folder)

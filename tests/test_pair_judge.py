@@ -1,0 +1,204 @@
+"""The pair judge (transnli.generator.pair_judge): a LoRA adapter and a head fine-tuned on prompts
+that show H and H' together, saved as a folder peft loads, scored deterministically."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+pytest.importorskip("peft")
+torch = pytest.importorskip("torch")
+
+from tiny_lm import WORDS, build_tiny_causal_lm  # noqa: E402
+from transnli.generator.pair_judge import (  # noqa: E402
+    HEAD_FILE,
+    META_FILE,
+    TEMPLATE,
+    PairJudgeError,
+    PairJudgeTraining,
+    load_pair_judge,
+    new_pair_judge,
+    pair_prompt,
+    save_pair_judge,
+    swapped_spans,
+    train_pair_judge,
+)
+
+pytestmark = pytest.mark.slow
+
+TRAINING = PairJudgeTraining(epochs=6, batch_size=4, head_learning_rate=2e-2, max_tokens=48)
+# good when the soup became cold, bad when it became warm: learnable from the changed word alone
+PAIRS = [
+    (f"{a} soup is hot .", f"{a} soup is {b} .")
+    for a in ("the", "a", "his", "big", "small", "the big")
+    for b in ("cold", "warm")
+]
+LABELS = [int(m.endswith("cold .")) for _, m in PAIRS]
+
+
+def meta(**changes):
+    doc = {
+        "template": TEMPLATE,
+        "max_tokens": TRAINING.max_tokens,
+        "calibration": {"a": 1.0, "b": 0.0},
+        "threshold": 0.5,
+        "language_model": "tiny",
+    }
+    doc.update(changes)
+    return doc
+
+
+@pytest.fixture(scope="module")
+def tiny_lm_dir(tmp_path_factory):
+    words = [*WORDS, "original", ":", "[", "]", "word", "was", "replaced", "by"]
+    return build_tiny_causal_lm(tmp_path_factory.mktemp("tiny-lm"), max_positions=64, words=words)
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_lm_dir, tmp_path_factory):
+    judge = new_pair_judge(tiny_lm_dir, TRAINING)
+    prompts = [pair_prompt(h, m) for h, m in PAIRS]
+    losses = train_pair_judge(judge, prompts, LABELS, TRAINING)
+    folder = save_pair_judge(tmp_path_factory.mktemp("judges") / "pair", judge, meta())
+    return judge, losses, folder
+
+
+@pytest.mark.parametrize(
+    "original, changed, spans",
+    [
+        ("The soup is hot.", "The soup is cold.", (12, 15, 16)),
+        ("He is happy today.", "He is unhappy today.", (6, 11, 13)),
+        ("Buy cheap shoes here.", "Buy expensive shoes here.", (4, 9, 13)),
+    ],
+)
+def test_the_swapped_span_is_the_whole_words_that_differ(original, changed, spans):
+    assert swapped_spans(original, changed) == spans
+
+
+def test_the_prompt_marks_the_swap_in_both_sentences():
+    prompt = pair_prompt("He is happy today.", "He is unhappy today.")
+    assert "Original: He is [happy] today." in prompt
+    assert "Changed: He is [unhappy] today." in prompt
+    assert "[happy] was replaced by [unhappy]" in prompt
+
+
+def test_training_learns_the_decision(trained):
+    judge, losses, _ = trained
+    assert all(math.isfinite(x) for x in losses)
+    assert losses[-1] < losses[0]
+    raw = judge.raw_scores([pair_prompt(h, m) for h, m in PAIRS])
+    good = [r for r, y in zip(raw, LABELS, strict=True) if y]
+    bad = [r for r, y in zip(raw, LABELS, strict=True) if not y]
+    assert min(good) > max(bad)
+
+
+def test_the_folder_is_a_peft_adapter_and_loads_to_the_same_scores(trained, tiny_lm_dir):
+    judge, _, folder = trained
+    config = json.loads((folder / "adapter" / "adapter_config.json").read_text())
+    assert config["peft_type"] == "LORA" and config["r"] == TRAINING.lora_rank
+    loaded = load_pair_judge(folder, tiny_lm_dir)
+    prompts = [pair_prompt(h, m) for h, m in PAIRS]
+    assert loaded.model.raw_scores(prompts) == judge.raw_scores(prompts)
+    assert loaded.threshold == 0.5
+
+
+def test_probabilities_do_not_depend_on_batch_size_or_order(trained, tiny_lm_dir):
+    loaded = load_pair_judge(trained[2], tiny_lm_dir)
+    expected = loaded.probabilities(PAIRS)
+    for size in (1, 3, 16):
+        loaded.batch_size = size
+        assert loaded.probabilities(PAIRS) == expected
+        assert loaded.probabilities(PAIRS[::-1]) == expected[::-1]
+        assert loaded.probabilities(PAIRS[:2]) == expected[:2]
+    assert all(0.0 <= p <= 1.0 for p in expected)
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"calibration": {"a": float("nan"), "b": 0.0}}, "calibration"),
+        ({"calibration": {"a": "1", "b": 0.0}}, "calibration"),
+        ({"threshold": 2.0}, "threshold"),
+        ({"template": "H: {original}"}, "template"),
+        ({"max_tokens": "many"}, "max_tokens"),
+        ({"format": "other"}, "format"),
+    ],
+)
+def test_a_damaged_judge_file_is_refused_naming_the_field(
+    trained, tiny_lm_dir, tmp_path, change, field
+):
+    import shutil
+
+    folder = tmp_path / "pair"
+    shutil.copytree(trained[2], folder)
+    doc = json.loads((folder / META_FILE).read_text())
+    doc.update(change)
+    (folder / META_FILE).write_text(json.dumps(doc))
+    with pytest.raises(PairJudgeError, match=f"field '{field}'"):
+        load_pair_judge(folder, tiny_lm_dir)
+
+
+def test_a_head_for_another_model_or_a_missing_adapter_is_refused(trained, tiny_lm_dir, tmp_path):
+    import shutil
+
+    from safetensors.torch import save_file
+
+    folder = tmp_path / "pair"
+    shutil.copytree(trained[2], folder)
+    save_file({"weight": torch.zeros(1, 24), "bias": torch.zeros(1)}, str(folder / HEAD_FILE))
+    with pytest.raises(PairJudgeError, match=r"weight' \[1, 16\]"):
+        load_pair_judge(folder, tiny_lm_dir)
+    shutil.rmtree(folder / "adapter")
+    with pytest.raises(PairJudgeError, match="no adapter_config.json"):
+        load_pair_judge(folder, tiny_lm_dir)
+
+
+def test_a_trained_judge_is_never_overwritten(trained):
+    judge, _, folder = trained
+    before = (folder / HEAD_FILE).read_bytes()
+    with pytest.raises(PairJudgeError, match="already exists"):
+        save_pair_judge(folder, judge, meta())
+    assert (folder / HEAD_FILE).read_bytes() == before
+
+
+def test_a_generation_with_the_pair_judge_records_its_probability(
+    trained, tiny_lm_dir, tmp_path, monkeypatch
+):
+    from click.testing import CliRunner
+
+    from transnli.cli import main
+
+    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
+    pairs = tmp_path / "pairs.jsonl"
+    with open(pairs, "w", encoding="utf-8") as fh:
+        for i, h in enumerate(["the soup is hot .", "a big dog runs .", "the dog walks ."]):
+            fh.write(
+                json.dumps({"premise": "p", "hypothesis": h, "label": "neutral", "id": i}) + "\n"
+            )
+    out = tmp_path / "run"
+    args = [
+        "generate", str(pairs), "--out", str(out), "--preset", "default", "--grammar", "none",
+        "--filters", "none", "--acceptability", "pair-judge", "--lm", str(tiny_lm_dir),
+        "--judge-model", str(trained[2]), "--judge-threshold", "0.0", "--device", "cpu", "--quiet",
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    triples = [json.loads(x) for x in (out / "triples.jsonl").read_text().splitlines()]
+    assert triples
+    loaded = load_pair_judge(trained[2], tiny_lm_dir)
+    for t in triples:
+        check = t["checks"]["acceptability"]
+        assert check["backend"] == "pair-judge" and check["passed"]
+        assert (
+            check["p_good"]
+            == loaded.probabilities([(t["hypothesis"], t["modified_hypothesis"])])[0]
+        )
+    config = json.loads((out / "config.json").read_text())
+    assert "pair-judge" in json.dumps(config["resources"]["checks"]["acceptability"])
+    # without a folder the check is refused in one line, before any run folder is written
+    bare = [a for a in args if a not in ("--judge-model", str(trained[2]))]
+    refused = CliRunner().invoke(main, [*bare[:3], str(tmp_path / "other"), *bare[4:]])
+    assert refused.exit_code != 0 and "--judge-model" in refused.output
+    assert not (tmp_path / "other").exists()
