@@ -55,8 +55,11 @@ class Judged:
 
 def _run_judge(run_dir: Path) -> tuple[Path, str]:
     """The judge file a run used and the digest its config.json records."""
-    config = json.loads((run_dir / CONFIG).read_text(encoding="utf-8"))
-    cfg = config.get("config") or {}
+    try:
+        config = json.loads((run_dir / CONFIG).read_text(encoding="utf-8"))
+        cfg = config.get("config") or {}
+    except (OSError, ValueError, AttributeError) as e:
+        raise ReviewError(f"{run_dir / CONFIG}: cannot be read as a run's settings ({e})") from e
     if cfg.get("acceptability") != "judge":
         raise ReviewError(f"{run_dir} was not made with the judge (--acceptability judge)")
     entry = ((config.get("resources") or {}).get("checks") or {}).get("acceptability") or {}

@@ -110,3 +110,11 @@ def test_too_few_judgements_other_judges_and_a_changed_judge_are_refused(tmp_pat
     result = cli("judge", "fit", run_a, "--out", tmp_path / "x.json")
     assert result.exit_code == 1 and "changed since the runs were judged" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "x.json").exists()
+
+
+def test_a_damaged_run_config_is_refused_in_one_line(tmp_path, judge_path):
+    run = judged_run(tmp_path / "run", judge_path, n=40)
+    (run / "config.json").write_text("{not json")
+    result = cli("judge", "fit", run, "--out", tmp_path / "x.json")
+    assert result.exit_code == 1 and "config.json cannot be read" in result.output
+    assert "Traceback" not in result.output
