@@ -164,7 +164,7 @@ def summary(per_genre: dict) -> dict:
     for ece in ("ece_raw", "ece_em", "ece_bbse"):
         out[ece] = {
             "max": round(max(g[ece] for g in per_genre.values()), 4),
-            "within_0.05": sum(g[ece] <= 0.05 for g in per_genre.values()),
+            "within_0.05": int(sum(g[ece] <= 0.05 for g in per_genre.values())),
         }
     return out
 

@@ -160,7 +160,7 @@ def calibration_error(p: Sequence[float], good: Sequence[int], bins: int = 10) -
     total = 0.0
     for b in np.unique(index):
         m = index == b
-        total += m.sum() * abs(float(p[m].mean()) - float(good[m].mean()))
+        total += int(m.sum()) * abs(float(p[m].mean()) - float(good[m].mean()))
     return total / len(p)
 
 
