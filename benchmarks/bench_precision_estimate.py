@@ -213,6 +213,14 @@ def shipped_on(name: str, shipped: dict) -> dict:
     }
     out = estimates(p, data["y"], stats, judge.threshold)
     accepted = p >= judge.threshold
+    set_name = name.split(",")[0].split("-sample")[0]
+    judged = load_judgements(SETS[set_name])
+    genres = np.array([judged[k].get("genre") or set_name for k in data["keys"]])
+    out["by_genre"] = {
+        g: estimates(p[genres == g], data["y"][genres == g], stats, judge.threshold)
+        for g in sorted(set(genres))
+        if len(set(genres)) > 1
+    }
     return {
         "set": name,
         "candidates": len(p),
