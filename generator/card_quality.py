@@ -159,22 +159,27 @@ def _measured_text(q: dict) -> str:
     )
 
 
+def _carry(n: int) -> str:
+    return "carries" if n == 1 else "carry"
+
+
 def _count_line(q: dict) -> str:
     acc = q["accepted"]
     notes = []
     if acc.missing:
         notes.append(
-            f"{acc.missing} of the {acc.records} triples carry no judge probability (another "
-            "acceptability backend, or none)"
+            f"{acc.missing} of the {acc.records} triples {_carry(acc.missing)} no judge "
+            "probability (another acceptability backend, or none)"
         )
     if acc.invalid:
         notes.append(
-            f"{acc.invalid} of the {acc.records} triples carry a probability that is not a "
-            "number between 0 and 1 (left out)"
+            f"{acc.invalid} of the {acc.records} triples {_carry(acc.invalid)} a probability "
+            "that is not a number between 0 and 1 (left out)"
         )
     if q["rejected_invalid"]:
         notes.append(
-            f"{q['rejected_invalid']} rejected candidates carry a broken probability (left out)"
+            f"{q['rejected_invalid']} rejected candidates {_carry(q['rejected_invalid'])} a broken "
+            "probability (left out)"
         )
     return (" **Warning:** " + "; ".join(notes) + ".") if notes else ""
 

@@ -67,7 +67,7 @@ def test_the_em_method_moves_the_estimate_with_the_runs_share_of_good_candidates
         ([judged(0.8)] * 9 + [None] * 3, "3 of the 12 triples carry no judge probability"),
         ([judged(0.8)] + [{"backend": "cola", "score": 0.9}] * 11, "11 of the 12 triples"),
         ([judged(0.8)] * 9 + [judged(float("nan"))] * 3, "3 of the 12 triples carry a prob"),
-        ([judged(0.8)] * 11 + [judged(5.0)], "1 of the 12 triples carry a probability"),
+        ([judged(0.8)] * 11 + [judged(5.0)], "1 of the 12 triples carries a probability"),
     ],
 )
 def test_missing_foreign_or_broken_probabilities_are_counted_and_said(entries, says):
@@ -105,7 +105,7 @@ def test_export_of_a_run_with_broken_probabilities_writes_a_card_that_says_so(tm
     result = cli("export", run, "--to", "parquet,card")
     assert result.exit_code == 0, result.output
     card = (run / "hub" / "README.md").read_text()
-    assert "1 of the 4 triples carry a probability that is not a number" in card
+    assert "1 of the 4 triples carries a probability that is not a number" in card
 
 
 def test_the_shipped_judge_names_its_method_prior_and_validated_error():
