@@ -1,5 +1,5 @@
 """Benchmark quality: run a preset over the dev sentences and score what it accepts against the
-hand-judged candidates (../shared/QUALITY.md says how they were judged).
+hand-judged candidates (docs/judging.md says how they were judged).
 
     .venv/bin/python benchmarks/bench_quality.py [--preset default] [--set filters=none] \
         [--set antonyms=broad --set include_aux=true] [--baseline OLD.json] [--save NEW.json] \
@@ -12,12 +12,13 @@ Data (benchmarks/data/):
   modified_hypothesis, coherent, meaning_changed, good, error_type, reason, annotator), made from
   those sentences with the checks off in both antonym modes.
 
-Scores (QUALITY.md): precision = good share of the accepted triples that have a judgement; recall =
-share of the judged-good candidates the run *built* that it still accepts (what the filters and
-checks give up); recall_dev = share of every judged-good candidate in the dev set that is accepted;
-coverage = share of accepted triples that have a judgement (judge the ones listed under `unjudged`
-before trusting a figure whose coverage fell). With --baseline (a JSON this script saved with
---save), it also prints how many of the baseline's good triples are still accepted.
+Scores (docs/judging.md): precision = good share of the accepted triples that have a judgement;
+recall = share of the judged-good candidates the run *built* that it still accepts (what the
+filters and checks give up); recall_dev = share of every judged-good candidate in the dev set
+that is accepted; coverage = share of accepted triples that have a judgement (judge the ones
+listed under `unjudged` before trusting a figure whose coverage fell). With --baseline (a JSON
+this script saved with --save), it also prints how many of the baseline's good triples are still
+accepted.
 
 Prints one JSON object. Not a test: nothing is asserted.
 """

@@ -34,7 +34,7 @@ def sha256_of(*paths: Path) -> str:
 class Dataset:
     names: tuple[str, ...]
     X: np.ndarray  # features, one row per judged candidate that was rebuilt
-    y: np.ndarray  # 1 = good (QUALITY.md)
+    y: np.ndarray  # 1 = good (docs/judging.md)
     groups: np.ndarray  # source sentence (H) index: no sentence in both train and test
     default_accepted: np.ndarray  # bool: the default preset accepts this candidate
     keys: list[str]

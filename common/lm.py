@@ -55,10 +55,15 @@ from typing import Any
 from transnli.common.devices import resolve_device
 from transnli.common.digest import sha256_file
 from transnli.common.folder import fsync_tree, write_json_atomic
+from transnli.common.notice import announce
 
 log = logging.getLogger("transnli")
 
 DEFAULT_LM = "gemma3-270m"
+# What the announcements of slow work say (Gemma 3 270M on 2 busy cores: converted in 167-198 s,
+# loaded in 10 s; a bigger model takes longer, which "about" leaves room for).
+CONVERSION_TIME = "1-4 min, 3.6 GB of memory"
+LOAD_TIME = "5-30 s"
 ROUND_DIGITS = 4
 #: written last into a converted model folder: what it was made from, and its weights' digest
 CONVERSION_RECORD = "transnli-lm.json"
@@ -476,6 +481,10 @@ def _converted(
                 "converting it again"
             )
         gguf, digest = source()
+        announce(
+            f"converting the language model {spec} from GGUF into transnli's cache, once",
+            CONVERSION_TIME,
+        )
         convert_gguf(gguf, folder, digest)
     record = json.loads((folder / CONVERSION_RECORD).read_text(encoding="utf-8"))
     return folder, {
@@ -594,6 +603,7 @@ class CausalLMScorer:
         self._cache_kwarg = "cache" if "cache" in parameters else "past_key_values"
         self._output = OutputLayer.of(model)
         self.computed = 0  # sentences scored by the model (not served by the cache)
+        self.cached = 0  # sentences served by the score cache
         # Called with the number of sentences the model has just scored, after each of its
         # batches (a progress bar inside a long call).
         self.progress: Callable[[int], None] | None = None
@@ -606,6 +616,8 @@ class CausalLMScorer:
         settings.validate()
         where, identity = resolve_model_folder(settings)
         from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+        announce(f"loading the language model {settings.spec}", LOAD_TIME)
 
         try:
             with quiet_transformers():
@@ -635,7 +647,7 @@ class CausalLMScorer:
         """Sentences a second that `compare_many` scores here, timed on `pairs` after one pair
         to warm up, without the score cache (so a rerun measures the model again) and without
         reporting progress; the numbers scored are thrown away."""
-        cache, progress, computed = self._cache, self.progress, self.computed
+        cache, progress, computed, cached = self._cache, self.progress, self.computed, self.cached
         self._cache, self.progress = None, None
         try:
             self.compare_many(pairs[:1])
@@ -644,7 +656,19 @@ class CausalLMScorer:
             seconds = time.perf_counter() - t0
         finally:
             self._cache, self.progress, self.computed = cache, progress, computed
+            self.cached = cached
         return 2 * len(pairs) / max(seconds, 1e-6)
+
+    def run_sentences(self, run: str) -> int | None:
+        """How many sentences an earlier run of key `run` (its input, settings and these weights)
+        had the model score into the score cache, all of them there still; None when unknown
+        (no such run finished, or no cache)."""
+        return None if self._cache is None else self._cache.run_sentences(run)
+
+    def note_run(self, run: str, sentences: int) -> None:
+        """Record that a run of key `run` had `sentences` scored, all now in the score cache."""
+        if self._cache is not None:
+            self._cache.note_run(run, sentences)
 
     def encode(self, sentence: str) -> tuple[int, ...]:
         """The sentence's token ids, starting with the BOS token the model scores from."""
@@ -714,6 +738,7 @@ class CausalLMScorer:
                 h, h2 = pair
                 # A tokenizer without BOS can differ at token 0: nothing before `start` is shared.
                 (todo if h.tokens[: h.start] == h2.tokens[: h.start] else apart).append(pair)
+        self.cached += 2 * (len(requests) - len(todo) - len(apart))  # before the model's work
         for batch in _shared_prefix_batches(todo, self.settings.batch_size):
             self._keep([r for pair in batch for r in pair], *self._forward_pairs(batch, layers))
         self._compute([r for pair in apart for r in pair], layers)
@@ -727,7 +752,9 @@ class CausalLMScorer:
         if self._cache is not None:
             for r in requests:
                 r.result = self._cache.get(r.tokens, r.start)
-        self._compute([r for r in requests if r.result is None])
+        missing = [r for r in requests if r.result is None]
+        self.cached += len(requests) - len(missing)
+        self._compute(missing)
         return [r.result for r in requests]  # type: ignore[misc]
 
     def _compute(self, requests: list[_Request], layers: tuple[int, ...] = ()) -> None:
@@ -1000,6 +1027,9 @@ class ScoreCache:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("CREATE TABLE IF NOT EXISTS scores (key BLOB PRIMARY KEY, value BLOB)")
+            # per generation run (input, settings, weights): the sentences it had scored, so a
+            # rerun's cost line can count them as already here (CausalLMScorer.run_sentences)
+            conn.execute("CREATE TABLE IF NOT EXISTS runs (key BLOB PRIMARY KEY, sentences INT)")
             conn.execute("SELECT count(*) FROM (SELECT 1 FROM scores LIMIT 1)").fetchone()
             self._conn = conn
         except sqlite3.Error as exc:
@@ -1109,6 +1139,27 @@ class ScoreCache:
     ) -> None:
         for layer, side in states.items():
             self._write(self._key(tokens, start, "states", end, layer), side.span + side.pooled)
+
+    def run_sentences(self, run: str) -> int | None:
+        """The sentences a run of key `run` had scored into this cache; None when none did."""
+        if self._conn is None:
+            return None
+        try:
+            row = self._conn.execute(
+                "SELECT sentences FROM runs WHERE key = ?", (self._key((), 0, "run", run),)
+            ).fetchone()
+        except sqlite3.Error:
+            return None  # a lookup for a cost line: never worth stopping a run for
+        return row[0] if row and isinstance(row[0], int) and row[0] >= 0 else None
+
+    def note_run(self, run: str, sentences: int) -> None:
+        if self._conn is None or not self._writable:
+            return
+        with suppress(sqlite3.Error):
+            self._conn.execute(
+                "INSERT OR REPLACE INTO runs VALUES (?, ?)",
+                (self._key((), 0, "run", run), int(sentences)),
+            )
 
     def close(self) -> None:
         if self._conn is not None:

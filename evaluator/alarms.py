@@ -409,7 +409,11 @@ def _joint_value(split: dict[Pattern, Counts], R: int, N: int) -> Fraction:
     return min(vals, default=Fraction(1))
 
 
-class JointTimeout(RuntimeError):
+class JointUnsolved(RuntimeError):
+    """An integer program gave no answer that can be trusted (the caller falls back to the LP)."""
+
+
+class JointTimeout(JointUnsolved):
     """An integer program ran out of its time limit before deciding."""
 
 
@@ -457,7 +461,7 @@ def _joint_feasible(
         any(min(s) < 0 or sum(s) != pats[p] for p, s in split.items())
         or _joint_value(split, R, N) < t
     ):
-        raise RuntimeError("the integer program's solution does not check out exactly")
+        raise JointUnsolved("the integer program's solution does not check out exactly")
     return split
 
 
@@ -550,9 +554,10 @@ def _joint_lp_feasible(pats: dict[Pattern, int], R: int, N: int, t: float) -> bo
         bounds=(0, None),
         method="highs",
     )
-    if res.status not in (0, 2):
-        raise RuntimeError(f"the linear program did not finish: {res.message}")
-    return res.status == 0
+    # 0: a split exists; 2: proven infeasible. Anything else (HiGHS can stop with "model status
+    # Unknown" on a degenerate program exactly at the bound) proves nothing, so t counts as
+    # reachable: the bound only grows, and an alarm above an upper bound stays sound.
+    return res.status != 2
 
 
 def theta_star_joint_lp(patterns: dict[Pattern, int], R: int, digits: int = 6) -> Fraction:
@@ -616,7 +621,7 @@ def m2_alarm(per_judge: Sequence[Sequence[int]], R: int, time_limit: float = 30.
         try:
             theta, pair = theta_star_pairs(per_judge, R, time_limit=time_limit)
             return {"theta": theta, "pair": pair, "method": "integer programs (exact)"}
-        except JointTimeout:
+        except JointUnsolved:
             pass
     theta, pair = theta_star_pairs(per_judge, R, exact=False)
     return {"theta": theta, "pair": pair, "method": "LP relaxation (upper bound, rounded up)"}

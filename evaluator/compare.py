@@ -237,7 +237,9 @@ def pair_conclusion(
 ) -> str:
     """One line for one pair of models over its rows (one per check): on how many checks each
     violates significantly less than the other after Holm (the direction of the discordant
-    triples, which is what the test compares), and how many rows are not informative."""
+    triples, which is what the test compares), and how many rows are not informative. Every count
+    is out of the same number, all the pair's checks (a check with no triple under both models'
+    antecedents has no test: it counts as not significant, and not informative)."""
     tested = [r for r in rows if r["p_holm"] is not None]
     if not tested:
         return (
@@ -251,14 +253,15 @@ def pair_conclusion(
                     for r in tested),
     }  # fmt: skip
     first, second = (name_a, name_b) if wins[name_a] >= wins[name_b] else (name_b, name_a)
+    n = len(rows)
     if wins[first]:
         line = (
-            f"{first} violates less than {second} on {wins[first]} of {len(tested)} checks "
+            f"{first} violates less than {second} on {wins[first]} of {n} checks "
             f"after Holm at {alpha:g}"
         )
     else:
         line = (
-            f"{name_a} and {name_b} differ significantly on none of {len(tested)} checks after "
+            f"{name_a} and {name_b} differ significantly on none of {n} checks after "
             f"Holm at {alpha:g}"
         )
     if wins[second]:
@@ -266,8 +269,7 @@ def pair_conclusion(
     weak = sum(not r["informative"] for r in rows)
     if weak:
         line += (
-            f"; {weak} of {len(rows)} checks not informative (fewer than {MIN_DISCORDANT} "
-            "discordant triples)"
+            f"; {weak} of the {n} not informative (fewer than {MIN_DISCORDANT} discordant triples)"
         )
     return line
 

@@ -397,7 +397,8 @@ def _label_windows(
 ) -> int:
     """One model over every window of the run (and its families, when held whole); returns the
     pairs the families added."""
-    progress = PairProgress(settings.show_progress, spec, run.facts.n_triples)
+    most = sum(run.facts.unique_pair_counts().values())  # the bar's total from the start
+    progress = PairProgress(settings.show_progress, spec, run.facts.n_triples, most)
     carried = CarriedLabels(run.facts.carry)
     extra = 0
     held = LabelTable() if job.window is None else None  # a run held whole keeps every label

@@ -69,7 +69,8 @@ HEATMAP_NOTE = (
 )
 # The heatmap's colour scale ends at the first of these at or above the largest rate shown.
 HEATMAP_TOPS = (5.0, 10.0, 20.0, 50.0, 100.0)
-HEATMAP_TICKS = (0, 1, 2, 5, 10, 20, 30, 50, 75, 100)
+# The colour bar's ticks, most wanted first: a short bar keeps those that fit (colour_bar_ticks).
+HEATMAP_TICKS = (0, 100, 50, 20, 10, 5, 1, 2, 75, 30)
 # sqrt: low rates get most of the colour range, where models differ (0% vs 5% vs 15%)
 HEATMAP_GAMMA = 0.5
 NO_CASE_HATCH = {"facecolor": "white", "edgecolor": "#bbbbbb", "hatch": "////", "linewidth": 0}
@@ -203,6 +204,20 @@ def heatmap_scale(summary: dict[str, Any]):
     return cmap, PowerNorm(HEATMAP_GAMMA, vmin=0.0, vmax=top)
 
 
+def colour_bar_ticks(norm, height_pt: float, font_pt: float) -> list[float]:
+    """The HEATMAP_TICKS a colour bar `height_pt` points tall can label without two labels
+    touching (on the square-root scale 0, 1, 2 and 5 crowd the bottom of a short bar): 0 and the
+    top always, then the others in HEATMAP_TICKS' order, each kept only with a label's height (and
+    a little) between it and every tick kept."""
+    gap = 1.3 * font_pt / max(height_pt, 1.0)  # in the bar's 0-1 coordinates
+    ticks = [t for t in HEATMAP_TICKS if t <= norm.vmax]
+    kept = [0.0, float(norm.vmax)]
+    for t in ticks:
+        if all(abs(norm(t) - norm(k)) >= gap for k in kept):
+            kept.append(float(t))
+    return sorted(kept)
+
+
 def _heatmap_panel(ax, data, labels, cmap, norm, names: Sequence[str]):
     import numpy as np
     from matplotlib.patches import Rectangle
@@ -266,8 +281,11 @@ def heatmap_figure(summary: dict[str, Any]):
         image, ax=list(axes), fraction=0.04, pad=0.015, aspect=max(8, 6 * len(datasets))
     )
     bar.set_label("violation rate (%)")
-    bar.set_ticks([t for t in HEATMAP_TICKS if t <= norm.vmax])
     bar.ax.yaxis.set_major_formatter("{x:g}")
+    fig.draw_without_rendering()  # lays the figure out: the bar's height decides its ticks
+    height_pt = bar.ax.get_window_extent().height * 72 / fig.dpi
+    font_pt = bar.ax.yaxis.get_ticklabels()[0].get_fontsize()
+    bar.set_ticks(colour_bar_ticks(norm, height_pt, font_pt))
     bar.outline.set_linewidth(0.5)
     fig.supxlabel(HEATMAP_NOTE, fontsize=CELL_FONT, color="#444444")
     return fig

@@ -158,9 +158,7 @@ def provenance(config: GeneratorConfig, pipeline, input_desc: dict) -> dict:
             "spacy": dist_version("spacy"),
             "vectors": pipeline.ranker.vectors.version if pipeline.ranker is not None else None,
             "lemminflect": dist_version("lemminflect"),
-            "checks": {
-                c.name: {"backend": c.backend, "version": c.version()} for c in pipeline.checks
-            },
+            "checks": {c.name: _check_provenance(c) for c in pipeline.checks},
             "python": platform.python_version(),
             **(
                 {"negation": pipeline.negator.version}
@@ -185,6 +183,16 @@ def provenance(config: GeneratorConfig, pipeline, input_desc: dict) -> dict:
             ),
         },
     }
+
+
+def _check_provenance(check) -> dict:
+    """A check's backend and version, and the settings it resolved itself (a check backend may
+    define effective_settings(): e.g. the judge's file and threshold when the config says None)."""
+    entry = {"backend": check.backend, "version": check.version()}
+    effective = getattr(check, "effective_settings", None)
+    if effective is not None:
+        entry["settings"] = effective()
+    return entry
 
 
 def _quality_model_provenance(path: str | None) -> dict:

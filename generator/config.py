@@ -228,16 +228,21 @@ def preset_names() -> list[str]:
     )
 
 
-def load_preset(name_or_path: str) -> dict[str, Any]:
+def load_preset(name_or_path: str, source: str = "") -> dict[str, Any]:
+    """A preset's settings, by name or from a .toml file. `source` says where the name came from
+    when the user did not type it (e.g. "$TRANSNLI_PRESET"), so a refusal names it."""
     path = Path(name_or_path)
-    if path.suffix == ".toml" and path.exists():
+    where = f" (from {source})" if source else ""
+    if path.suffix == ".toml":
+        if not path.is_file():
+            raise ConfigError(f"preset file {name_or_path}{where}: no such file")
         text = path.read_text(encoding="utf-8")
     else:
         res = resource_path("presets", f"{name_or_path}.toml")
         if not res.is_file():
             raise ConfigError(
-                f"unknown preset {name_or_path!r}; choose one of {', '.join(preset_names())} or "
-                "pass a .toml file"
+                f"unknown preset {name_or_path!r}{where}; choose one of "
+                f"{', '.join(preset_names())} or pass a .toml file"
             )
         text = res.read_text(encoding="utf-8")
     try:
@@ -317,8 +322,9 @@ def default_preset() -> str:
 def resolve_config(preset: str | None = None, **overrides: Any) -> GeneratorConfig:
     """Preset values (None: `default_preset()`), then every override that is not None
     (`filters` may be a --filters spec)."""
+    source = "" if preset else "$TRANSNLI_PRESET" if os.environ.get("TRANSNLI_PRESET") else ""
     preset = preset or default_preset()
-    values = load_preset(preset)
+    values = load_preset(preset, source)
     values["preset"] = preset
     spec = overrides.pop("filters", None)
     values.update({k: v for k, v in overrides.items() if v is not None})

@@ -1,4 +1,4 @@
-"""The trained judge: the probability that a candidate H' is good (QUALITY.md: coherent English
+"""The trained judge: the probability that a candidate H' is good (docs/judging.md: coherent English
 whose meaning differs from H), from one forward pass of the language model over H and H'.
 
 Features (`judge_features`), all from `CausalLMScorer.read_pairs`:

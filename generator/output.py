@@ -148,6 +148,16 @@ class RunWriter:
             raise
         return self.pairs_done
 
+    def preflight(self) -> None:
+        """Every refusal open() would make (another run's checkpoint or finished marker, a
+        damaged or cut checkpoint), made now and writing nothing: called before a slow start (a
+        language model takes seconds to load), so that such a folder is refused at once."""
+        with self._writing(self.dir):
+            if self.dir.is_dir():
+                state = self._checkpoint()
+                if state is not None:
+                    self._resume_problem(state)
+
     def _checkpoint(self) -> dict | None:
         """The checkpoint to resume from; None when the run starts afresh; refuses the rest."""
         if self.overwrite:
@@ -203,7 +213,8 @@ class RunWriter:
             open(self.path(name), "wb").close()
         fsync_dir(self.dir)
 
-    def _resume(self, state: dict) -> None:
+    def _resume_problem(self, state: dict) -> None:
+        """Refuse a checkpoint whose files were lost or cut since (reads only)."""
         for name, size in state["offsets"].items():
             p = self.path(name)
             if not p.exists():
@@ -212,7 +223,7 @@ class RunWriter:
                         f"{p} is missing, but {self.path(PROGRESS)} says it held {size} bytes "
                         "at the last checkpoint; pass --overwrite to start again"
                     )
-                p.touch()
+                continue
             actual = p.stat().st_size
             if actual < size:  # never pad: what was lost is lost, and the user must know
                 raise OutputError(
@@ -220,6 +231,13 @@ class RunWriter:
                     f"{self.path(PROGRESS)}): it was cut or replaced; pass --overwrite to start "
                     "again"
                 )
+
+    def _resume(self, state: dict) -> None:
+        self._resume_problem(state)
+        for name, size in state["offsets"].items():
+            p = self.path(name)
+            if not p.exists():
+                p.touch()
             os.truncate(p, size)  # drop what a stopped batch half-wrote
         self.pairs_done = state["pairs_done"]
         self.resumed_stats = state["stats"]

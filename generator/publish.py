@@ -239,10 +239,10 @@ def write_hub_data(
     hub: Path,
     splits: dict[str, list[dict[str, Any]]],
     to_table: Callable[[list[dict[str, Any]]], Any] = arrow_table,
-) -> tuple[dict, dict, dict] | None:
+) -> tuple[dict, dict] | None:
     """The data half of OUT/hub, made anew: each split's rows ("test", "rejected") split by source
     dataset into data/CONFIG/SPLIT.parquet, tables made by `to_table`. Returns the card's
-    (files, counts, nbytes) per config and split, or None when there are no rows at all."""
+    (files, counts) per config and split, or None when there are no rows at all."""
     if hub.exists():
         shutil.rmtree(hub)  # what an earlier export wrote, e.g. a dataset this run no longer has
     by_config: dict[str, dict[str, list[dict[str, Any]]]] = {}
@@ -251,19 +251,16 @@ def write_hub_data(
             config = by_config.setdefault(config_name(row["dataset"]), {s: [] for s in splits})
             config[split].append(row)
     files: dict[str, dict[str, str]] = {}
-    nbytes: dict[str, dict[str, int]] = {}
     for cfg in sorted(by_config):
         for split, rows in by_config[cfg].items():
             if rows:
                 rel = f"data/{cfg}/{split}.parquet"
-                table = to_table(rows)
-                write_parquet(table, hub / rel)
+                write_parquet(to_table(rows), hub / rel)
                 files.setdefault(cfg, {})[split] = rel
-                nbytes.setdefault(cfg, {})[split] = table.nbytes
     if not files:
         return None
     counts = {c: {split: len(rows) for split, rows in s.items()} for c, s in by_config.items()}
-    return files, counts, nbytes
+    return files, counts
 
 
 def export_card(
@@ -279,7 +276,7 @@ def export_card(
     data = write_hub_data(hub, splits)
     if data is None:  # no triples and no rejects: nothing a card could describe
         return []
-    files, counts, nbytes = data
+    files, counts = data
     text = render_card(
         run,
         files,
@@ -287,7 +284,6 @@ def export_card(
         title=title,
         license=license,
         repo_id=repo_id,
-        nbytes=nbytes,
         estimate=card_quality(splits, run.config.get("config") or {}),
     )
     hub.mkdir(parents=True, exist_ok=True)
@@ -378,13 +374,12 @@ def card_metadata(
     files: dict[str, dict[str, str]],
     counts: dict[str, dict[str, int]],
     license: str | None = None,
-    nbytes: dict[str, dict[str, int]] | None = None,
 ) -> dict[str, Any]:
-    """The YAML front matter of the card (the Hub's dataset card metadata)."""
-    import datasets
-    from datasets.info import DatasetInfosDict
-    from huggingface_hub import DatasetCardData
-
+    """The YAML front matter of the card (the Hub's dataset card metadata): what the Hub needs to
+    find and read the files (configs and their data files) and to list the dataset. No
+    `dataset_info`: every Parquet file carries the `datasets` features in its own schema metadata
+    (generator/schema.py, arrow_table), so the Hub and `load_dataset` read the ClassLabel and the
+    nested `checks` struct from the files; declared in YAML they took over a thousand lines."""
     configs = []
     many = len(files) > 1
     if many:
@@ -404,32 +399,6 @@ def card_metadata(
         if not many:
             entry["default"] = True
         configs.append(entry)
-    # dataset_info in the Hub's own format, made by `datasets` itself (as push_to_hub does).
-    infos = {}
-    sizes = nbytes or {}
-    split_counts = {cfg: counts[cfg] for cfg in files}
-    split_sizes = {cfg: sizes.get(cfg, {}) for cfg in files}
-    if many:
-        split_counts["all"] = {
-            s: sum(c.get(s, 0) for c in counts.values()) for s in ("test", "rejected")
-        }
-        split_sizes["all"] = {
-            s: sum(c.get(s, 0) for c in split_sizes.values()) for s in ("test", "rejected")
-        }
-    for cfg, per_split in split_counts.items():
-        # num_bytes: the split's size in Arrow (what `datasets` reports for a split)
-        splits = datasets.SplitDict(
-            {
-                s: datasets.SplitInfo(s, num_bytes=split_sizes[cfg].get(s, 0), num_examples=n)
-                for s, n in per_split.items()
-                if n
-            }
-        )
-        infos[cfg] = datasets.DatasetInfo(
-            features=triple_features(), config_name=cfg, splits=splits
-        )
-    card_data = DatasetCardData()
-    DatasetInfosDict(infos).to_dataset_card_data(card_data)
     total = sum(c.get("test", 0) for c in counts.values())
     return {
         "license": card_license(sorted(files), license),
@@ -441,7 +410,6 @@ def card_metadata(
         "source_datasets": sorted(files),
         "tags": ["nli", "adversarial", "antonym", "consistency", "transnli"],
         "configs": configs,
-        "dataset_info": card_data.to_dict()["dataset_info"],
     }
 
 
@@ -481,6 +449,17 @@ LM_CHOICE_ROWS = {
     CHOICE: "not chosen among a word's antonyms by the language model (lm_antonyms)",
     PER_SENTENCE: "over the per-sentence limit, by the language model's score (max_per_sentence)",
 }
+
+
+def effective_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The run's settings with what a check resolved itself filled in where the config says None
+    (config.json's resources.checks.NAME.settings: the judge's file and threshold)."""
+    cfg = dict(config.get("config") or {})
+    for check in ((config.get("resources") or {}).get("checks") or {}).values():
+        for key, value in ((check or {}).get("settings") or {}).items():
+            if cfg.get(key) is None:
+                cfg[key] = value
+    return cfg
 
 
 def _settings_rows(cfg: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -606,7 +585,6 @@ def render_card(
     title: str | None = None,
     license: str | None = None,
     repo_id: str | None = None,
-    nbytes: dict[str, dict[str, int]] | None = None,
     estimate: dict | None = None,
 ) -> str:
     """The dataset card: YAML front matter and a Markdown body, from the run's own files."""
@@ -615,7 +593,7 @@ def render_card(
     cfg = run.config.get("config") or {}
     names = sorted(files)
     title = title or f"transnli antonym-replacement triples ({', '.join(names) or 'empty'})"
-    meta = card_metadata(run, files, counts, license, nbytes)
+    meta = card_metadata(run, files, counts, license)
     meta["pretty_name"] = title
     front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
     total = sum(c.get("test", 0) for c in counts.values())
@@ -653,7 +631,7 @@ def render_card(
         "## Method\n",
         _method_text(pipeline),
         "## Preset and settings\n",
-        _table(_settings_rows(cfg), ("setting", "value")) + "\n",
+        _table(_settings_rows(effective_config(run.config)), ("setting", "value")) + "\n",
         "## Filters\n",
         (
             "\n".join(f"- `{f}`: {filter_summary(f)}" for f in filters)

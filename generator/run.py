@@ -169,6 +169,7 @@ def generate_run(
             for path in writer.write_exports(list(options.exports)):
                 say(f"exported {path}")
             return RunResult(stats=finished, out_dir=out)
+        writer.preflight()  # a folder open() would refuse is refused before the model loads
         try:
             pipeline = _build(config)
         except ResourceError:
@@ -325,24 +326,55 @@ def language_model(pipeline):
 
 
 class LMProgress:
-    """The language model's sentences on the progress bar, counted after each of the model's
-    batches: a pipeline batch of 256 pairs keeps the model busy for minutes on a CPU, and the bar
-    (which counts pairs per pipeline batch) would sit still all that time."""
+    """The language model's work on the progress bar, told after each of the model's batches: a
+    pipeline batch of 256 pairs keeps the model busy for minutes on a CPU, and a bar that counted
+    pairs only when a pipeline batch ends would sit at 0 all that time. So the pairs of the batch
+    in progress move with the sentences scored (SENTENCES_PER_PAIR each, never the whole batch
+    before it ends), and the batch's end sets the exact count; the postfix says how many sentences
+    the model scored and how many the score cache served."""
 
-    def __init__(self, bar):
-        self.bar = bar
-        self.sentences = 0
+    def __init__(self, bar, scorer, batch_pairs: int, left: int | None):
+        self.bar, self.scorer = bar, scorer
+        self.batch_pairs = batch_pairs  # the most pairs one pipeline batch holds
+        self.left = left  # pairs still to do (None: unknown)
+        self.computed = 0  # sentences the model scored, as it reports them after each batch
+        self.start = self.batch_start = self.seen()
+        self.credited = 0  # pairs of the batch in progress already on the bar
+
+    def seen(self) -> tuple[int, int]:
+        """(scored, served by the score cache) so far; the scorer counts its cache hits before
+        the model's batches start."""
+        return self.computed, self.scorer.cached
 
     def __call__(self, n: int) -> None:
-        self.sentences += n
-        self.bar.set_postfix_str(f"lm: {self.sentences} sentences scored", refresh=False)
+        self.computed += n
+        computed, cached = self.seen()
+        in_batch = computed - self.batch_start[0] + cached - self.batch_start[1]
+        most = self.batch_pairs if self.left is None else min(self.batch_pairs, self.left)
+        want = min(int(in_batch / SENTENCES_PER_PAIR), most - 1)
+        if want > self.credited:
+            self.bar.update(want - self.credited)
+            self.credited = want
+        self.bar.set_postfix_str(
+            f"lm: {computed - self.start[0]} sentences scored, {cached - self.start[1]} from the "
+            "score cache",
+            refresh=False,
+        )
         self.bar.update(0)  # redraws when tqdm's interval has passed
 
+    def batch_done(self, n_pairs: int) -> None:
+        """The pipeline batch of `n_pairs` ended: the bar gets the rest of its pairs."""
+        self.bar.update(n_pairs - self.credited)
+        self.credited, self.batch_start = 0, self.seen()
+        if self.left is not None:
+            self.left = max(self.left - n_pairs, 0)
 
-def lm_cost_line(pipeline, pairs: int | None) -> str | None:
+
+def lm_cost_line(pipeline, pairs: int | None, run: str | None = None) -> str | None:
     """What the language model will cost this run, said before it starts: its sentences (about
-    SENTENCES_PER_PAIR an input pair) at the speed measured now on this device. None without
-    the model."""
+    SENTENCES_PER_PAIR an input pair) at the speed measured now on this device; nothing when the
+    score cache holds every sentence an earlier run of the same key `run` (input, settings,
+    weights) had scored. None without the model."""
     scorer = language_model(pipeline)
     if scorer is None:
         return None
@@ -352,6 +384,12 @@ def lm_cost_line(pipeline, pairs: int | None) -> str | None:
     model = (
         f"{ident.get('spec')} ({ident.get('class')}, {ident.get('dtype')}, {scorer.model.device})"
     )
+    held = scorer.run_sentences(run) if run is not None else None
+    if held is not None:
+        return (
+            f"language model {model}: the score cache holds the {held} sentences an earlier run "
+            "of this input and these settings had scored: next to nothing to compute"
+        )
     try:
         rate = scorer.measure_speed()
     except LMError:  # a short context: the measuring sentences do not fit; the run says so later
@@ -384,8 +422,10 @@ def _run_batches(pipeline, opened: _Input, options: RunOptions, sink, *, done: i
     duplicates = DuplicateCounter()
     bar = progress_bar(opened, limit, done, options.quiet)
     scorer = language_model(pipeline)
+    lm = None
     if scorer is not None:
-        scorer.progress = LMProgress(bar)
+        left = None if bar.total is None else max(bar.total - done, 0)
+        lm = scorer.progress = LMProgress(bar, scorer, pipeline.config.batch_size, left)
 
     def recounted() -> None:
         if opened.bad:
@@ -397,7 +437,10 @@ def _run_batches(pipeline, opened: _Input, options: RunOptions, sink, *, done: i
         for batch in run_batches(pipeline, pairs, options.workers):
             recounted()
             sink(batch)
-            bar.update(batch.n_pairs)
+            if lm is not None:
+                lm.batch_done(batch.n_pairs)
+            else:
+                bar.update(batch.n_pairs)
     except InputError as e:
         raise InputSourceError(str(e), e.line) from e
     except LLMError as e:
@@ -443,9 +486,11 @@ def _write_run(writer, pipeline, config, opened: _Input, out_dir, options: RunOp
     if writer.resumed_stats:
         pipeline.stats = type(pipeline.stats).from_dict(writer.resumed_stats)
     total = _count_lines(opened.path, config.limit) if opened.path is not None else None
-    cost = lm_cost_line(pipeline, None if total is None else max(total - done, 0))
+    cost = lm_cost_line(pipeline, None if total is None else max(total - done, 0), writer.fp)
     if cost:
         say(cost)
+    scorer = language_model(pipeline)
+    asked = 0 if scorer is None else scorer.computed + scorer.cached
     if done:
         say(f"Resuming {out_dir}: {done} pairs already done.")
     elif writer.resumed:
@@ -459,6 +504,9 @@ def _write_run(writer, pipeline, config, opened: _Input, out_dir, options: RunOp
 
     try:
         duplicates = _run_batches(pipeline, opened, options, write, done=done, folder=True)
+        # the whole input's sentences are in the cache now (counted here: in this process)
+        if scorer is not None and not done and options.workers <= 1:
+            scorer.note_run(writer.fp, scorer.computed + scorer.cached - asked)
         stats = pipeline.stats.to_dict()
         for path in writer.finish(stats, list(options.exports)):
             say(f"exported {path}")

@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from transnli.common.notice import announce
 from transnli.common.versions import dist_version
 from transnli.resources.provision import (
     GLOVE_NAME,
@@ -44,6 +45,9 @@ def load_vectors(path: str | Path | None = None) -> LoadedVectors:
             )
         target = default_glove_path()
         if not target.exists():
+            announce(
+                f"preparing the word vectors ({GLOVE_NAME}) in transnli's cache, once", "5-15 s"
+            )
             prepare_glove(target)
         kv = _load_mapped(target)
         return LoadedVectors(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 
+from transnli.common.notice import announce
 from transnli.generator.wordnet_index import antonym_index, fold_pos
 
 # -- loading nltk's reader -------------------------------------------------------------------------
@@ -66,9 +67,15 @@ def provide_wordnet() -> None:
     """Make sure nltk finds WordNet: an install without `transnli setup` builds nltk's copy here,
     on first use, from the system's WordNet database (about 2 s, once); with none, raises
     WordNetMissing (a LookupError) whose one line says what to install and run."""
-    from transnli.resources.provision import build_wordnet, nltk_wordnet_available
+    from transnli.resources.provision import (
+        build_wordnet,
+        nltk_wordnet_available,
+        wordnet_missing_files,
+    )
 
     if not nltk_wordnet_available():
+        if not wordnet_missing_files():  # else build_wordnet refuses at once: nothing to announce
+            announce("building WordNet for nltk from the system's database, once", "a few seconds")
         build_wordnet()
 
 

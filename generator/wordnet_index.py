@@ -29,6 +29,8 @@ import threading
 from pathlib import Path
 from typing import NamedTuple
 
+from transnli.common.notice import announce
+
 FORMAT = 2
 DATA_FILES = {"n": "data.noun", "v": "data.verb", "a": "data.adj", "r": "data.adv"}
 
@@ -202,6 +204,7 @@ def _load_or_build(wn, cache_folder: Path | None) -> AntonymIndex | None:
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
             entries = None
     if entries is None:
+        announce("building WordNet's antonym index in transnli's cache, once", "10-45 s")
         entries = build_entries(wn, root)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

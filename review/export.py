@@ -166,21 +166,6 @@ def review_section(
     return "\n".join(lines)
 
 
-def _card_front(text: str, mode: str) -> str:
-    """Add the column to the card's declared features (column mode)."""
-    import yaml
-
-    if mode == "good-only":
-        return text
-    _, front, body = text.split("---\n", 2)
-    meta = yaml.safe_load(front)
-    infos = meta.get("dataset_info")
-    for info in infos if isinstance(infos, list) else [infos]:
-        info["features"].append({"name": COLUMN, "dtype": "string"})
-    dumped = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
-    return f"---\n{dumped}---\n{body}"
-
-
 def export_reviewed_card(
     run: FinishedRun, review: CheckedReview, mode: str, **card: Any
 ) -> Path | None:
@@ -210,8 +195,9 @@ def export_reviewed_card(
         samples=review.samples(),
         guideline=guideline,
     )
-    files, counts, nbytes = data
-    text = _card_front(render_card(run, files, counts, nbytes=nbytes, **card), mode)
+    files, counts = data
+    # the human_judgement column needs no declaration: each Parquet file's schema carries it
+    text = render_card(run, files, counts, **card)
     head, sep, tail = text.partition("## Limitations\n")
     (hub / CARD).write_text(head + section + "\n" + sep + tail, encoding="utf-8")
     return hub

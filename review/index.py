@@ -4,7 +4,10 @@ without loading a 100,000-line file into memory.
 The offsets of the non-blank lines are built in one pass and cached next to the file
 (triples.jsonl.offsets; the `uncertain` order's distances likewise, triples.jsonl.uncertainty);
 a cache names the file's size and modification time, so a file that changed since is indexed
-again.
+again. The file may change while a review runs (an edit, a rewrite by another command): every
+read compares its size and modification time with the indexed ones and indexes it again when
+they differ (`version` counts those), so a record is never read at a stale offset; a file that
+now holds another number of records, or none at all, is refused in one line.
 """
 
 from __future__ import annotations
@@ -22,8 +25,18 @@ SUFFIX = ".offsets"
 MAGIC = b"TNLIOFS1"  # format tag of the cache file; a different one is rebuilt
 
 
+def _gone(path: Path) -> ReviewError:
+    return ReviewError(
+        f"{path} is gone (deleted or moved while the review ran): put it back, or run "
+        "`transnli review` again on the run"
+    )
+
+
 def _signature(path: Path) -> array:
-    st = path.stat()
+    try:
+        st = path.stat()
+    except FileNotFoundError as e:
+        raise _gone(path) from e
     return array("Q", [st.st_size, st.st_mtime_ns])
 
 
@@ -46,7 +59,24 @@ class LineIndex:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.cache = self.path.with_name(self.path.name + SUFFIX)
+        self.signature = _signature(self.path)
         self.offsets = self.cached(SUFFIX, "Q", lambda: _scan(self.path))
+        self.version = 0  # how many times the file was indexed again after it changed
+
+    def follow(self) -> None:
+        """Index the file again if it changed since it was indexed; refused when it now holds
+        another number of records (the session's order and sample were drawn from the old)."""
+        sig = _signature(self.path)
+        if sig == self.signature:
+            return
+        offsets = _scan(self.path)
+        if len(offsets) != len(self.offsets):
+            raise ReviewError(
+                f"{self.path} changed while the review ran: it now holds {len(offsets)} "
+                f"records, not {len(self.offsets)}; run `transnli review` again"
+            )
+        self.signature, self.offsets = sig, offsets
+        self.version += 1
 
     def cached(self, suffix: str, typecode: str, build: Callable[[], array]) -> array:
         """An array derived from the file, kept in FILE+suffix and built again when the file's
@@ -78,9 +108,13 @@ class LineIndex:
         return len(self.offsets)
 
     def raw(self, i: int) -> bytes:
-        with open(self.path, "rb") as fh:
-            fh.seek(self.offsets[i])
-            return fh.readline()
+        self.follow()
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offsets[i])
+                return fh.readline()
+        except FileNotFoundError as e:
+            raise _gone(self.path) from e
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Every record in order, read in one sequential pass."""

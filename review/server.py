@@ -5,7 +5,8 @@ JSON API the page calls:
 - GET  /?token=T                the page
 - GET  /judging.md?token=T      the judging guideline (docs/judging.md), as text
 - GET  /api/state?annotator=A   progress and the next triple to judge
-- POST /api/judge  {index, verdict: good|bad|skip, error_type, reason, annotator}
+- POST /api/judge  {index, digest, verdict: good|bad|skip, error_type, reason, annotator}
+  (digest: the one the state gave with the triple, so a verdict is on the sentences shown)
 - POST /api/undo   {annotator}
 Each POST answers with the new state; a judgement another tab made stale answers 409 with the
 state, and the page shows it.
@@ -43,7 +44,7 @@ HOST = "127.0.0.1"
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 MAX_BODY = 1 << 16
 TOKEN_HEADER = "X-Review-Token"
-JUDGE_FIELDS = {"index", "verdict", "error_type", "reason", "annotator"}
+JUDGE_FIELDS = {"index", "digest", "verdict", "error_type", "reason", "annotator"}
 UNDO_FIELDS = {"annotator"}
 
 
@@ -103,10 +104,16 @@ def _optional_str(body: dict[str, Any], name: str, limit: int) -> str | None:
     return value
 
 
-def judge_request(body: dict[str, Any]) -> tuple[Any, Verdict, Any]:
-    """(index, verdict, annotator) of a POST /api/judge body; types refused with one line (the
-    session checks the index and the annotator's name)."""
+def judge_request(body: dict[str, Any]) -> tuple[Any, Verdict, Any, str]:
+    """(index, verdict, annotator, digest) of a POST /api/judge body; types refused with one
+    line (the session checks the index, the annotator's name and the digest against the triple)."""
     _fields(body, JUDGE_FIELDS)
+    digest = body.get("digest")
+    if not isinstance(digest, str):
+        raise ReviewError(
+            "digest must be the string the state gave with the triple "
+            f"(got {type(digest).__name__})"
+        )
     kind = body.get("verdict")
     if not isinstance(kind, str):
         raise ReviewError(f"verdict must be a string (got {type(kind).__name__})")
@@ -115,7 +122,7 @@ def judge_request(body: dict[str, Any]) -> tuple[Any, Verdict, Any]:
         _optional_str(body, "error_type", 40),
         _optional_str(body, "reason", MAX_REASON) or "",
     )
-    return body.get("index"), verdict, body.get("annotator")
+    return body.get("index"), verdict, body.get("annotator"), digest
 
 
 class ReviewHandler(BaseHTTPRequestHandler):
@@ -232,8 +239,8 @@ class ReviewHandler(BaseHTTPRequestHandler):
         path = urlparse(self.path).path
         session = self.server.session
         if path == "/api/judge":
-            index, verdict, who = judge_request(body)
-            session.judge(index, verdict, who)
+            index, verdict, who, digest = judge_request(body)
+            session.judge(index, verdict, who, digest)
             self._json(HTTPStatus.OK, self._state(who))
         elif path == "/api/undo":
             _fields(body, UNDO_FIELDS)

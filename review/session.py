@@ -35,6 +35,7 @@ from transnli.review.log import (
     Verdict,
     check_annotator,
     judgement_record,
+    triple_digest,
     utc_now,
 )
 from transnli.review.uncertainty import uncertainty
@@ -135,6 +136,7 @@ def triple_view(record: dict[str, Any], index: int) -> dict[str, Any]:
     llm = record.get("llm")
     return {
         "index": index,
+        "digest": triple_digest(record),  # sent back with the verdict: what the annotator saw
         "id": record.get("id", ""),
         "dataset": record.get("dataset", ""),
         "premise": record.get("premise", ""),
@@ -163,10 +165,17 @@ class ReviewSession:
         self.members = frozenset(self.order)
         self._spec = settings.spec(len(index))
         self._keys: dict[int, TripleKey] = {}  # of the records read so far, by index
+        self._keys_version = index.version  # the keys hold while the file is not indexed again
         self._lock = threading.Lock()
 
     def _annotator(self, annotator: Any) -> str | None:
         return check_annotator(annotator) or self.settings.annotator
+
+    def _follow(self) -> None:
+        """Take in a triples.jsonl that changed since it was read (keys read before are void)."""
+        self.index.follow()
+        if self._keys_version != self.index.version:
+            self._keys, self._keys_version = {}, self.index.version
 
     def _key(self, index: int) -> TripleKey:
         if index not in self._keys:
@@ -184,6 +193,7 @@ class ReviewSession:
         """Progress and the next triple the annotator has not judged or skipped."""
         who = self._annotator(annotator)
         with self._lock:
+            self._follow()
             self.log.refresh()
             current = self.log.standing.current
             counts = {"good": 0, "bad": 0, "skip": 0}
@@ -209,10 +219,13 @@ class ReviewSession:
             "error_types": ERROR_TYPES,
         }
 
-    def judge(self, index: Any, verdict: Verdict, annotator: Any = None) -> dict[str, Any]:
+    def judge(
+        self, index: Any, verdict: Verdict, annotator: Any = None, digest: str | None = None
+    ) -> dict[str, Any]:
         """Append the annotator's verdict on record `index`, one of this session's order.
-        Refused when it already has a standing one (judged meanwhile in another tab); the caller
-        shows the state again."""
+        Refused when it already has a standing one (judged meanwhile in another tab), or when
+        `digest` (what the page showed; the HTTP API requires it) is not the triple's digest now
+        (triples.jsonl changed under the page); the caller shows the state again."""
         who = self._annotator(annotator)
         verdict.check()
         if type(index) is not int:
@@ -223,9 +236,16 @@ class ReviewSession:
                 f"{self.index.path})"
             )
         with self._lock, self.log.locked():
+            self._follow()
             if self._standing(index, who) is not None:
                 raise Conflict(f"record {index} was judged meanwhile (another tab?)", who)
-            rec = judgement_record(self.index.record(index), index, verdict, who, self._spec)
+            triple = self.index.record(index)
+            if digest is not None and digest != triple_digest(triple):
+                raise Conflict(
+                    f"record {index} changed in triples.jsonl since the page showed it: not saved",
+                    who,
+                )
+            rec = judgement_record(triple, index, verdict, who, self._spec)
             self.log.append(rec)
         return rec
 

@@ -497,3 +497,33 @@ def test_the_alarm_curve_reads_without_the_docs(tmp_path):
             ), legend
     assert "%" in panels[0].get_ylabel() and "every model" in panels[0].get_ylabel()
     assert min(t.get_fontsize() for t in fig.findobj(lambda a: hasattr(a, "get_fontsize"))) >= 7
+
+
+def test_evaluate_survives_the_lp_that_highs_does_not_finish(tmp_path):
+    """Issue 38: these (P,H) joint counts stopped HiGHS with "model_status is Unknown" in the LP
+    bound, which ended the whole evaluation in a raw RuntimeError with no output left."""
+    from test_alarms import UNFINISHED_LP_COUNTS
+
+    codes = [ab for ab, c in UNFINISHED_LP_COUNTS.items() for _ in range(c)]
+    triples, rows = [], ([], [])
+    for i, (a, b) in enumerate(codes):
+        p, h, h2 = f"premise {i}", f"hypothesis {i}", f"changed {i}"
+        triples.append({"id": f"t{i}", "premise": p, "hypothesis": h, "modified_hypothesis": h2})
+        for judge, code in zip(rows, (a, b), strict=True):
+            judge.append({"premise": p, "hypothesis": h, "label": LABELS[code]})
+            judge += [
+                {"premise": x, "hypothesis": y, "label": "neutral"}
+                for x, y in ((h, h2), (h2, h), (p, h2))
+            ]
+    tfile = write_jsonl(tmp_path / "triples.jsonl", triples)
+    files = [write_jsonl(tmp_path / f"{n}.jsonl", r) for n, r in zip("AB", rows, strict=True)]
+    out = tmp_path / "ev"
+    args = ["evaluate", tfile, *(x for f in files for x in ("--model", f"precomputed:{f}"))]
+    result = CliRunner().invoke(main, [str(a) for a in [*args, "--out", out, "--no-plots", "-q"]])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    (entry,) = [e for e in summary["alarms"]["results"] if e["pairs"] == "p_h"]
+    assert (
+        Fraction(entry["m2_pairs"]["pair_theta_star_exact"])
+        >= A.theta_star_joint(UNFINISHED_LP_COUNTS, 3).theta
+    )

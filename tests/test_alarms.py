@@ -319,3 +319,60 @@ def test_lp_bound_is_above_the_exact_joint_value_and_close():
         A.patterns_from_labels(big), 3
     )
     assert min(x for p in big for x in A.true_accuracies(big_gold, p, 3)) <= res["theta"]
+
+
+# The joint (P,H) label counts of two judges on 2,000 triples with which HiGHS (scipy 1.17) stopped
+# with "model_status is Unknown" inside the LP bound's bisection (issue 38).
+UNFINISHED_LP_COUNTS = {(2, 0): 666, (1, 2): 444, (0, 2): 326, (0, 1): 279, (0, 0): 189, (2, 2): 96}
+
+
+def aligned_from(joint):
+    a, b = [], []
+    for (x, y), c in joint.items():
+        a += [x] * c
+        b += [y] * c
+    return [a, b]
+
+
+def test_unfinished_lp_means_not_proven(monkeypatch):
+    """An LP that stops without optimal/infeasible proves nothing: t counts as reachable, so the LP
+    bound can only grow (still an upper bound, the alarm stays sound) and nothing raises."""
+    import scipy.optimize
+
+    exact = A.theta_star_joint(UNFINISHED_LP_COUNTS, 3).theta
+    real = A.theta_star_joint_lp(UNFINISHED_LP_COUNTS, 3)
+    assert exact <= real
+    res = A.m2_alarm(aligned_from(UNFINISHED_LP_COUNTS), 3)
+    assert res["theta"] == exact and res["method"].startswith("integer")
+
+    solve = scipy.optimize.linprog
+
+    def unfinished(*args, **kwargs):
+        out = solve(*args, **kwargs)
+        out.status, out.message = 4, "HiGHS Status 15: model_status is Unknown"
+        return out
+
+    monkeypatch.setattr(scipy.optimize, "linprog", unfinished)
+    bound = A.theta_star_joint_lp(UNFINISHED_LP_COUNTS, 3)
+    m1 = A.theta_star(A.marginal_counts(UNFINISHED_LP_COUNTS, 3)).continuous_bound
+    assert real <= bound and bound >= m1 - Fraction(1, 10**6)  # nothing proven: the M = 1 bound
+    assert A.theta_star_joint(UNFINISHED_LP_COUNTS, 3).theta == exact  # the LP only picks probes
+    fallback = A.m2_alarm(aligned_from(UNFINISHED_LP_COUNTS), 3, time_limit=1e-9)
+    assert fallback["method"].startswith("LP") and fallback["theta"] == bound >= exact
+
+
+def test_integer_solution_that_does_not_check_out_falls_back_to_the_lp(monkeypatch):
+    import scipy.optimize
+
+    solve = scipy.optimize.milp
+
+    def wrong(*args, **kwargs):
+        out = solve(*args, **kwargs)
+        if out.x is not None:
+            out.x = out.x * 0  # a split that does not sum to the pattern counts
+        return out
+
+    monkeypatch.setattr(scipy.optimize, "milp", wrong)
+    res = A.m2_alarm(aligned_from(UNFINISHED_LP_COUNTS), 3)
+    assert res["method"].startswith("LP")
+    assert res["theta"] >= A.theta_star_joint_lp(UNFINISHED_LP_COUNTS, 3) - Fraction(1, 10**6)

@@ -7,7 +7,9 @@ from transnli.generator.checks.registry import build_check, check_backends, regi
 
 def test_backends_by_kind_sorted_with_none_last():
     assert check_backends("grammar") == ("harper", "languagetool", "none")
-    assert check_backends("acceptability") == ("cola", "judge", "link-grammar", "llm", "lm", "none")
+    assert check_backends("acceptability") == (
+        "cola", "judge", "link-grammar", "llm", "lm", "pair-judge", "none"
+    )  # fmt: skip
     assert check_backends("no-such-kind") == ()
 
 

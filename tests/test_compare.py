@@ -373,12 +373,12 @@ def test_the_conclusion_names_the_better_model_and_counts_checks_after_holm():
     rows = compare_models(flags_of(tables), CompareSettings(resamples=200))
     (line,) = conclusions(rows, {"m1": "A", "m2": "B"}, 0.05)
     assert line == (
-        "A violates less than B on 2 of 4 checks after Holm at 0.05; 3 of 6 checks not "
+        "A violates less than B on 2 of 6 checks after Holm at 0.05; 3 of the 6 not "
         "informative (fewer than 10 discordant triples)"
     )
     # the other way round, the better model still comes first
     (line,) = conclusions(rows, {"m1": "B", "m2": "A"}, 0.05)
-    assert line.startswith("B violates less than A on 2 of 4 checks")
+    assert line.startswith("B violates less than A on 2 of 6 checks")
     (line,) = conclusions(compare_models(flags_of({}), CompareSettings(resamples=200)),
                           {"m1": "A", "m2": "B"}, 0.05)  # fmt: skip
     assert "nothing can be concluded" in line
@@ -388,7 +388,7 @@ def test_small_samples_are_flagged_in_the_json_csv_table_and_report(two_model_ev
     result = json.loads((two_model_eval / "comparison.json").read_text())
     assert [r["informative"] for r in result["comparisons"]] == [False] * 6
     assert result["conclusions"] == [
-        "a and b differ significantly on none of 5 checks after Holm at 0.05; 6 of 6 checks "
+        "a and b differ significantly on none of 6 checks after Holm at 0.05; 6 of the 6 "
         "not informative (fewer than 10 discordant triples)"
     ]
     csv = (two_model_eval / "tables" / "comparison.csv").read_text().splitlines()
@@ -396,11 +396,11 @@ def test_small_samples_are_flagged_in_the_json_csv_table_and_report(two_model_ev
     report = (two_model_eval / "report.md").read_text()
     (line,) = [x for x in report.splitlines() if x.startswith("| rule1 ")]
     assert line.rstrip(" |").endswith("no (3 discordant)")
-    assert "**Conclusion:** a and b differ significantly on none of 5 checks" in report
+    assert "**Conclusion:** a and b differ significantly on none of 6 checks" in report
     res = CliRunner().invoke(main, ["compare", str(two_model_eval), "--no-write"])
     assert res.exit_code == 0, res.output
     assert "no (3 discordant)" in res.output
-    assert "**Conclusion:** a and b differ significantly on none of 5 checks after Holm" in (
+    assert "**Conclusion:** a and b differ significantly on none of 6 checks after Holm" in (
         res.output
     )
 

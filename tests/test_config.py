@@ -48,3 +48,32 @@ def test_preset_file_path_is_accepted(tmp_path):
     mine.write_text('antonyms = "broad"\ngrammar = "none"\n')
     cfg = resolve_config(str(mine))
     assert cfg.antonyms == "broad" and cfg.grammar == "none"
+
+
+def test_a_preset_from_the_environment_is_named_in_its_refusal(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from transnli.cli import main
+
+    monkeypatch.setenv("TRANSNLI_PRESET", "bogus")
+    with pytest.raises(ConfigError, match=r"unknown preset 'bogus' \(from \$TRANSNLI_PRESET\)"):
+        resolve_config()
+    missing = tmp_path / "gone.toml"
+    monkeypatch.setenv("TRANSNLI_PRESET", str(missing))
+    with pytest.raises(ConfigError, match=r"gone\.toml \(from \$TRANSNLI_PRESET\): no such file"):
+        resolve_config()
+    # named on the command line: no variable mentioned, still "no such file"
+    with pytest.raises(ConfigError, match=r"gone\.toml: no such file") as err:
+        resolve_config(str(missing))
+    assert "TRANSNLI_PRESET" not in str(err.value)
+    monkeypatch.setenv("TRANSNLI_PRESET", "bogus")
+    out = tmp_path / "out"
+    sample = tmp_path / "s.jsonl"
+    sample.write_text('{"premise": "A man sleeps.", "hypothesis": "A man is happy."}\n')
+    result = CliRunner().invoke(main, ["generate", str(sample), "--out", str(out)])
+    assert result.exit_code != 0 and "$TRANSNLI_PRESET" in result.output
+    assert "Traceback" not in result.output
+    assert [line for line in result.output.splitlines() if "bogus" in line] == [
+        "Error: unknown preset 'bogus' (from $TRANSNLI_PRESET); choose one of default, fast, paper"
+        " or pass a .toml file"
+    ]

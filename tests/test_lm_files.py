@@ -214,6 +214,27 @@ def test_a_cut_conversion_is_found_and_converted_again(fake_gguf, tmp_path, capl
     assert "do not match the digest" in conversion_problem(folder, full=True)
 
 
+def test_the_conversion_and_the_load_are_announced_before_they_start(fake_gguf, tmp_path, caplog):
+    """Issue 38: a minute of conversion, or seconds of loading, said nothing. One line each,
+    before the work (transnli.common.notice), and no conversion line when it is done already."""
+    from transnli.common.lm import CausalLMScorer
+
+    gguf, count = fake_gguf
+    settings = LMSettings(spec=str(gguf), cache_dir=tmp_path / "cache", use_cache=False)
+    with caplog.at_level(logging.INFO, logger="transnli.notice"):
+        CausalLMScorer.load(settings)
+        first = [r.getMessage() for r in caplog.records if r.name == "transnli.notice"]
+        caplog.clear()
+        CausalLMScorer.load(settings)
+        second = [r.getMessage() for r in caplog.records if r.name == "transnli.notice"]
+    assert first == [
+        f"converting the language model {gguf} from GGUF into transnli's cache, once "
+        "(about 1-4 min, 3.6 GB of memory) ...",
+        f"loading the language model {gguf} (about 5-30 s) ...",
+    ]
+    assert second == [f"loading the language model {gguf} (about 5-30 s) ..."] and count["n"] == 1
+
+
 def test_a_record_of_an_older_transnli_is_checked_and_rewritten(fake_gguf, tmp_path):
     """Before sizes were kept, the record's digest covered every file but the record."""
     gguf, _ = fake_gguf

@@ -341,3 +341,23 @@ def test_a_model_without_any_bar_keeps_its_colour_in_the_legend():
     colours = [to_hex(h.get_facecolor()) for h in legend.legend_handles]
     assert colours == [c.lower() for c in plots.PALETTE[:3]]
     assert [t.get_text() for t in legend.get_texts()] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("n_models", [1, 2, 4])
+@pytest.mark.parametrize("worst", [(2, 2), (20, 9), (20, 3)])
+def test_the_heatmap_colour_bar_labels_never_overlap(n_models, worst):
+    """Issue 38: on the square-root scale the labels 0, 1, 2 and 5 overlapped at the bottom of a
+    short bar; the bar labels only the ticks its height has room for, 0 and its top always."""
+    spec = {f"hf:/m/{i}": {"alpha": rows((20, i), worst)} for i in range(n_models)}
+    with plots.style():
+        fig = plots.heatmap_figure(summary_of(spec))
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+    bar = fig.axes[-1]
+    labels = [t for t in bar.get_yticklabels() if t.get_text()]
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not a.overlaps(b), [t.get_text() for t in labels]
+    values = [float(t.get_text()) for t in labels]
+    assert values[0] == 0 and values[-1] == bar.get_ylim()[1] and len(values) >= 3

@@ -107,7 +107,7 @@ def judge_through_the_page(args: list[str], annotator_bad_every: int) -> int:
             i = state["triple"]["index"]
             bad = i % annotator_bad_every == 0
             verdict = {"verdict": "bad", "error_type": "grammar"} if bad else {"verdict": "good"}
-            state = call("api/judge", {"index": i, **verdict})
+            state = call("api/judge", {"index": i, "digest": state["triple"]["digest"], **verdict})
             judged += 1
     finally:
         proc.send_signal(signal.SIGINT)

@@ -209,25 +209,26 @@ def test_the_state_shows_the_triple_with_its_checks(run_dir):
 # -- the log and the API ---------------------------------------------------------------------------
 def test_judge_skip_undo_and_conflict_over_http(run_dir, served):
     status, state = served("GET", "/api/state")
-    first = state["triple"]["index"]
-    status, state = served("POST", "/api/judge", {"index": first, "verdict": "good"})
+    first, shown = state["triple"]["index"], state["triple"]["digest"]
+    status, state = served(
+        "POST", "/api/judge", {"index": first, "verdict": "good", "digest": shown}
+    )
     assert status == 200 and state["counts"] == {"good": 1, "bad": 0, "skip": 0}
-    second = state["triple"]["index"]
+    second, shown2 = state["triple"]["index"], state["triple"]["digest"]
     assert second != first
     # Another tab still showing the first triple: refused, and the state comes back with it.
-    status, doc = served(
-        "POST", "/api/judge", {"index": first, "verdict": "bad", "error_type": "grammar"}
-    )
+    body = {"index": first, "verdict": "bad", "error_type": "grammar", "digest": shown}
+    status, doc = served("POST", "/api/judge", body)
     assert status == 409 and "another tab" in doc["error"] and doc["triple"]["index"] == second
-    status, doc = served("POST", "/api/judge", {"index": second, "verdict": "bad"})
-    assert status == 400 and "needs an error type" in doc["error"]
-    status, state = served(
-        "POST",
-        "/api/judge",
-        {"index": second, "verdict": "bad", "error_type": "polysemy", "reason": " sense "},
+    status, doc = served(
+        "POST", "/api/judge", {"index": second, "verdict": "bad", "digest": shown2}
     )
+    assert status == 400 and "needs an error type" in doc["error"]
+    body = {"index": second, "verdict": "bad", "error_type": "polysemy", "reason": " sense "}
+    status, state = served("POST", "/api/judge", {**body, "digest": shown2})
     third = state["triple"]["index"]
-    status, state = served("POST", "/api/judge", {"index": third, "verdict": "skip"})
+    body = {"index": third, "verdict": "skip", "digest": state["triple"]["digest"]}
+    status, state = served("POST", "/api/judge", body)
     assert state["counts"] == {"good": 1, "bad": 1, "skip": 1}
     status, state = served("POST", "/api/undo", {})
     assert state["undone"]["index"] == third and state["triple"]["index"] == third
@@ -254,11 +255,55 @@ def test_judge_skip_undo_and_conflict_over_http(run_dir, served):
 
 
 def test_bad_requests_answer_one_line(served):
-    status, doc = served("POST", "/api/judge", {"index": 10_000, "verdict": "good"})
+    status, doc = served("POST", "/api/judge", {"index": 10_000, "verdict": "good", "digest": ""})
     assert status == 400 and doc["error"].startswith("record 10000 is not in this session's")
-    status, doc = served("POST", "/api/judge", {"index": 0, "verdict": "maybe"})
+    status, doc = served("POST", "/api/judge", {"index": 0, "verdict": "maybe", "digest": ""})
     assert status == 400 and "not one of good, bad, skip" in doc["error"]
     assert served("GET", "/nowhere")[0] == 404
+
+
+def test_a_triple_changed_or_gone_under_the_page_is_never_judged_unseen(run_dir, served):
+    """Issue 38: the page sends the digest of the triple it showed; the server re-reads the file
+    at every request and refuses a verdict on sentences the annotator did not see."""
+    triples = run_dir / "triples.jsonl"
+    state = served("GET", "/api/state")[1]
+    shown = state["triple"]
+    status, doc = served("POST", "/api/judge", {"index": shown["index"], "verdict": "good"})
+    assert status == 400 and doc["error"].startswith("digest must be the string the state gave")
+    lines = triples.read_text().splitlines()
+    changed = {**json.loads(lines[shown["index"]]), "modified_hypothesis": "A new sentence here."}
+    lines[shown["index"]] = json.dumps(changed)
+    triples.write_text("\n".join(lines) + "\n")  # rewritten in place: other offsets move too
+    body = {"index": shown["index"], "verdict": "good", "digest": shown["digest"]}
+    status, doc = served("POST", "/api/judge", body)
+    assert status == 409 and doc["error"] == (
+        f"record {shown['index']} changed in triples.jsonl since the page showed it: not saved"
+    )
+    now = doc["triple"]
+    assert now["index"] == shown["index"] and now["modified_hypothesis"] == "A new sentence here."
+    assert not (run_dir / LOG).exists() or log_lines(run_dir) == []
+    status, state = served("POST", "/api/judge", {**body, "digest": now["digest"]})
+    assert status == 200 and state["triple"]["index"] != shown["index"]
+    (saved,) = log_lines(run_dir)
+    assert (
+        saved["modified_hypothesis"] == "A new sentence here." and saved["digest"] == now["digest"]
+    )
+    # every other record is still read at its new offset (no "not valid JSON")
+    nxt = state["triple"]
+    assert nxt == {**nxt, **{k: json.loads(lines[nxt["index"]])[k] for k in ("id", "premise")}}
+    triples.write_text("\n".join(lines[:-1]) + "\n")
+    status, doc = served("GET", "/api/state")
+    assert status == 400 and doc["error"] == (
+        f"{triples} changed while the review ran: it now holds 29 records, not 30; run "
+        "`transnli review` again"
+    )
+    triples.unlink()
+    status, doc = served("POST", "/api/judge", {**body, "digest": nxt["digest"]})
+    assert status == 400 and doc["error"] == (
+        f"{triples} is gone (deleted or moved while the review ran): put it back, or run "
+        "`transnli review` again on the run"
+    )
+    assert served("GET", "/api/state")[0] == 400
 
 
 def test_a_restart_resumes_and_two_annotators_keep_their_own_places(run_dir):
@@ -426,7 +471,9 @@ def test_export_good_only_keeps_the_triples_judged_good(run_dir):
     assert not (run_dir / "triples.parquet").exists() and not (run_dir / "hub").exists()
     card = (run_dir / "hub-reviewed" / "README.md").read_text()
     front = yaml.safe_load(card.split("---\n")[1])
-    assert front["dataset_info"]["splits"][0]["num_examples"] == 6
+    (config,) = front["configs"]
+    test_file = run_dir / "hub-reviewed" / config["data_files"][0]["path"]
+    assert pq.read_table(test_file).num_rows == 6
     section = card.split("## Human review\n", 1)[1].split("## Limitations")[0]
     from scipy.stats import binomtest
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from test_export import make_run, record
 from transnli.review.index import LineIndex
-from transnli.review.log import LOG, JudgementLog
+from transnli.review.log import LOG, JudgementLog, triple_digest
 from transnli.review.server import ReviewServer
 from transnli.review.session import ReviewSession, SessionSettings
 
@@ -224,7 +224,8 @@ def test_a_triple_judged_elsewhere_meanwhile_is_refused_and_the_page_moves_on(br
     url, run = site
     open_page(browser, url)
     shown = shown_index(browser)
-    body = json.dumps({"index": shown, "verdict": "good"}).encode()
+    digest = triple_digest(LineIndex(run / "triples.jsonl").record(shown))
+    body = json.dumps({"index": shown, "verdict": "good", "digest": digest}).encode()
     token = url.split("token=")[1]
     req = urllib.request.Request(
         url.split("?")[0] + "api/judge", data=body, method="POST", headers={"X-Review-Token": token}
@@ -234,6 +235,27 @@ def test_a_triple_judged_elsewhere_meanwhile_is_refused_and_the_page_moves_on(br
     wait(browser, lambda d: shown_index(d) != shown and idle(d))
     assert "judged meanwhile (another tab?)" in text(browser, "status")
     assert [x["index"] for x in log_lines(run)] == [shown]
+
+
+def test_a_triple_edited_under_the_page_is_shown_again_not_judged(browser, site):
+    """Issue 38: triples.jsonl edited while the page shows a triple: the verdict carries the digest
+    of what was shown, the server refuses it, and the page shows the triple as it is now."""
+    url, run = site
+    open_page(browser, url)
+    shown = shown_index(browser)
+    triples = run / "triples.jsonl"
+    lines = triples.read_text().splitlines()
+    lines[shown] = json.dumps({**json.loads(lines[shown]), "modified_hypothesis": "Edited now."})
+    triples.write_text("\n".join(lines) + "\n")
+    press(browser, "g")
+    wait(browser, lambda d: "Edited now." in text(d, "modified") and idle(d))
+    assert shown_index(browser) == shown
+    assert "changed in triples.jsonl since the page showed it: not saved" in text(browser, "status")
+    assert log_lines(run) == []
+    press_and_wait(browser, "g")
+    assert [(x["index"], x["modified_hypothesis"]) for x in log_lines(run)] == [
+        (shown, "Edited now.")
+    ]
 
 
 ATTACK = """<!doctype html><html><body><script>

@@ -12,7 +12,7 @@ import socket
 import pytest
 from test_export import make_run, record
 from test_review import api, open_session, start_server
-from transnli.review.log import LOG
+from transnli.review.log import LOG, triple_digest
 
 
 @pytest.fixture
@@ -43,8 +43,10 @@ def raw(server, method, path, headers=None, body=b"", skip_host=False):
     return res.status, res.headers, json.loads(data)
 
 
-def judge_body(index, **over):
-    return json.dumps({"index": index, "verdict": "good", **over}).encode()
+def judge_body(server, index, **over):
+    """A verdict on record `index` as the page sends it (with the digest of what it shows)."""
+    digest = triple_digest(server.session.index.record(index))
+    return json.dumps({"index": index, "verdict": "good", "digest": digest, **over}).encode()
 
 
 def authorised(server, body=b"", **extra):
@@ -77,7 +79,7 @@ def test_a_cross_site_no_cors_post_without_the_token_writes_nothing(server, run_
     """What a page on another site can send: a "simple" POST (text/plain, no custom header), so
     no token; with or without its Origin."""
     first = server.session.order[0]
-    body = judge_body(first)
+    body = judge_body(server, first)
     for origin in ("http://evil.example", None):
         headers = {"Content-Type": "text/plain", "Content-Length": str(len(body))}
         if origin:
@@ -98,7 +100,7 @@ def test_a_cross_site_no_cors_post_without_the_token_writes_nothing(server, run_
 def test_a_foreign_host_name_is_refused(server, run_dir):
     """DNS rebinding: evil.example resolved to 127.0.0.1 sends Host: evil.example."""
     port = server.server_address[1]
-    body = judge_body(server.session.order[0])
+    body = judge_body(server, server.session.order[0])
     for host in ("evil.example", f"evil.example:{port}", "127.0.0.1:1", None):
         headers = authorised(server, body)
         if host is not None:
@@ -119,7 +121,7 @@ def test_a_foreign_host_name_is_refused(server, run_dir):
 
 def test_another_origin_is_refused_even_with_the_token(server, run_dir):
     port = server.server_address[1]
-    body = judge_body(server.session.order[0])
+    body = judge_body(server, server.session.order[0])
     for origin in (
         "http://evil.example",
         "null",
@@ -197,10 +199,14 @@ def test_a_body_longer_than_the_cap_is_not_read(server):
         ({"reason": "x" * 2001}, "reason is longer than 2000"),
         ({"error_type": {"a": 1}}, "error_type must be a string or null"),
         ({"extra": 1}, "unknown field(s) extra"),
+        ({"digest": None}, "digest must be the string the state gave with the triple (got Non"),
+        ({"digest": 5}, "digest must be the string the state gave with the triple (got int)"),
     ],
 )
 def test_badly_typed_fields_are_refused(server, run_dir, body, words):
-    full = {"index": server.session.order[0], "verdict": "good", **body}
+    first = server.session.order[0]
+    digest = triple_digest(server.session.index.record(first))
+    full = {"index": first, "verdict": "good", "digest": digest, **body}
     status, doc = api(server)("POST", "/api/judge", full)
     assert status == 400 and words in doc["error"], doc
     assert log_text(run_dir) == ""
@@ -215,7 +221,7 @@ def test_only_the_sessions_sample_is_judged(server, run_dir):
     hand-picked triples to the random sample the card's precision comes from."""
     outside = sorted(set(range(30)) - set(server.session.order))
     for index in outside[:3]:
-        status, doc = api(server)("POST", "/api/judge", {"index": index, "verdict": "good"})
+        status, doc = api(server)("POST", "/api/judge", json.loads(judge_body(server, index)))
         assert status == 400 and "is not in this session's order" in doc["error"]
         assert "(the random sample of 10, seed 0, of " in doc["error"]
     assert log_text(run_dir) == ""

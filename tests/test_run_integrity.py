@@ -425,3 +425,22 @@ def test_duplicate_pairs_are_counted_and_warned_about_once(tmp_path):
     assert stats["sentences_read"] == 9 and stats["duplicate_pairs"] == 3
     assert result.output.count("warning:") == 1
     assert "3 input pairs repeat" in result.output and f"(the first at {source}:7)" in result.output
+
+
+def test_a_folder_holding_another_unfinished_run_is_refused_before_the_model_loads(
+    stopped_run, sample_copy, monkeypatch
+):
+    """Issue 38: the refusal came after the language model had loaded (17.6 s, 1.39 GB)."""
+    from transnli.generator import build
+
+    def no_build(config):
+        raise AssertionError("the pipeline was built before the folder was refused")
+
+    monkeypatch.setattr(build, "build_pipeline", no_build)
+    other = CliRunner().invoke(
+        main, ["generate", str(SAMPLE), "--out", str(stopped_run), "-q", "--preset", "default"]
+    )
+    one_line_error(other, "holds an unfinished run with a different input or configuration")
+    (stopped_run / "triples.jsonl").write_bytes(b"")  # cut since its checkpoint
+    cut = invoke(sample_copy, "--out", stopped_run, "--batch-size", "16")
+    one_line_error(cut, "is shorter", "than at the last checkpoint")

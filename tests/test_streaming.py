@@ -191,3 +191,45 @@ def test_a_run_that_fails_while_labelling_leaves_no_new_folder(longer_files, tmp
     )
     assert res.exit_code == 1 and "Traceback" not in res.output, res.output
     assert not (tmp_path / "new").exists()
+
+
+class RecordingBar:
+    """What a tqdm bar is told: its total at every step, and its count."""
+
+    def __init__(self, total):
+        self.total, self.n, self.seen = total, 0, [(0, total)]
+
+    def update(self, n=1):
+        self.n += n
+        self.seen.append((self.n, self.total))
+
+    def refresh(self):
+        self.seen.append((self.n, self.total))
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("window", [None, 4])
+def test_the_bar_total_is_known_from_the_start_and_the_bar_ends_full(
+    longer_files, tmp_path, monkeypatch, window
+):
+    """Issue 38: the total grew mid-run (0/338, then 461). Now it is the run's distinct pairs from
+    the read before the model runs; (P,H') pairs the rules do not need count as done."""
+    from transnli.evaluator import labelling
+
+    bars = []
+    monkeypatch.setattr(
+        labelling,
+        "progress_bar",
+        lambda enabled, total, desc: bars.append(RecordingBar(total)) or bars[-1],
+    )
+    tfile, lfile = longer_files
+    args = ["--model", f"precomputed:{lfile}", "--out", tmp_path / "out", "--no-plots"]
+    assert run(tfile, *args, *(["--window", window] if window else [])).exit_code == 0
+    (bar,) = bars
+    totals = {total for _, total in bar.seen}
+    counts = [n for n, _ in bar.seen]
+    assert len(totals) == 1 and bar.total > 0, totals
+    assert counts == sorted(counts) and bar.n == bar.total
+    assert max(counts[:-2]) < bar.total  # full only at the end

@@ -44,6 +44,10 @@ def check_lengths(originals: Sequence[str], candidates: Sequence[str]) -> None:
 
 
 class Check(Protocol):
+    """A check backend. Optional: `effective_settings() -> dict` of the GeneratorConfig fields it
+    resolved itself where the config left them None (the judge's file and threshold); config.json
+    records them and the dataset card shows them (build.provenance)."""
+
     name: str  # "grammar" or "acceptability"
     backend: str  # "harper", "languagetool", "cola", "link-grammar", "none"
 

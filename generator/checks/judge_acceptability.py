@@ -5,7 +5,7 @@ The language model (transnli.common.lm) reads each pair once: the token log-prob
 check uses (d = log p(H') - log p(H)) and the hidden states at the judge's layer come from the
 same pass. The judge (transnli.generator.judge; the shipped file was trained for Gemma 3 270M on
 the judged dev and genre candidates) turns them into a calibrated probability that H' is good
-(QUALITY.md); the candidate passes when it is at least the threshold (default: the file's own,
+(docs/judging.md); the candidate passes when it is at least the threshold (default: the file's own,
 chosen in cross-validation). Every number is kept on the record: ``{"backend": "judge", "passed",
 "p_good", "threshold", "d", "logp_original", "logp_candidate", "from_token"}``.
 How the judge was trained and what it gets wrong: docs/quality-model.md.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from transnli.common.digest import sha256_file
@@ -59,7 +60,9 @@ class JudgeAcceptability:
         scorer = load_scorer("judge", lm, lm_dtype, device)
         source = judge_model or str(default_judge_path())
         check_fits(judge, scorer, source)
-        return cls(scorer, judge, threshold=judge_threshold, source=source)
+        check = cls(scorer, judge, threshold=judge_threshold, source=source)
+        check.shipped = judge_model is None
+        return check
 
     measure = "p_good"  # what rank_scores gives, and its name on the record
 
@@ -77,6 +80,16 @@ class JudgeAcceptability:
             threshold = DEFAULT_JUDGE_THRESHOLD if judge.threshold is None else judge.threshold
         self.threshold = float(threshold)
         self.source = source
+        self.shipped = False  # the judge that ships with transnli (named by file, not path)
+
+    def effective_settings(self) -> dict[str, Any]:
+        """The settings this check resolved where the run's config left them unset (None: the
+        shipped judge, the file's own threshold), for config.json and the dataset card."""
+        name = Path(self.source).name
+        return {
+            "judge_model": f"{name} (shipped)" if self.shipped else self.source,
+            "judge_threshold": self.threshold,
+        }
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> tuple[list, list[float]]:
         """(readings, p_good) of each (H, H')."""

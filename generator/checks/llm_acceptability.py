@@ -1,6 +1,6 @@
 """Acceptability judged by an LLM (`--acceptability llm`): the strongest filter for users who have
 one. The fixed prompt `resources/prompts/acceptability_judge.txt` asks whether the candidate is
-natural, coherent English and whether it changes the meaning of its original (QUALITY.md's two
+natural, coherent English and whether it changes the meaning of its original (docs/judging.md's two
 questions); the reply must answer both, each exactly once, or the candidate is rejected as
 `unparseable` (never guessed). Replies go through the same client and SQLite reply cache as the
 LLM pipeline (`--llm-backend`, `--llm-model`, `--llm-base-url` ...), so a rerun asks nothing again,
@@ -36,9 +36,9 @@ def parse_acceptability_reply(text: str) -> tuple[bool, bool] | None:
 
 @register_check("acceptability", "llm")
 class LLMAcceptability:
-    """An LLM answers QUALITY.md's two questions for each candidate; it passes when both are yes.
-    A request that fails stops the run with an LLMError (the run can be resumed; replies received
-    so far are cached), so a flaky server never silently rejects candidates."""
+    """An LLM answers docs/judging.md's two questions for each candidate; it passes when both are
+    yes. A request that fails stops the run with an LLMError (the run can be resumed; replies
+    received so far are cached), so a flaky server never silently rejects candidates."""
 
     @classmethod
     def from_options(cls, *, llm_client, **_options: Any) -> LLMAcceptability:

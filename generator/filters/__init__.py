@@ -4,8 +4,8 @@ The checks (grammar, acceptability) read only the sentences; a filter also knows
 replaced, by which antonym, and how the word sits in the parse. Each filter is a small stage with
 one job and a batch method, `judge_many(items) -> list[FilterVerdict]` (base.py); the pipeline runs
 the filters a configuration names, in their registered order, over the survivors of the previous
-one, and records every verdict on the record (`checks.<name>`), like a check's. QUALITY.md's error
-types say what each one is for.
+one, and records every verdict on the record (`checks.<name>`), like a check's. The error
+types of docs/judging.md say what each one is for.
 
 One module per family, each filter registered by name beside its class (registry.py):
 function_verbs (auxiliary, light_verb), phrases (fixed_phrase, licensing), verb

@@ -6,7 +6,7 @@ The model file (resources/models/quality_model.json) holds everything scoring ne
 names, the standardisation (mean, scale), the coefficients and intercept, plus provenance (the
 training data's sha256, the scikit-learn version, the cross-validated figures). Scoring is pure
 numpy, so generation needs no scikit-learn. A candidate passes when its score (the model's
-probability that the triple is good, QUALITY.md) is at least the threshold; the verdict records
+probability that the triple is good, docs/judging.md) is at least the threshold; the verdict records
 the score and threshold on the record as ``checks.quality_model``.
 """
 

@@ -430,7 +430,8 @@ def generate(input_source, out_dir, config, run, llm):
 def generate_folder(input_source, out_dir, settings: dict, options: RunOptions) -> dict:
     """A generation run into `out_dir` with the preset and overrides in `settings`; the
     generator's errors as click's. Returns the run's stats."""
-    setup_logging()  # the library's warnings (a damaged score cache) as one line each
+    # the library's warnings (a damaged score cache) as one line each; -q silences notices
+    setup_logging(notices=not options.quiet)
     with click_errors():
         config = resolve_config(**settings)
         return generate_run(input_source, config, out_dir, options, echo=echo_err).stats

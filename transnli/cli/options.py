@@ -125,13 +125,28 @@ class _ClickLogHandler(logging.Handler):
         click.echo(f"warning: {record.getMessage()}", err=True)
 
 
-def setup_logging() -> None:
-    """The library's warnings (logger "transnli") reach the user as "warning: ..." on stderr."""
+class _NoticeHandler(logging.Handler):
+    """Announcements of slow one-time work (transnli.common.notice) to stderr, as they are."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(record.getMessage(), err=True)
+
+
+def setup_logging(notices: bool = True) -> None:
+    """The library's warnings (logger "transnli") reach the user as "warning: ..." on stderr, and
+    with `notices` (not -q) the announcements of slow one-time work as they are."""
+    from transnli.common.notice import LOGGER
+
     logger = logging.getLogger("transnli")
     if not any(isinstance(h, _ClickLogHandler) for h in logger.handlers):
         logger.addHandler(_ClickLogHandler(level=logging.WARNING))
     if logger.level == logging.NOTSET:
         logger.setLevel(logging.WARNING)
+    notice = logging.getLogger(LOGGER)
+    for handler in [h for h in notice.handlers if isinstance(h, _NoticeHandler)]:
+        notice.removeHandler(handler)
+    notice.addHandler(_NoticeHandler(level=logging.INFO))
+    notice.setLevel(logging.INFO if notices else logging.WARNING)
 
 
 def echo_err(line: str) -> None:
