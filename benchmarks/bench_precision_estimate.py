@@ -76,9 +76,9 @@ def genre_of(data: dict, name: str) -> np.ndarray:
     return np.array([judged[k].get("genre") or "genres" for k in data["keys"]])
 
 
-def load_all() -> dict:
+def load_all(sets: tuple[str, ...] = ("dev", "genres", "test")) -> dict:
     parts = []
-    for name in ("dev", "genres", "test"):
+    for name in sets:
         data = load(name)
         if data is None:
             sys.exit(f"no features for {name}: run benchmarks/judge_data.py --set {name}")
@@ -265,6 +265,11 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write-judge", action="store_true", help=f"Record the choice in {OUT}.")
     ap.add_argument(
+        "--sets",
+        default="dev,genres,test",
+        help="Judged sets whose features to use (judge_data.py files); test is never trained on.",
+    )
+    ap.add_argument(
         "--shipped-on",
         default=None,
         help="Only the shipped judge on these judge_data.py file stems, comma-separated (e.g. "
@@ -276,7 +281,7 @@ def main(argv=None) -> None:
     if args.shipped_on:
         print(json.dumps(shipped_on(args.shipped_on, shipped), indent=1))
         return
-    data = load_all()
+    data = load_all(tuple(args.sets.split(",")))
     trainable = data["set"] != "test"
     per_genre = {}
     for genre in sorted(set(data["genre"]), key=lambda g: (g == "test", g != "dev", g)):
