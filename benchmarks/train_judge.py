@@ -458,6 +458,9 @@ def main(argv=None) -> None:
             "intercept": rnd(model["intercept"]),
             "calibration": {"a": rnd(a), "b": rnd(b), "method": "Platt, on out-of-fold scores"},
             "threshold": threshold,
+            # the calibration's base rate: the good share of the candidates it was fitted on,
+            # which the card's label-shift correction starts from (transnli.generator.precision)
+            "training_prior": round(float(train["y"][gate_rows].mean()), 4),
             "training": {
                 "data": [
                     str(SETS[n].relative_to(DATA.parents[1]))

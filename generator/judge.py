@@ -83,6 +83,57 @@ def vector_features(reading, layer: int) -> dict[str, np.ndarray]:
     }
 
 
+def _number(value) -> bool:
+    """A JSON number (not a boolean) that is finite: NaN and Infinity are not weights."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+class _Fields:
+    """Reads a judge file's fields, each checked strictly; a wrong one raises JudgeError naming
+    the file and the field (one line)."""
+
+    def __init__(self, data: dict, source: str):
+        self.data, self.source = data, source
+
+    def fail(self, name: str, what: str) -> JudgeError:
+        return JudgeError(f"{self.source}: field {name!r} {what}")
+
+    def get(self, name: str, kind: type):
+        value = self.data.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise self.fail(name, f"is missing or not a {kind.__name__}")
+        return value
+
+    def integer(self, name: str, low: int) -> int:
+        value = self.get(name, int)
+        if value < low:
+            raise self.fail(name, f"must be at least {low}, got {value}")
+        return value
+
+    def number(self, name: str, value=None, *, between: tuple[float, float] | None = None):
+        """A finite number (`value`, or the field `name`); `between`: open interval."""
+        value = self.data.get(name) if value is None else value
+        if not _number(value):
+            raise self.fail(name, f"must be a finite number, got {value!r}")
+        if between is not None and not between[0] < value < between[1]:
+            raise self.fail(name, f"must be between {between[0]} and {between[1]}, got {value}")
+        return float(value)
+
+    def numbers(self, name: str, value, length: int) -> np.ndarray:
+        if not isinstance(value, list) or len(value) != length:
+            raise self.fail(name, f"must be a list of {length} numbers")
+        bad = next((x for x in value if not _number(x)), None)
+        if bad is not None or any(isinstance(x, bool) for x in value):
+            raise self.fail(name, f"must hold finite numbers only, got {bad!r}")
+        return np.asarray(value, dtype=np.float64)
+
+    def optional_probability(self, name: str) -> float | None:
+        """A probability strictly between 0 and 1, or None when the field is absent."""
+        if name not in self.data:
+            return None
+        return self.number(name, between=(0.0, 1.0))
+
+
 @dataclass(frozen=True)
 class Judge:
     """A trained judge file, loaded. `probabilities(readings)` is its batch method."""
@@ -96,6 +147,16 @@ class Judge:
     intercept: float
     calibration: tuple[float, float]  # Platt: p = sigmoid(a * z + b)
     meta: dict
+    threshold: float | None = None  # the file's own cut (None: DEFAULT_JUDGE_THRESHOLD)
+    # The share of good candidates among those the calibration was fitted on: the prior the
+    # probabilities carry, which the card's label-shift correction (transnli.generator.precision)
+    # starts from. None in files written before it was recorded: the card then gives the
+    # uncorrected mean and says why.
+    training_prior: float | None = None
+    # How the card estimates a run's precision (transnli.generator.precision.METHODS), chosen by
+    # leave-one-genre-out validation, and the largest error it made there (None: not validated).
+    estimate_method: str = "mean"
+    estimate_error: float | None = None
 
     def raw_scores(self, readings: Sequence) -> np.ndarray:
         """The linear score z of each reading (before calibration)."""
@@ -117,71 +178,47 @@ class Judge:
 
     def calibrate(self, z: np.ndarray) -> np.ndarray:
         a, b = self.calibration
-        return 1.0 / (1.0 + np.exp(-(a * z + b)))
+        with np.errstate(over="ignore"):  # exp overflow is p = 0, as it should be
+            return 1.0 / (1.0 + np.exp(-(a * z + b)))
 
     def probabilities(self, readings: Sequence) -> list[float]:
-        """The calibrated probability that each candidate is good, rounded to 4 digits."""
+        """The calibrated probability that each candidate is good, rounded to 4 digits (NaN
+        where the language model's reading is not a number: the caller refuses it)."""
         return [round(float(p), 4) for p in self.calibrate(self.raw_scores(readings))]
 
     @classmethod
     def from_dict(cls, data: dict, source: str = "<dict>") -> Judge:
-        def field(name, kind):
-            value = data.get(name)
-            if not isinstance(value, kind) or isinstance(value, bool):
-                raise JudgeError(f"{source}: field {name!r} is missing or not a {kind.__name__}")
-            return value
-
+        f = _Fields(data, source)
         if data.get("format") != JUDGE_FORMAT:
-            raise JudgeError(
-                f"{source}: field 'format' must be {JUDGE_FORMAT!r}, got {data.get('format')!r}"
-            )
-        layer, width = field("layer", int), field("width", int)
-        names = field("scalars", list)
+            raise f.fail("format", f"must be {JUDGE_FORMAT!r}, got {data.get('format')!r}")
+        layer, width = f.integer("layer", 0), f.integer("width", 1)
+        names = f.get("scalars", list)
         unknown = [n for n in names if n not in SCALARS]
-        if unknown:
-            raise JudgeError(
-                f"{source}: field 'scalars': features this version does not compute: "
-                f"{', '.join(map(str, unknown))}"
-            )
+        if unknown or len(set(names)) != len(names):
+            what = ", ".join(map(str, unknown)) or "a feature named twice"
+            raise f.fail("scalars", f"lists features this version does not compute: {what}")
         order = [SCALARS.index(n) for n in names]
         arrays = {}
         for key in ("scalar_mean", "scalar_scale", "scalar_coef"):
-            value = field(key, list)
-            if len(value) != len(names) or not all(
-                isinstance(x, (int, float)) and math.isfinite(x) for x in value
-            ):
-                raise JudgeError(f"{source}: field {key!r} must be {len(names)} finite numbers")
             full = np.zeros(len(SCALARS)) if key != "scalar_scale" else np.ones(len(SCALARS))
-            full[order] = value
+            full[order] = f.numbers(key, data.get(key), len(names))
             arrays[key] = full
         if np.any(arrays["scalar_scale"] <= 0):
-            raise JudgeError(f"{source}: field 'scalar_scale' must be positive")
-        vectors = field("vector_coef", dict)
-        for name, value in vectors.items():
+            raise f.fail("scalar_scale", "must be positive")
+        vectors = {}
+        for name, value in f.get("vector_coef", dict).items():
             if name not in VECTORS:
-                raise JudgeError(f"{source}: field 'vector_coef': unknown block {name!r}")
-            if not isinstance(value, list) or len(value) != width:
-                raise JudgeError(
-                    f"{source}: field 'vector_coef.{name}' must be {width} numbers (the width)"
-                )
-        calibration = field("calibration", dict)
-        try:
-            a, b = float(calibration["a"]), float(calibration["b"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise JudgeError(f"{source}: field 'calibration' needs numbers 'a' and 'b'") from exc
-        intercept = data.get("intercept")
-        if not isinstance(intercept, (int, float)) or isinstance(intercept, bool):
-            raise JudgeError(f"{source}: field 'intercept' must be a number")
+                raise f.fail("vector_coef", f"names an unknown block {name!r}")
+            vectors[name] = f.numbers(f"vector_coef.{name}", value, width)
+        calibration = f.get("calibration", dict)
+        a = f.number("calibration.a", calibration.get("a", "missing"))
+        b = f.number("calibration.b", calibration.get("b", "missing"))
+        if a <= 0:  # a higher score must mean more likely good, or every cut is upside down
+            raise f.fail("calibration.a", f"must be positive, got {a}")
+        method, error = _estimation(f)
         known = {
-            "layer",
-            "width",
-            "scalars",
-            "scalar_mean",
-            "scalar_scale",
-            "scalar_coef",
-            "vector_coef",
-            "intercept",
-            "calibration",
+            *("layer", "width", "scalars", "scalar_mean", "scalar_scale", "scalar_coef"),
+            *("vector_coef", "intercept", "calibration", "training_prior", "precision_estimate"),
         }
         return cls(
             layer=layer,
@@ -189,11 +226,34 @@ class Judge:
             scalar_mean=arrays["scalar_mean"],
             scalar_scale=arrays["scalar_scale"],
             scalar_coef=arrays["scalar_coef"],
-            vector_coef={k: np.asarray(v, dtype=np.float64) for k, v in sorted(vectors.items())},
-            intercept=float(intercept),
+            vector_coef=dict(sorted(vectors.items())),
+            intercept=f.number("intercept"),
             calibration=(a, b),
             meta={k: v for k, v in data.items() if k not in known},
+            threshold=f.optional_probability("threshold"),
+            training_prior=f.optional_probability("training_prior"),
+            estimate_method=method,
+            estimate_error=error,
         )
+
+
+def _estimation(f: _Fields) -> tuple[str, float | None]:
+    """The file's `precision_estimate` (method and validated error); absent: the plain mean,
+    not validated. The EM method needs the training prior it starts from."""
+    from transnli.generator.precision import METHODS
+
+    if "precision_estimate" not in f.data:
+        return "mean", None
+    doc = f.get("precision_estimate", dict)
+    method = doc.get("method")
+    if method not in METHODS:
+        raise f.fail("precision_estimate.method", f"must be one of {', '.join(METHODS)}")
+    if method == "em" and "training_prior" not in f.data:
+        raise f.fail("training_prior", "is needed by precision_estimate.method 'em'")
+    error = f.number("precision_estimate.max_abs_error", doc.get("max_abs_error", "missing"))
+    if not 0.0 <= error <= 1.0:
+        raise f.fail("precision_estimate.max_abs_error", f"must be between 0 and 1, got {error}")
+    return method, error
 
 
 def default_judge_path() -> Path:

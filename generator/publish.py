@@ -28,6 +28,7 @@ from typing import Any
 
 from transnli.common.citation import PAPER_BIBTEX, PAPER_TITLE, tool_bibtex
 from transnli.common.hub import HubError, check_repo_id, hub_token, upload_folder
+from transnli.generator.card_quality import card_quality, quality_text
 from transnli.generator.filters.registry import filter_summary
 from transnli.generator.lm_choice import CHOICE, PER_SENTENCE
 from transnli.generator.run_folder import (
@@ -283,7 +284,7 @@ def export_card(
         title=title,
         license=license,
         repo_id=repo_id,
-        estimate=precision_estimate(splits["test"], run.config.get("config") or {}),
+        estimate=card_quality(splits, run.config.get("config") or {}),
     )
     hub.mkdir(parents=True, exist_ok=True)
     (hub / CARD).write_text(text, encoding="utf-8")
@@ -576,66 +577,6 @@ def _closing_sections(names: list[str], license: str | None, config: dict) -> li
     ]
 
 
-def precision_estimate(rows: list[dict[str, Any]], cfg: dict[str, Any]) -> dict | None:
-    """The benchmark's own estimate of its precision: the mean over its triples of the trained
-    judge's calibrated probability that H' is good, with a 95% interval from the spread of those
-    probabilities (it assumes the calibration holds: see `validation`), and how the judge was
-    validated on held-out text. None when the run was not judged by the judge backend."""
-    import math
-
-    probs = [
-        float(acc["p_good"])
-        for row in rows
-        if isinstance(acc := (row.get("checks") or {}).get("acceptability"), dict)
-        and acc.get("backend") == "judge"
-        and isinstance(acc.get("p_good"), (int, float))
-    ]
-    if not probs:
-        return None
-    from transnli.generator.judge import JudgeError, load_judge
-
-    n, mean = len(probs), sum(probs) / len(probs)
-    half = 1.96 * math.sqrt(sum(p * (1 - p) for p in probs)) / n
-    try:
-        validation = load_judge(cfg.get("judge_model")).meta.get("validation") or {}
-    except JudgeError:
-        validation = {}
-    return {
-        "triples": n,
-        "estimated_precision": round(mean, 4),
-        "interval": (round(max(0.0, mean - half), 4), round(min(1.0, mean + half), 4)),
-        "validation": validation,
-    }
-
-
-def _estimate_text(estimate: dict | None) -> list[str]:
-    if estimate is None:
-        return []
-    lo, hi = estimate["interval"]
-    lines = [
-        "## Estimated precision\n",
-        f"**Estimated precision: {estimate['estimated_precision']:.3f}** (95% interval "
-        f"{lo:.3f}-{hi:.3f}): the mean, over the {estimate['triples']} triples, of the trained "
-        "judge's calibrated probability that H' is good, i.e. coherent English whose meaning "
-        "differs from H (transnli's judging guideline, docs/judging.md). Each triple's "
-        "probability is its `checks.acceptability.p_good`. The "
-        "interval assumes the judge's calibration holds on this text; it does not include the "
-        "judge's own error.",
-    ]
-    test = (estimate.get("validation") or {}).get("test") or {}
-    at = test.get("at_threshold") or {}
-    if at.get("precision") is not None:
-        lines.append(
-            f" How the judge was validated: on held-out hand-judged text it was never trained or "
-            f"tuned on (academic prose and man pages), it kept {at.get('kept')} candidates at "
-            f"its threshold {at.get('threshold')}, of which {at.get('precision'):.3f} were judged "
-            f"good by people; its expected calibration error there was {test.get('ece')}. A "
-            "precision measured by people on a sample of this benchmark (`transnli review`, then "
-            "`transnli export --reviewed`) is the stronger figure where it exists."
-        )
-    return ["".join(lines) + "\n"]
-
-
 def render_card(
     run: FinishedRun,
     files: dict[str, dict[str, str]],
@@ -686,7 +627,7 @@ def render_card(
         "```python\nimport datasets\n"
         f'ds = datasets.load_dataset("{repo_id or "USER/NAME"}", '
         f'"{names[0] if names else "default"}", split="test")\n```\n',
-        *_estimate_text(estimate),
+        *quality_text(estimate),
         "## Method\n",
         _method_text(pipeline),
         "## Preset and settings\n",

@@ -20,12 +20,15 @@ wrote them.
 from __future__ import annotations
 
 import html
+import math
 import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from transnli.generator.card_quality import widths_sentence
+from transnli.generator.precision import wilson_widths
 from transnli.generator.publish import (
     CARD,
     ExportError,
@@ -92,6 +95,7 @@ def review_section(
     mode: str,
     kept: int | None,
     *,
+    total: int | None = None,
     not_counted: int = 0,
     samples: list[tuple[int, int]] | None = None,
     guideline: str | None = None,
@@ -117,10 +121,14 @@ def review_section(
     else:
         lo, hi = summary.interval
         drawn = "; ".join(f"seed {seed}, size {size}" for seed, size in samples or [])
+        of_total = f" (of the {total} triples of the run)" if total is not None else ""
         lines.append(
             f"**Measured precision: {summary.precision:.3f}** (95% Wilson interval "
-            f"{lo:.3f}-{hi:.3f}): {summary.sample_good} of the {summary.sample_judged} triples "
-            f"of a seeded random sample{f' ({drawn})' if drawn else ''} were judged good.\n"
+            f"{lo:.3f}-{hi:.3f}, {hi - lo:.3f} wide): {summary.sample_good} of the "
+            f"{summary.sample_judged} triples of a seeded random sample"
+            f"{f' ({drawn})' if drawn else ''}{of_total} were judged good. "
+            + widths_sentence()
+            + "\n"
         )
     if not_counted:
         lines.append(
@@ -144,7 +152,12 @@ def review_section(
     else:
         lines.append("No triple was judged by two people, so agreement is not measured.\n")
     if mode == "good-only":
-        lines.append(f"This export keeps only the {kept} triples judged good.\n")
+        unjudged = "" if total is None else f"; it leaves out {total - summary.judged} triples "
+        lines.append(
+            f"This export keeps only the {kept} triples judged good"
+            + (f"{unjudged}nobody judged" if unjudged else "")
+            + ".\n"
+        )
     else:
         lines.append(
             f"Every triple is kept; the `{COLUMN}` column holds `good`, `bad:<error type>`, "
@@ -159,7 +172,8 @@ def export_reviewed_card(
     """RUN/hub-reviewed: as `export --to card` writes RUN/hub, from the reviewed rows, with the
     review section and the guideline it links."""
     verdicts = item_verdicts(review.counted)
-    kept = sum(verdicts.get(r["id"]) == "good" for r in read_records(run.dir / TRIPLES))
+    triples = read_records(run.dir / TRIPLES)
+    kept = sum(verdicts.get(r["id"]) == "good" for r in triples)
     hub = run.dir / REVIEWED_HUB
     splits = {
         split: reviewed_rows(read_records(run.dir / name), verdicts, mode, judged=split == "test")
@@ -176,6 +190,7 @@ def export_reviewed_card(
         summarise(review.counted),
         mode,
         kept,
+        total=len(triples),
         not_counted=len(review.problems),
         samples=review.samples(),
         guideline=guideline,
@@ -203,6 +218,37 @@ def report_problems(review: CheckedReview, echo: Callable[[str], None]) -> None:
         echo(f"... and {more} more judgements not counted")
 
 
+# A reviewed export warns below this many randomly sampled judgements (a run under 1,000 triples:
+# below a tenth of it): the measured precision's interval is then wider than about 0.15.
+ENOUGH_JUDGED = 100
+
+
+def enough_judged(total: int) -> int:
+    return min(ENOUGH_JUDGED, max(1, math.ceil(total / 10)))
+
+
+def review_notices(run: FinishedRun, review: CheckedReview, mode: str) -> list[str]:
+    """What a reviewed export says before writing: too small a sample, and (good-only) how many
+    triples nobody judged it leaves out."""
+    summary = summarise(review.counted)
+    total = sum(1 for _ in read_records(run.dir / TRIPLES))
+    out = []
+    n = summary.sample_judged
+    if n < enough_judged(total):
+        width = f"{summary.interval[1] - summary.interval[0]:.2f}" if summary.interval else "-"
+        out.append(
+            f"warning: only {n} of the {total} triples were judged in the random sample; the "
+            f"measured precision's 95% interval is {width} wide (100 judged give about "
+            f"{dict(wilson_widths(0.8))[100]:.2f}): judge more with `transnli review` first"
+        )
+    if mode == "good-only":
+        out.append(
+            f"good-only: keeping the triples judged good; leaving out {total - summary.judged} "
+            f"of the {total} triples that nobody judged"
+        )
+    return out
+
+
 def reviewed_card_maker(mode: str, echo: Callable[[str], None] | None = None):
     """A `make_card` for `publish`: RUN/hub-reviewed, from RUN/review.jsonl; a log with nothing
     of this run is refused before anything is uploaded."""
@@ -210,7 +256,10 @@ def reviewed_card_maker(mode: str, echo: Callable[[str], None] | None = None):
 
     def make_card(run: FinishedRun, **card: Any) -> list[Path]:
         review = load_checked(run.dir, required=True)
-        report_problems(review, echo or (lambda line: None))
+        say = echo or (lambda line: None)
+        report_problems(review, say)
+        for line in review_notices(run, review, mode):
+            say(line)
         hub = export_reviewed_card(run, review, mode, **card)
         return [hub] if hub else []
 
@@ -242,7 +291,10 @@ def export_reviewed(
         )
     run = open_finished_run(out_dir)
     review = load_checked(run.dir, required=True)
-    report_problems(review, echo or (lambda line: None))
+    say = echo or (lambda line: None)
+    report_problems(review, say)
+    for line in review_notices(run, review, mode):
+        say(line)
     written: list[Path] = []
     try:
         if "parquet" in kinds:

@@ -66,13 +66,91 @@ def scorer(folder, cache, **kw):
         ({"scalar_coef": [1.0]}, "'scalar_coef'"),
         ({"vector_coef": {"span_modified": [0.1] * 3}}, "vector_coef.span_modified"),
         ({"vector_coef": {"elsewhere": [0.1] * 16}}, "elsewhere"),
-        ({"calibration": {"a": "x"}}, "'calibration'"),
+        ({"calibration": {"a": "x"}}, "'calibration.a'"),
         ({"intercept": True}, "'intercept'"),
+        # issue 38's faults: non-finite weights, wrong types, a cut or a layer out of range
+        ({"vector_coef": {"span_modified": [float("nan")] * 16}}, "vector_coef.span_modified"),
+        ({"vector_coef": {"span_modified": ["0.1"] * 16}}, "vector_coef.span_modified"),
+        ({"intercept": float("nan")}, "'intercept'"),
+        ({"intercept": float("inf")}, "'intercept'"),
+        ({"calibration": {"a": float("nan"), "b": 0.0}}, "'calibration.a'"),
+        ({"calibration": {"a": float("inf"), "b": 0.0}}, "'calibration.a'"),
+        ({"calibration": {"a": 0.8, "b": float("-inf")}}, "'calibration.b'"),
+        ({"calibration": {"a": -0.8, "b": 0.0}}, "'calibration.a'"),
+        ({"calibration": {"b": 0.0}}, "'calibration.a'"),
+        ({"scalar_mean": [float("nan")] * len(SCALARS)}, "'scalar_mean'"),
+        ({"scalar_coef": [True] * len(SCALARS)}, "'scalar_coef'"),
+        ({"threshold": 2.0}, "'threshold'"),
+        ({"threshold": -1}, "'threshold'"),
+        ({"threshold": 0.0}, "'threshold'"),
+        ({"threshold": "abc"}, "'threshold'"),
+        ({"threshold": float("nan")}, "'threshold'"),
+        ({"layer": -1}, "'layer'"),
+        ({"width": 0}, "'width'"),
+        ({"training_prior": 1.5}, "'training_prior'"),
+        ({"training_prior": "0.5"}, "'training_prior'"),
+        ({"scalars": ["d", "d"]}, "'scalars'"),
     ],
 )
 def test_a_bad_judge_file_is_refused_naming_the_field(change, field):
-    with pytest.raises(JudgeError, match=field):
+    with pytest.raises(JudgeError, match=field) as err:
         Judge.from_dict(judge_dict(**change), "judge.json")
+    assert str(err.value).startswith("judge.json: field ") and "\n" not in str(err.value)
+
+
+def test_an_old_judge_file_without_a_training_prior_is_read_with_none():
+    doc = judge_dict()
+    doc.pop("threshold")
+    judge = Judge.from_dict(doc)
+    assert judge.training_prior is None and judge.threshold is None
+    assert Judge.from_dict(judge_dict(training_prior=0.52)).training_prior == 0.52
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"vector_coef": {"span_modified": [float("nan")] * 16}},
+        {"calibration": {"a": float("inf"), "b": 0.0}},
+        {"threshold": 2.0},
+        {"threshold": "abc"},
+        {"layer": -1},
+        {"vector_coef": {"span_modified": ["x"] * 16}},
+    ],
+)
+def test_generate_refuses_a_damaged_judge_file_in_one_line_before_writing(
+    change, tiny_lm_dir, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "judge.json"
+    # json.dumps writes NaN and Infinity as Python's json reads them (what a damaged file holds)
+    path.write_text(json.dumps(judge_dict(**change)), encoding="utf-8")
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"premise": "p", "hypothesis": "the soup is hot ."}) + "\n")
+    out = tmp_path / "run"
+    args = [
+        "generate", str(pairs), "--out", str(out), "--preset", "default", "--grammar", "none",
+        "--filters", "none", "--lm", str(tiny_lm_dir), "--judge-model", str(path),
+        "--device", "cpu", "--quiet",
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output and str(path) in result.output, result.output
+    assert "field" in result.output and not out.exists()
+
+
+def test_a_non_finite_reading_is_refused_not_rejected_quietly(tiny_lm_dir, tmp_path):
+    from transnli.generator.errors import ResourceError
+
+    class Broken(Judge):
+        def raw_scores(self, readings):
+            return np.full(len(readings), np.nan)
+
+    judge = Judge.from_dict(judge_dict())
+    broken = Broken(**{k: getattr(judge, k) for k in judge.__dataclass_fields__})
+    check = JudgeAcceptability(scorer(tiny_lm_dir, tmp_path, use_cache=False), broken)
+    with pytest.raises(ResourceError, match="not a number for 4 of 4 candidates"):
+        check.check_many([h for h, _ in PAIRS], [h2 for _, h2 in PAIRS])
+    check.close()
 
 
 def test_the_probability_is_the_calibrated_linear_function_of_the_reading(tiny_lm_dir, tmp_path):

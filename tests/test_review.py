@@ -480,11 +480,25 @@ def test_export_good_only_keeps_the_triples_judged_good(run_dir):
     ci = binomtest(6, 10).proportion_ci(method="wilson")
     assert "10 triples were judged by 2 people (A, B)" in section
     assert (
-        f"**Measured precision: 0.600** (95% Wilson interval {ci.low:.3f}-{ci.high:.3f}): "
-        "6 of the 10 triples"
+        f"**Measured precision: 0.600** (95% Wilson interval {ci.low:.3f}-{ci.high:.3f}, "
+        f"{ci.high - ci.low:.3f} wide): 6 of the 10 triples"
     ) in section
+    assert "(of the 30 triples of the run) were judged good" in section
+    assert "100: 0.15" in section  # how many judgements buy what width
     assert "| A / B | 4 | 0.750 |" in section
-    assert "keeps only the 6 triples judged good" in section
+    assert "keeps only the 6 triples judged good; it leaves out 20 triples nobody judged" in section
+    assert "leaving out 20 of the 30 triples that nobody judged" in res.output
+    assert "warning: only" not in res.output  # 10 of 30: over a tenth of a small run
+
+
+def test_a_reviewed_export_of_a_tiny_sample_warns(run_dir):
+    s = open_session(run_dir, sample=2, seed=1)
+    for i in s.order:
+        s.judge(i, Verdict("good"), "A")
+    res = cli("export", run_dir, "--to", "card", "--reviewed", "column")
+    assert res.exit_code == 0, res.output
+    assert "warning: only 2 of the 30 triples were judged in the random sample" in res.output
+    assert "interval is 0.66 wide" in res.output and "leaving out" not in res.output
 
 
 def test_export_column_keeps_every_triple_and_loads_with_datasets(run_dir):

@@ -13,6 +13,7 @@ How the judge was trained and what it gets wrong: docs/quality-model.md.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,14 @@ from transnli.generator.checks.lm_acceptability import (
     score_details,
 )
 from transnli.generator.checks.registry import register_check
-from transnli.generator.judge import Judge, JudgeError, default_judge_path, load_judge
+from transnli.generator.errors import ResourceError
+from transnli.generator.judge import (
+    DEFAULT_JUDGE_THRESHOLD,
+    Judge,
+    JudgeError,
+    default_judge_path,
+    load_judge,
+)
 
 
 @register_check("acceptability", "judge")
@@ -68,7 +76,9 @@ class JudgeAcceptability:
     ):
         self.scorer = scorer
         self.judge = judge
-        self.threshold = float(judge.meta.get("threshold", 0.5) if threshold is None else threshold)
+        if threshold is None:
+            threshold = DEFAULT_JUDGE_THRESHOLD if judge.threshold is None else judge.threshold
+        self.threshold = float(threshold)
         self.source = source
         self.shipped = False  # the judge that ships with transnli (named by file, not path)
 
@@ -87,7 +97,15 @@ class JudgeAcceptability:
             readings = self.scorer.read_pairs(pairs, (self.judge.layer,))
         except LMError as exc:
             raise BackendUnavailable(f"acceptability backend 'judge': {exc}") from exc
-        return readings, self.judge.probabilities(readings)
+        probabilities = self.judge.probabilities(readings)
+        broken = sum(not math.isfinite(p) for p in probabilities)
+        if broken:  # a NaN would reject every candidate quietly and end as "0 triples"
+            raise ResourceError(
+                f"acceptability backend 'judge': the judge's probability is not a number for "
+                f"{broken} of {len(probabilities)} candidates: the language model's outputs are "
+                "not finite (damaged weights? `transnli doctor` checks the model)"
+            )
+        return readings, probabilities
 
     def rank_scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """How good each (H, H') is by this check's measure, for choosing among candidates."""

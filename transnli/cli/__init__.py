@@ -13,6 +13,7 @@ from transnli.cli.compare import compare
 from transnli.cli.doctor import doctor
 from transnli.cli.evaluate import evaluate, pairs
 from transnli.cli.generate import generate
+from transnli.cli.judge import judge
 from transnli.cli.publish import export as export_command
 from transnli.cli.publish import publish as publish_command
 from transnli.cli.review import review
@@ -47,3 +48,4 @@ main.add_command(compare)
 main.add_command(run)
 main.add_command(review)
 main.add_command(setup)
+main.add_command(judge)

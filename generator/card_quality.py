@@ -1,0 +1,246 @@
+"""The dataset card's quality section: how good the triples are, as far as the run can say.
+
+- A run judged by the trained judge: the estimated precision of its triples
+  (transnli.generator.precision) with the method the judge file names (chosen by
+  leave-one-genre-out validation, docs/quality-model.md), its 95% interval (the sampling spread
+  plus the method's largest validation error) and the judge file it came from. Records whose
+  probability is missing (another backend, no entry) or broken (NaN, out of [0, 1], not a number)
+  are counted and said, never averaged.
+- A run of a preset without a judge (`fast`): the precision people measured on the project's
+  judged sets for that preset (resources/models/preset_precision.json), named as such and marked
+  as not estimated for this run.
+- Either way, a precision measured by people on a sample of the run (`transnli review`, then
+  `export --reviewed`) is the strong figure, and the card says how many judgements buy what
+  interval width.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from transnli.generator.precision import (
+    METHOD_NAMES,
+    estimate_precision,
+    read_probabilities,
+    wilson_interval,
+    wilson_widths,
+)
+
+# The settings a preset's measured precision depends on: a run that changes one is not the
+# preset that was measured.
+QUALITY_SETTINGS = ("pipeline", "antonyms", "pos", "include_aux", "filters", "grammar")
+QUALITY_SETTINGS += ("acceptability", "max_chars", "max_per_sentence")
+
+
+def widths_sentence() -> str:
+    """How many judgements buy what interval width (95% Wilson, at a measured share near 0.8)."""
+    parts = ", ".join(f"{n}: {w:.2f}" for n, w in wilson_widths(0.8) if n <= 400)
+    return (
+        "How many judged triples buy what width of the 95% interval (Wilson, at a precision "
+        f"near 0.8): {parts}."
+    )
+
+
+def _acceptability(rows: list[dict[str, Any]]) -> list[object]:
+    return [(row.get("checks") or {}).get("acceptability") for row in rows]
+
+
+def _judged_by_judge(entries: list[object]) -> list[object]:
+    """The rejected records' entries the judge decided (those another stage stopped have none)."""
+    return [e for e in entries if isinstance(e, dict) and e.get("backend") == "judge"]
+
+
+def _load_judge(path: str | None):
+    from transnli.generator.judge import JudgeError, load_judge
+
+    try:
+        return load_judge(path), None
+    except JudgeError as exc:
+        return None, str(exc)
+
+
+def judge_estimate(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, Any]) -> dict:
+    """The estimate of a run judged by the judge, with everything the card says about it."""
+    accepted = read_probabilities(_acceptability(splits.get("test", [])))
+    rejected = read_probabilities(_judged_by_judge(_acceptability(splits.get("rejected", []))))
+    judge, problem = _load_judge(cfg.get("judge_model"))
+    method, prior, error = "mean", None, None
+    if judge is not None:
+        method, prior, error = judge.estimate_method, judge.training_prior, judge.estimate_error
+    estimate = estimate_precision(
+        accepted.values,
+        accepted.values + rejected.values,
+        method=method,
+        training_prior=prior,
+        estimator_error=error or 0.0,
+    )
+    return {
+        "kind": "estimated",
+        "estimate": estimate,
+        "accepted": accepted,
+        "rejected_invalid": rejected.invalid,
+        "judge_file": Path(cfg.get("judge_model") or "judge_gemma3_270m.json").name,
+        "judge_problem": problem,
+        "validated": error is not None,
+        "training_prior": prior,
+        "provenance": (judge.meta.get("fitted_on") if judge is not None else None),
+        "validation": (judge.meta.get("validation") if judge is not None else None) or {},
+    }
+
+
+def preset_measured(cfg: dict[str, Any]) -> dict | None:
+    """What people measured for the run's preset on the judged sets, when the run kept the
+    preset's settings; None for a preset never measured."""
+    from transnli.resources import resource_path
+
+    preset = cfg.get("preset")
+    try:
+        doc = json.loads(resource_path("models", "preset_precision.json").read_text("utf-8"))
+        sets = doc["presets"].get(preset)
+    except (OSError, ValueError, KeyError, AttributeError):
+        return None
+    if not isinstance(sets, list) or not sets:
+        return None
+    return {"kind": "measured", "preset": preset, "sets": sets, "changed": _changed(preset, cfg)}
+
+
+def _changed(preset: str, cfg: dict[str, Any]) -> list[str]:
+    """The quality settings in which the run differs from its preset."""
+    from transnli.generator.config import ConfigError, resolve_config
+
+    try:
+        base = resolve_config(preset).fingerprint_dict()
+    except (ConfigError, OSError):
+        return []
+    return [k for k in QUALITY_SETTINGS if k in base and k in cfg and base[k] != cfg[k]]
+
+
+def card_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, Any]) -> dict | None:
+    """What the card's quality section says, or None when it has nothing to say."""
+    if cfg.get("acceptability") == "judge":
+        return judge_estimate(splits, cfg)
+    return preset_measured(cfg)
+
+
+def quality_text(quality: dict | None) -> list[str]:
+    """The card's section, Markdown."""
+    if quality is None:
+        return []
+    if quality["kind"] == "measured":
+        return ["## Quality (measured on the project's judged sets)\n", _measured_text(quality)]
+    return ["## Estimated precision\n", _estimated_text(quality)]
+
+
+def _measured_text(q: dict) -> str:
+    rows = []
+    for s in q["sets"]:
+        lo, hi = wilson_interval(s["good"], s["judged"])
+        rows.append(
+            f"| {s['set']} ({s['text']}) | {s['judged']} | {s['good'] / s['judged']:.3f} "
+            f"| {lo:.3f}-{hi:.3f} |"
+        )
+    changed = (
+        f" This run changes the preset's {', '.join(f'`{k}`' for k in q['changed'])}, so these "
+        "figures describe it less well."
+        if q["changed"]
+        else ""
+    )
+    return (
+        f"This run was made with the `{q['preset']}` preset, which has no trained judge: **no "
+        "precision is estimated for this run**. What people measured on the project's "
+        f"hand-judged sets for the same preset (the share of its accepted triples judged good, "
+        f"with a 95% Wilson interval):{changed}\n\n"
+        "| judged set | triples judged | precision | 95% interval |\n|---|---|---|---|\n"
+        + "\n".join(rows)
+        + "\n\nThe precision on this run's text may differ. Measure it by judging a random sample "
+        "(`transnli review`, then `transnli export --reviewed`). " + widths_sentence() + "\n"
+    )
+
+
+def _carry(n: int) -> str:
+    return "carries" if n == 1 else "carry"
+
+
+def _count_line(q: dict) -> str:
+    acc = q["accepted"]
+    notes = []
+    if acc.missing:
+        notes.append(
+            f"{acc.missing} of the {acc.records} triples {_carry(acc.missing)} no judge "
+            "probability (another acceptability backend, or none)"
+        )
+    if acc.invalid:
+        notes.append(
+            f"{acc.invalid} of the {acc.records} triples {_carry(acc.invalid)} a probability "
+            "that is not a number between 0 and 1 (left out)"
+        )
+    if q["rejected_invalid"]:
+        notes.append(
+            f"{q['rejected_invalid']} rejected candidates {_carry(q['rejected_invalid'])} a broken "
+            "probability (left out)"
+        )
+    return (" **Warning:** " + "; ".join(notes) + ".") if notes else ""
+
+
+def _estimated_text(q: dict) -> str:
+    est, acc = q["estimate"], q["accepted"]
+    if est is None:
+        return (
+            f"**No estimated precision:** none of the {acc.records} triples carries a usable "
+            "probability of the judge." + _count_line(q) + "\n"
+        )
+    lo, hi = est.interval
+    over = f"the {est.triples} triples" + (
+        f" that carry one (of {acc.records})" if est.triples != acc.records else ""
+    )
+    text = (
+        f"**Estimated precision: {est.precision:.3f}** (95% interval {lo:.3f}-{hi:.3f}), "
+        f"over {over}. Method: {METHOD_NAMES[est.method]}"
+    )
+    if est.method == "em":
+        text += (
+            f"; over the {est.decided} candidates the judge decided on, the share of good ones "
+            f"is re-estimated at {est.prior:.3f} (the judge's training genres: "
+            f"{q['training_prior']:.3f}), and the uncorrected mean is {est.raw_mean:.3f}"
+        )
+    text += (
+        ". The probability is the trained judge's that H' is good, i.e. coherent English whose "
+        "meaning differs from H (transnli's judging guideline, docs/judging.md); each triple's is "
+        f"its `checks.acceptability.p_good`. Judge file: `{q['judge_file']}`"
+    )
+    if q["provenance"]:
+        text += f" (fitted on {q['provenance']})"
+    text += "."
+    if q["validated"]:
+        text += (
+            f" The interval adds to the sampling spread the largest error this method made on "
+            f"text the judge was never trained on ({est.estimator_error:.3f}; "
+            'docs/quality-model.md, "The estimate on genres the judge never saw").'
+        )
+    else:
+        why = q["judge_problem"] or "the judge file records no validation of the estimate"
+        text += (
+            f" The interval is the sampling spread alone, without the judge's own error ({why})."
+        )
+    text += _count_line(q) + _validation_text(q["validation"])
+    text += (
+        " A precision measured by people on a random sample of this benchmark (`transnli review`,"
+        " then `transnli export --reviewed`) is the stronger figure where it exists. "
+        + widths_sentence()
+    )
+    return text + "\n"
+
+
+def _validation_text(validation: dict) -> str:
+    test = validation.get("test") or {}
+    at = test.get("at_threshold") or {}
+    if at.get("precision") is None:
+        return ""
+    return (
+        f" How the judge was validated: on held-out hand-judged text it was never trained or "
+        f"tuned on (academic prose and man pages), it kept {at.get('kept')} candidates at its "
+        f"threshold {at.get('threshold')}, of which {at.get('precision'):.3f} were judged good "
+        f"by people; its expected calibration error there was {test.get('ece')}."
+    )
