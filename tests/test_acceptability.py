@@ -360,7 +360,9 @@ def test_link_grammar_missing_dictionary(link_grammar_available):
 
 
 def test_no_acceptability_and_factory(link_grammar):
-    assert check_backends("acceptability") == ("cola", "judge", "link-grammar", "llm", "lm", "none")
+    assert check_backends("acceptability") == (
+        "cola", "judge", "link-grammar", "llm", "lm", "pair-judge", "none"
+    )  # fmt: skip
     check = build_check("acceptability", "none")
     assert isinstance(check, NoAcceptability) and check.version() == "none"
     assert [r.passed for r in check.check_many(["a", "b"], ["x", "y"])] == [True, True]

@@ -155,9 +155,9 @@ def test_the_per_sentence_limit_breaks_ties_by_word_order_and_keeps_input_order(
 
 
 def test_the_options_need_the_lm_check():
-    with pytest.raises(ConfigError, match="--acceptability lm or judge"):
+    with pytest.raises(ConfigError, match="--acceptability lm, judge or pair-judge"):
         resolve_config("fast", lm_antonyms=3)
-    with pytest.raises(ConfigError, match="--acceptability lm or judge"):
+    with pytest.raises(ConfigError, match="--acceptability lm, judge or pair-judge"):
         resolve_config("fast", max_per_sentence=1)
     assert resolve_config("default", max_per_sentence=1).acceptability == "judge"
     with pytest.raises(ConfigError, match="lm_antonyms must be >= 1"):
