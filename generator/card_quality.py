@@ -121,6 +121,9 @@ def card_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, Any]) -
     """What the card's quality section says, or None when it has nothing to say."""
     if cfg.get("acceptability") == "judge":
         return judge_estimate(splits, cfg)
+    if cfg.get("acceptability") == "pair-judge":
+        accepted = read_probabilities(_acceptability(splits.get("test", [])))
+        return {"kind": "unvalidated", "accepted": accepted, "judge": cfg.get("judge_model")}
     return preset_measured(cfg)
 
 
@@ -130,6 +133,8 @@ def quality_text(quality: dict | None) -> list[str]:
         return []
     if quality["kind"] == "measured":
         return ["## Quality (measured on the project's judged sets)\n", _measured_text(quality)]
+    if quality["kind"] == "unvalidated":
+        return ["## Quality\n", _unvalidated_text(quality)]
     return ["## Estimated precision\n", _estimated_text(quality)]
 
 
@@ -156,6 +161,20 @@ def _measured_text(q: dict) -> str:
         + "\n".join(rows)
         + "\n\nThe precision on this run's text may differ. Measure it by judging a random sample "
         "(`transnli review`, then `transnli export --reviewed`). " + widths_sentence() + "\n"
+    )
+
+
+def _unvalidated_text(q: dict) -> str:
+    """A pair judge's run: its probabilities are stated, but no estimate has been validated for
+    it on genres it never saw, so none is claimed."""
+    values = q["accepted"].values
+    mean = f"{sum(values) / len(values):.3f} over {len(values)} triples" if values else "none"
+    return (
+        f"This run's triples were kept by a pair judge (`{Path(str(q['judge'])).name}`). The "
+        f"mean of its probabilities that H' is good is {mean}, but no estimate of precision has "
+        "been validated for this judge on genres it never saw, so **no precision is estimated "
+        "for this run**. Measure it by judging a random sample (`transnli review`, then "
+        "`transnli export --reviewed`). " + widths_sentence() + "\n"
     )
 
 

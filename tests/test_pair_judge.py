@@ -197,6 +197,13 @@ def test_a_generation_with_the_pair_judge_records_its_probability(
         )
     config = json.loads((out / "config.json").read_text())
     assert "pair-judge" in json.dumps(config["resources"]["checks"]["acceptability"])
+    # the card states the judge's probabilities, and claims no precision it has not validated
+    exported = CliRunner().invoke(main, ["export", str(out), "--to", "card"])
+    assert exported.exit_code == 0, exported.output
+    card = (out / "hub" / "README.md").read_text()
+    assert f"pair judge (`{trained[2].name}`)" in card
+    assert "no precision is estimated for this run" in card
+    assert "Estimated precision" not in card
     # without a folder the check is refused in one line, before any run folder is written
     bare = [a for a in args if a not in ("--judge-model", str(trained[2]))]
     refused = CliRunner().invoke(main, [*bare[:3], str(tmp_path / "other"), *bare[4:]])
