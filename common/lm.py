@@ -143,6 +143,14 @@ class TokenScores:
 
     @classmethod
     def rounded(cls, start: int, logprobs: Sequence[float]) -> TokenScores:
+        """The model's log-probabilities, rounded; a non-finite one (damaged weights) is refused
+        here, before any check reads it or the score cache keeps it."""
+        if not all(math.isfinite(x) for x in logprobs):
+            raise LMError(
+                "the language model gave a non-finite log-probability (NaN or infinite): its "
+                "weights are damaged or overflow in this dtype; check its files "
+                "(transnli doctor) or convert it again"
+            )
         return cls(start, tuple(round(x, ROUND_DIGITS) for x in logprobs))
 
     @property

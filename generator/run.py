@@ -179,7 +179,13 @@ def generate_run(
                     (out / LOCK).unlink()
                     out.rmdir()
             raise
-        stats = _write_run(writer, pipeline, config, opened, out_dir, options, say)
+        try:
+            stats = _write_run(writer, pipeline, config, opened, out_dir, options, say)
+        except BackendUnavailable as e:  # a check that fails mid-run (a model that gives NaN)
+            raise ResourceError(
+                f"{e}. The run stopped; {out} keeps every finished batch, and the same command "
+                "resumes it once the cause is fixed"
+            ) from e
         return RunResult(stats=stats, out_dir=out)
     except OutputError as e:
         raise RunFolderError(str(e)) from e
@@ -398,10 +404,14 @@ def lm_cost_line(pipeline, pairs: int | None, run: str | None = None) -> str | N
     if pairs is None:
         return f"language model {model}: about {SENTENCES_PER_PAIR} sentences a pair, {speed}"
     sentences = round(pairs * SENTENCES_PER_PAIR)
-    cost = f"; about {_duration(sentences / rate)} (sentences in the score cache cost nothing)"
+    cost = (
+        f"; about {_duration(sentences / rate)} (sentences in the score cache cost nothing)"
+        if rate
+        else ""
+    )
     return (
         f"language model {model}: about {sentences} sentences to score for {pairs} pairs"
-        f" ({SENTENCES_PER_PAIR} a pair), {speed}" + (cost if rate else "")
+        f" ({SENTENCES_PER_PAIR} a pair), {speed}" + cost
     )
 
 

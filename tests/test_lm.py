@@ -221,3 +221,50 @@ def test_the_packaged_gemma_prefers_sensible_antonyms(tmp_path):
     assert sensible.delta > -3
     assert broken.delta < -6
     assert math.isfinite(sensible.original) and lm.identity["source_sha256"]
+
+
+def test_damaged_weights_that_give_nan_are_refused_not_scored(tmp_path):
+    """Weights overwritten in place (same size, the checkpoint still loads) make the model say
+    NaN: the lm check must stop in one line, not reject every candidate with d = NaN."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    folder = build_tiny_causal_lm(tmp_path / "damaged")
+    weights = folder / "model.safetensors"
+    tensors = load_file(str(weights))
+    tensors["model.norm.weight"] = torch.full_like(tensors["model.norm.weight"], float("nan"))
+    save_file(tensors, str(weights), metadata={"format": "pt"})
+    lm = scorer(folder, tmp_path, use_cache=False)
+    with pytest.raises(LMError, match="non-finite log-probability") as err:
+        lm.compare_many([("the soup is hot .", "the soup is cold .")])
+    assert "\n" not in str(err.value)
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.sqlite3*"))
+
+
+def test_a_generation_on_damaged_weights_stops_in_one_line(tmp_path, monkeypatch):
+    import json
+
+    import torch
+    from click.testing import CliRunner
+    from safetensors.torch import load_file, save_file
+
+    from transnli.cli import main
+
+    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
+    folder = build_tiny_causal_lm(tmp_path / "damaged", max_positions=64)
+    tensors = load_file(str(folder / "model.safetensors"))
+    tensors["model.norm.weight"] = torch.full_like(tensors["model.norm.weight"], float("nan"))
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(
+        json.dumps({"premise": "p", "hypothesis": "the soup is hot .", "label": "neutral"}) + "\n"
+    )
+    args = [
+        "generate", str(pairs), "--out", str(tmp_path / "run"), "--preset", "default",
+        "--acceptability", "lm", "--grammar", "none", "--filters", "none", "--lm", str(folder),
+        "--device", "cpu", "--quiet",
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code != 0
+    assert "non-finite log-probability" in result.output
+    assert "Traceback" not in result.output
