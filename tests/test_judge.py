@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from tiny_lm import build_tiny_causal_lm, tiny_judge
+from tiny_lm import build_tiny_causal_lm, tiny_judge, write_pairs
 from transnli.common.lm import CausalLMScorer, LMSettings
 from transnli.generator.checks.base import BackendUnavailable
 from transnli.generator.checks.judge_acceptability import JudgeAcceptability
@@ -203,12 +203,7 @@ def test_a_generation_with_the_judge_records_it_and_the_card_states_the_estimate
     tiny_lm_dir, judge_file, tmp_path, monkeypatch
 ):
     monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
-    pairs = tmp_path / "pairs.jsonl"
-    with open(pairs, "w", encoding="utf-8") as fh:
-        for i, h in enumerate(["the soup is hot .", "a big dog runs .", "the dog walks ."]):
-            fh.write(
-                json.dumps({"premise": "p", "hypothesis": h, "label": "neutral", "id": i}) + "\n"
-            )
+    pairs = write_pairs(tmp_path / "pairs.jsonl")
     out = tmp_path / "run"
     args = [
         "generate", str(pairs), "--out", str(out), "--preset", "default", "--grammar", "none",

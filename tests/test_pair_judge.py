@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("peft")
 torch = pytest.importorskip("torch")
 
-from tiny_lm import WORDS, build_tiny_causal_lm  # noqa: E402
+from tiny_lm import WORDS, build_tiny_causal_lm, write_pairs  # noqa: E402
 from transnli.generator.pair_judge import (  # noqa: E402
     HEAD_FILE,
     META_FILE,
@@ -171,12 +171,7 @@ def test_a_generation_with_the_pair_judge_records_its_probability(
     from transnli.cli import main
 
     monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
-    pairs = tmp_path / "pairs.jsonl"
-    with open(pairs, "w", encoding="utf-8") as fh:
-        for i, h in enumerate(["the soup is hot .", "a big dog runs .", "the dog walks ."]):
-            fh.write(
-                json.dumps({"premise": "p", "hypothesis": h, "label": "neutral", "id": i}) + "\n"
-            )
+    pairs = write_pairs(tmp_path / "pairs.jsonl")
     out = tmp_path / "run"
     args = [
         "generate", str(pairs), "--out", str(out), "--preset", "default", "--grammar", "none",

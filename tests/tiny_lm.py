@@ -92,3 +92,14 @@ def tiny_judge(width: int = 16, layer: int = 1, seed: int = 0, **changes) -> dic
     }
     doc.update(changes)
     return doc
+
+
+def write_pairs(path, hypotheses=("the soup is hot .", "a big dog runs .", "the dog walks .")):
+    """A generic JSONL input of NLI pairs whose hypotheses are in the tiny LM's vocabulary."""
+    import json
+
+    with open(path, "w", encoding="utf-8") as fh:
+        for i, h in enumerate(hypotheses):
+            row = {"premise": "p", "hypothesis": h, "label": "neutral", "id": i}
+            fh.write(json.dumps(row) + "\n")
+    return path
