@@ -65,16 +65,18 @@ def default_accepted_keys(sentences: Path = SENTENCES) -> set[str]:
     return out
 
 
-def rebuilt_items(judged: dict[str, dict], sentences: Path = SENTENCES):
-    """(key, FilterItem, ranked candidates) for every judged candidate the stages build, first
-    in direct mode, then broad (a candidate both modes build is taken once)."""
+def raw_choices(sentences: Path = SENTENCES) -> tuple[list, object]:
+    """([(choice, mode)], ranker): every raw candidate the stages build from `sentences` (WordNet
+    antonyms in both modes, auxiliaries included, no filters or checks), direct mode first (a
+    candidate both modes build is taken once), and the broad pipeline's ranker."""
     from transnli.generator.build import build_wordnet_pipeline
     from transnli.generator.config import resolve_config
-    from transnli.generator.filters import FilterItem
     from transnli.generator.readers import read_pairs
 
     pairs = list(read_pairs(str(sentences)))
-    seen: dict[str, tuple] = {}
+    seen: set[str] = set()
+    made = []
+    tagged = None
     for mode in ("direct", "broad"):
         config = resolve_config(
             "default",
@@ -85,19 +87,32 @@ def rebuilt_items(judged: dict[str, dict], sentences: Path = SENTENCES):
             acceptability="none",
         )
         pipeline = build_wordnet_pipeline(config)
-        tagged = pipeline.tagger.tag([p.hypothesis for p in pairs])
+        tagged = tagged or pipeline.tagger.tag([p.hypothesis for p in pairs])
         for choice in pipeline.choose_words(pairs, tagged):
             rec = choice.record
-            if rec is None:
-                continue
-            k = key(rec.hypothesis, rec.modified_hypothesis)
-            if k in judged and k not in seen:
-                ant_pos = choice.lookup.pos[choice.lookup.antonyms.index(rec.antonym)]
-                item = FilterItem(
-                    choice.sentence, choice.token, rec.antonym, ant_pos, rec.modified_hypothesis
-                )
-                seen[k] = (item, rec.candidates)
-    return pipeline.ranker, seen
+            if rec is not None and key(rec.hypothesis, rec.modified_hypothesis) not in seen:
+                seen.add(key(rec.hypothesis, rec.modified_hypothesis))
+                made.append((choice, mode))
+    return made, pipeline.ranker
+
+
+def rebuilt_items(judged: dict[str, dict], sentences: Path = SENTENCES):
+    """(ranker, {key: (FilterItem, ranked candidates)}) for every judged candidate the stages
+    build (raw_choices)."""
+    from transnli.generator.filters import FilterItem
+
+    made, ranker = raw_choices(sentences)
+    seen: dict[str, tuple] = {}
+    for choice, _ in made:
+        rec = choice.record
+        k = key(rec.hypothesis, rec.modified_hypothesis)
+        if k in judged:
+            ant_pos = choice.lookup.pos[choice.lookup.antonyms.index(rec.antonym)]
+            item = FilterItem(
+                choice.sentence, choice.token, rec.antonym, ant_pos, rec.modified_hypothesis
+            )
+            seen[k] = (item, rec.candidates)
+    return ranker, seen
 
 
 def build_dataset(sentences: Path = SENTENCES, judgements: Path = JUDGEMENTS) -> Dataset:

@@ -44,6 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_quality import key  # noqa: E402 - one (H, H') key for every judged file
+from quality_dataset import raw_choices  # noqa: E402 - one way to build the raw candidates
 
 DATA = Path(__file__).resolve().parent / "data"
 SENTENCES = DATA / "quality_genres2_sentences.jsonl"
@@ -69,34 +70,6 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
 
 
 # -- build ------------------------------------------------------------------------------------
-
-
-def raw_choices(sentences: Path):
-    """(choice, mode) of every raw candidate, direct mode first (a candidate built by both is
-    taken once), as benchmarks/quality_dataset.rebuilt_items builds them."""
-    from transnli.generator.build import build_wordnet_pipeline
-    from transnli.generator.config import resolve_config
-    from transnli.generator.readers import read_pairs
-
-    pairs = list(read_pairs(str(sentences)))
-    seen: set[str] = set()
-    tagged = None
-    for mode in ("direct", "broad"):
-        config = resolve_config(
-            "default",
-            antonyms=mode,
-            include_aux=True,
-            filters=[],
-            grammar="none",
-            acceptability="none",
-        )
-        pipeline = build_wordnet_pipeline(config)
-        tagged = tagged or pipeline.tagger.tag([p.hypothesis for p in pairs])
-        for choice in pipeline.choose_words(pairs, tagged):
-            rec = choice.record
-            if rec is not None and key(rec.hypothesis, rec.modified_hypothesis) not in seen:
-                seen.add(key(rec.hypothesis, rec.modified_hypothesis))
-                yield choice, mode
 
 
 def gate_verdicts(choices: list) -> list[str | None]:
@@ -170,7 +143,7 @@ def fast_check(args) -> None:
 def build(args) -> None:
     by_id = {s["id"]: s for s in read_jsonl(args.sentences)}
     t0 = time.perf_counter()
-    made = list(raw_choices(args.sentences))
+    made, _ = raw_choices(args.sentences)
     choices = [c for c, _ in made]
     verdicts = gate_verdicts(choices)
     rows = []
