@@ -42,7 +42,6 @@ import argparse
 import gzip
 import html
 import io
-import json
 import random
 import re
 import sys
@@ -52,10 +51,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from quality_genres_sentences import (  # noqa: E402 - one set of cleaning rules for both sets
-    balanced_sample,
     collect,
     debian_version,
+    sample_genre,
     sdist_name,
+    write_sentences,
 )
 
 OUT = Path(__file__).resolve().parent / "data" / "quality_genres2_sentences.jsonl"
@@ -281,22 +281,8 @@ def main(argv=None) -> None:
     rng = random.Random(args.seed)
     out = []
     for genre, texts in genre_texts(args).items():
-        rows = collect(texts(), genre)
-        picked = balanced_sample(rows, args.per_genre, rng)
-        per: dict[str, int] = {}
-        for r in picked:
-            per[r["collection"]] = per.get(r["collection"], 0) + 1
-        spread = dict(sorted(per.items()))
-        print(f"{genre}: {len(rows)} usable sentences, {len(picked)} sampled {spread}")
-        out += sorted(picked, key=lambda r: int(r["id"].rsplit(":", 1)[1]))
-    args.out.write_text(
-        "".join(
-            json.dumps({k: v for k, v in r.items() if k != "collection"}, ensure_ascii=False) + "\n"
-            for r in out
-        ),
-        encoding="utf-8",
-    )
-    print(f"wrote {len(out)} sentences to {args.out}")
+        out += sample_genre(collect(texts(), genre), genre, args.per_genre, rng)
+    write_sentences(args.out, out)
 
 
 if __name__ == "__main__":

@@ -257,22 +257,31 @@ def main(argv=None) -> None:
             ],
         ),
     ):
-        rows = collect(texts, genre)
-        picked = balanced_sample(rows, args.per_genre, rng)
-        per = {}
-        for r in picked:
-            per[r["collection"]] = per.get(r["collection"], 0) + 1
-        spread = dict(sorted(per.items()))
-        print(f"{genre}: {len(rows)} usable sentences, {len(picked)} sampled {spread}")
-        out += sorted(picked, key=lambda r: int(r["id"].rsplit(":", 1)[1]))
-    args.out.write_text(
+        out += sample_genre(collect(texts, genre), genre, args.per_genre, rng)
+    write_sentences(args.out, out)
+
+
+def sample_genre(rows: list[dict], genre: str, n: int, rng: random.Random) -> list[dict]:
+    """A genre's sample (balanced_sample), said with its spread over the collections, in the
+    order of the rows' ids."""
+    picked = balanced_sample(rows, n, rng)
+    per: dict[str, int] = {}
+    for r in picked:
+        per[r["collection"]] = per.get(r["collection"], 0) + 1
+    spread = dict(sorted(per.items()))
+    print(f"{genre}: {len(rows)} usable sentences, {len(picked)} sampled {spread}")
+    return sorted(picked, key=lambda r: int(r["id"].rsplit(":", 1)[1]))
+
+
+def write_sentences(path: Path, rows: list[dict]) -> None:
+    path.write_text(
         "".join(
             json.dumps({k: v for k, v in r.items() if k != "collection"}, ensure_ascii=False) + "\n"
-            for r in out
+            for r in rows
         ),
         encoding="utf-8",
     )
-    print(f"wrote {len(out)} sentences to {args.out}")
+    print(f"wrote {len(rows)} sentences to {path}")
 
 
 if __name__ == "__main__":
