@@ -322,7 +322,7 @@ def default_preset() -> str:
 def resolve_config(preset: str | None = None, **overrides: Any) -> GeneratorConfig:
     """Preset values (None: `default_preset()`), then every override that is not None
     (`filters` may be a --filters spec)."""
-    source = "" if preset else "$TRANSNLI_PRESET" if os.environ.get("TRANSNLI_PRESET") else ""
+    source = "$TRANSNLI_PRESET" if not preset and os.environ.get("TRANSNLI_PRESET") else ""
     preset = preset or default_preset()
     values = load_preset(preset, source)
     values["preset"] = preset

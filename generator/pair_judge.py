@@ -46,6 +46,11 @@ TEMPLATE = (
     "The word [{old}] was replaced by [{new}]. "
     "Is the changed sentence good English that says something different?"
 )
+#: what a run without a pair judge folder is told (no pair judge ships yet)
+NEEDS_FOLDER = (
+    "name a trained pair judge folder with --judge-model "
+    "(benchmarks/train_pair_judge.py trains one)"
+)
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 

@@ -286,11 +286,10 @@ def _judge_digest(config: GeneratorConfig) -> str | None:
         path = Path(config.judge_model)
     elif config.acceptability == "judge":
         path = default_judge_path()
-    else:
-        raise ResourceError(
-            f"acceptability backend '{config.acceptability}': name a trained judge folder with "
-            "--judge-model (benchmarks/train_pair_judge.py trains one)"
-        )
+    else:  # the pair judge: none ships
+        from transnli.generator.pair_judge import NEEDS_FOLDER
+
+        raise ResourceError(f"acceptability backend '{config.acceptability}': {NEEDS_FOLDER}")
     try:
         return sha256_file(path)  # a pair judge is a folder: its files' digest
     except OSError as e:

@@ -17,7 +17,12 @@ from transnli.common.digest import sha256_file
 from transnli.common.lm import DEFAULT_LM, LMError, LMSettings, resolve_model_folder
 from transnli.generator.checks.base import BackendUnavailable, CheckResult, check_lengths
 from transnli.generator.checks.registry import register_check
-from transnli.generator.pair_judge import PairJudge, PairJudgeError, load_pair_judge
+from transnli.generator.pair_judge import (
+    NEEDS_FOLDER,
+    PairJudge,
+    PairJudgeError,
+    load_pair_judge,
+)
 
 BACKEND = "pair-judge"
 
@@ -38,10 +43,7 @@ class PairJudgeAcceptability:
     ) -> PairJudgeAcceptability:
         """The lm, judge_* and device options are this backend's; the others are ignored."""
         if not judge_model:
-            raise BackendUnavailable(
-                f"acceptability backend '{BACKEND}': name a trained pair judge folder with "
-                "--judge-model (benchmarks/train_pair_judge.py trains one)"
-            )
+            raise BackendUnavailable(f"acceptability backend '{BACKEND}': {NEEDS_FOLDER}")
         try:
             where, identity = resolve_model_folder(LMSettings(spec=lm or DEFAULT_LM))
             judge = load_pair_judge(judge_model, where, str(resolve_device(device)))
