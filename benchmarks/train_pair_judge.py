@@ -153,6 +153,13 @@ def parse_args(argv):
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--write", type=Path, default=None, help="save the judge folder here")
     ap.add_argument("--out", type=Path, default=None, help="write the JSON result here too")
+    ap.add_argument(
+        "--scores",
+        type=Path,
+        default=None,
+        help="write each left-out candidate's calibrated p here (JSONL: key, genre, good, p), "
+        "for stacking with other judges",
+    )
     return ap.parse_args(argv)
 
 
@@ -206,6 +213,11 @@ def main(argv=None) -> None:
 
     calibration = platt(raw(cal_rows), [r["good"] for r in cal_rows])
     p = np.array([calibrated(x, calibration) for x in raw(held)])
+    if args.scores:
+        with open(args.scores, "w", encoding="utf-8") as fh:
+            for r, x in zip(held, p, strict=True):
+                row = {"key": r["key"], "genre": r["genre"], "good": r["good"], "p": float(x)}
+                fh.write(json.dumps(row) + "\n")
     result = {
         "benchmark": "train_pair_judge",
         "language_model": args.lm,
