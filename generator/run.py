@@ -247,7 +247,8 @@ def _lm_digest(config: GeneratorConfig) -> str | None:
     be found fails here, before the run folder is touched."""
     if config.acceptability not in LM_CHECKS:
         return None
-    from transnli.common.lm import LMError, LMSettings, resolve_model_folder
+    from transnli.common.lm.conversion import resolve_model_folder
+    from transnli.common.lm.settings import LMError, LMSettings
 
     try:
         _, identity = resolve_model_folder(
@@ -383,7 +384,7 @@ def lm_cost_line(pipeline, pairs: int | None, run: str | None = None) -> str | N
     scorer = language_model(pipeline)
     if scorer is None:
         return None
-    from transnli.common.lm import LMError
+    from transnli.common.lm.settings import LMError
 
     ident = scorer.identity
     model = (

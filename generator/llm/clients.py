@@ -658,7 +658,7 @@ class _HFClient(LLMClient):
         if self.dtype != "auto":
             kwargs["dtype"] = getattr(torch, self.dtype)
         from safetensors import SafetensorError
-        from transnli.common.lm import quiet_transformers
+        from transnli.common.lm.conversion import quiet_transformers
 
         try:
             with quiet_transformers():  # its "Loading weights" bar is not ours: the labelling's is
