@@ -303,7 +303,7 @@ def _check_llm_server(model: str, row: str) -> ResourceStatus:
     import socket
     from urllib.parse import urlparse
 
-    from transnli.generator.llm.clients import resolve_base_url
+    from transnli.common.llm.openai_chat import resolve_base_url
 
     base = resolve_base_url(None)
     url = urlparse(base)

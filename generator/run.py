@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from transnli.common.llm.base import LLMError
 from transnli.generator import build  # by module: tests replace its functions
 from transnli.generator.checks.base import BackendUnavailable
 from transnli.generator.config import JUDGE_CHECKS, LLM_PIPELINES, LM_CHECKS, GeneratorConfig
@@ -36,7 +37,6 @@ from transnli.generator.errors import (
     WorkersError,
 )
 from transnli.generator.inputs import DuplicateCounter, input_identity
-from transnli.generator.llm.clients import LLMError
 from transnli.generator.lm_choice import language_model_check
 from transnli.generator.output import OutputError, RunWriter, fingerprint
 from transnli.generator.parallel import WorkerDied, run_batches

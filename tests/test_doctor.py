@@ -223,10 +223,10 @@ def test_doctor_finds_a_damaged_conversion(converted_lm, tmp_path, monkeypatch):
 
 def test_doctor_checks_every_backend_evaluate_accepts():
     """One checker per registered spec prefix, and every LLM client backend understood."""
+    from transnli.common.llm.clients import BACKENDS
     from transnli.evaluator.backends import registered_prefixes
     from transnli.evaluator.backends.llm import split_llm_spec
     from transnli.evaluator.doctor import SPEC_CHECKS
-    from transnli.generator.llm.clients import BACKENDS
 
     # the package's own prefixes, read in a fresh process: other test files register fakes
     # (test_precomputed_cache's "counting") in this one
