@@ -17,7 +17,7 @@ import shutil
 import sys
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from transnli.common.versions import dist_version
@@ -300,7 +300,6 @@ def _language_model(deep: bool = False) -> ResourceStatus:
 def _judge(deep: bool = False) -> ResourceStatus:
     """The default preset's check: the shipped judge file, valid, on the default language model
     (its width and layers, from the conversion's config.json, must fit the judge's)."""
-    from transnli.common.lm.conversion import default_model_folder
     from transnli.common.lm.settings import DEFAULT_LM
     from transnli.generator.judge import JudgeError, default_judge_path, load_judge
 
@@ -312,27 +311,81 @@ def _judge(deep: bool = False) -> ResourceStatus:
     except JudgeError as exc:
         return ResourceStatus(name, False, None, str(exc), fix)
     version = f"judge {path.name}, layer {judge.layer}"
+    return _fits_default_lm(
+        ResourceStatus(name, True, version, str(path), fix), judge.width, judge.layer
+    )
+
+
+def _fits_default_lm(row: ResourceStatus, width: int, layer: int | None = None) -> ResourceStatus:
+    """`row` (a usable judge), unless the default language model's conversion (its config.json)
+    has another width or fewer layers than the judge was trained for."""
+    from transnli.common.lm.conversion import default_model_folder
+
     folder = default_model_folder()
     if folder is None:
-        return ResourceStatus(
-            name, False, version, "its language model is not installed", _language_model().fix
+        return replace(
+            row,
+            usable=False,
+            detail="its language model is not installed",
+            fix=_language_model().fix,
         )
     try:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):  # not converted yet: the lm row says so
-        return ResourceStatus(name, True, version, f"{path}; language model: see the lm row", fix)
+        return replace(row, detail=f"{row.detail}; language model: see the lm row")
     text = config.get("text_config") or config
-    width, layers = text.get("hidden_size"), text.get("num_hidden_layers")
-    if judge.layer > (layers or judge.layer) or (width is not None and width != judge.width):
-        return ResourceStatus(
-            name,
-            False,
-            version,
-            f"trained for hidden states of width {judge.width} at layer {judge.layer}; "
-            f"{folder.name} has width {width} and {layers} layers",
-            fix,
+    lm_width, lm_layers = text.get("hidden_size"), text.get("num_hidden_layers")
+    if (layer or 0) > (lm_layers or 0) or (lm_width is not None and lm_width != width):
+        at = f" at layer {layer}" if layer is not None else ""
+        return replace(
+            row,
+            usable=False,
+            detail=f"trained for hidden states of width {width}{at}; {folder.name} has width "
+            f"{lm_width} and {lm_layers} layers",
         )
-    return ResourceStatus(name, True, version, f"{path}; fits {folder.name}", fix)
+    return replace(row, detail=f"{row.detail}; fits {folder.name}")
+
+
+def judge_model_status(path: str) -> ResourceStatus:
+    """A judge the user names (`doctor --judge-model PATH`), read without loading any weights: a
+    judge file (`--acceptability judge`) or a pair judge folder (`--acceptability pair-judge`),
+    every field checked, and fitting the default language model."""
+    from transnli.generator.judge import JudgeError, load_judge
+    from transnli.generator.pair_judge import PairJudgeError, read_pair_judge_meta
+
+    name = f"judge: {path}"
+    if Path(path).is_dir():
+        fix = "train one with benchmarks/train_pair_judge.py --write FOLDER"
+        try:
+            meta = read_pair_judge_meta(path)
+        except PairJudgeError as exc:
+            return ResourceStatus(name, False, None, str(exc), fix)
+        version = f"pair judge on {meta.get('language_model')}, threshold {meta['threshold']}"
+        width = _head_width(Path(path))
+        row = ResourceStatus(name, True, version, "--acceptability pair-judge", fix)
+        if width is None:
+            return replace(row, usable=False, detail=f"{path}: the head file cannot be read")
+        return _fits_default_lm(row, width)
+    fix = "name a judge file written by `transnli judge fit` or benchmarks/train_judge.py"
+    try:
+        judge = load_judge(path)
+    except JudgeError as exc:
+        return ResourceStatus(name, False, None, str(exc), fix)
+    row = ResourceStatus(name, True, f"layer {judge.layer}", "--acceptability judge", fix)
+    return _fits_default_lm(row, judge.width, judge.layer)
+
+
+def _head_width(folder: Path) -> int | None:
+    """The hidden width the pair judge's head reads, from the safetensors header (no weights)."""
+    from safetensors import safe_open
+    from transnli.generator.pair_judge import HEAD_FILE
+
+    try:
+        with safe_open(str(folder / HEAD_FILE), framework="numpy") as fh:
+            shape = fh.get_slice("weight").get_shape()
+    except Exception:  # noqa: BLE001 - any unreadable header is a damaged head
+        return None
+    return int(shape[-1]) if len(shape) == 2 and shape[0] == 1 else None
 
 
 CHECKS: list[Callable[..., ResourceStatus]] = [

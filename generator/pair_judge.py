@@ -338,13 +338,9 @@ class PairJudge:
         return [calibrated(r, self.meta["calibration"]) for r in raw]
 
 
-def load_pair_judge(folder: str | Path, lm_folder: str | Path, device: str = "cpu") -> PairJudge:
-    """The judge in `folder` on the base model in `lm_folder`; every problem is one
-    PairJudgeError line naming the file."""
-    import torch
-    from peft import PeftModel
-    from safetensors.torch import load_file
-
+def read_pair_judge_meta(folder: str | Path) -> dict[str, Any]:
+    """The judge folder's validated pair_judge.json, once its adapter and head files are seen to
+    be there; reads no weights (doctor uses it as it is)."""
     folder = Path(folder)
     meta_path = folder / META_FILE
     if not meta_path.is_file():
@@ -356,6 +352,20 @@ def load_pair_judge(folder: str | Path, lm_folder: str | Path, device: str = "cp
     validate_meta(meta, meta_path)
     if not (folder / ADAPTER_DIR / "adapter_config.json").is_file():
         raise PairJudgeError(f"{folder / ADAPTER_DIR}: no adapter_config.json (not a peft adapter)")
+    if not (folder / HEAD_FILE).is_file():
+        raise PairJudgeError(f"{folder}: no {HEAD_FILE} (the judge's head)")
+    return meta
+
+
+def load_pair_judge(folder: str | Path, lm_folder: str | Path, device: str = "cpu") -> PairJudge:
+    """The judge in `folder` on the base model in `lm_folder`; every problem is one
+    PairJudgeError line naming the file."""
+    import torch
+    from peft import PeftModel
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    meta = read_pair_judge_meta(folder)
     tokenizer, base = load_base(lm_folder, device)
     try:
         model = PeftModel.from_pretrained(base, folder / ADAPTER_DIR)

@@ -204,3 +204,38 @@ def test_a_generation_with_the_pair_judge_records_its_probability(
     refused = CliRunner().invoke(main, [*bare[:3], str(tmp_path / "other"), *bare[4:]])
     assert refused.exit_code != 0 and "--judge-model" in refused.output
     assert not (tmp_path / "other").exists()
+
+
+def test_doctor_checks_a_named_pair_judge_without_loading_it(
+    trained, tiny_lm_dir, tmp_path, monkeypatch
+):
+    """`doctor --judge-model FOLDER`: a trained folder that fits the installed LM is usable; one
+    whose head was trained for another width, or whose file is damaged, makes doctor exit 1 with
+    the reason; a linear judge file is checked the same way."""
+    import shutil
+
+    from click.testing import CliRunner
+    from safetensors.torch import save_file
+    from transnli.common.lm import conversion
+
+    from transnli.cli import main
+
+    monkeypatch.setattr(conversion, "default_model_folder", lambda cache=None: tiny_lm_dir)
+    good = CliRunner().invoke(main, ["doctor", "--json", "--judge-model", str(trained[2])])
+    row = {r["name"]: r for r in json.loads(good.stdout)}[f"judge: {trained[2]}"]
+    assert row["usable"] and "fits" in row["detail"], row
+    wide = tmp_path / "wide"
+    shutil.copytree(trained[2], wide)
+    save_file({"weight": torch.zeros(1, 24), "bias": torch.zeros(1)}, str(wide / HEAD_FILE))
+    damaged = tmp_path / "damaged"
+    shutil.copytree(trained[2], damaged)
+    (damaged / META_FILE).write_text(json.dumps({**meta(threshold=2.0), "format": "x"}))
+    not_json = tmp_path / "judge.json"
+    not_json.write_text("{")
+    for path, why in (
+        (wide, "trained for hidden states of width 24"),
+        (damaged, "field 'format'"),
+        (not_json, "line 1: not valid JSON"),
+    ):
+        result = CliRunner().invoke(main, ["doctor", "--judge-model", str(path)])
+        assert result.exit_code == 1 and why in result.output, (path, result.output)

@@ -8,7 +8,7 @@ import json
 import click
 
 from transnli.evaluator.doctor import TorchProbe, evaluation_checks
-from transnli.generator.doctor import preset_status, run_checks
+from transnli.generator.doctor import judge_model_status, preset_status, run_checks
 
 
 @click.command()
@@ -22,6 +22,15 @@ from transnli.generator.doctor import preset_status, run_checks
     help="Also check this model spec (repeatable), without loading its weights; exit "
     "status 1 when one cannot be used.",
 )
+@click.option(
+    "--judge-model",
+    "judge_models",
+    multiple=True,
+    metavar="PATH",
+    help="Also check this judge (repeatable): a judge file or a pair judge folder, as "
+    "`generate --judge-model` takes it, without loading weights; exit status 1 when one "
+    "cannot be used.",
+)
 @click.option("--deep", is_flag=True, help="Load every resource for real (slower: 10-20 s).")
 @click.option(
     "--preset",
@@ -30,12 +39,14 @@ from transnli.generator.doctor import preset_status, run_checks
     help="Say whether this preset can run (default: the one `generate` uses, $TRANSNLI_PRESET "
     "or default); exit status 1 when it cannot.",
 )
-def doctor(as_json, models, deep, preset):
+def doctor(as_json, models, judge_models, deep, preset):
     """List every resource and backend, whether it is usable, and how to get it when not."""
     probe = TorchProbe(deep)  # first: it runs while the other checks do
-    rows = run_checks(deep=deep) + evaluation_checks(models, probe)
+    rows = run_checks(deep=deep) + [judge_model_status(p) for p in judge_models]
+    rows += evaluation_checks(models, probe)
     rows.append(preset_status(rows, preset))
-    failed = [r for r in rows if r.name.startswith(("model: ", "preset: ")) and not r.usable]
+    named = ("model: ", "preset: ", "judge: ")
+    failed = [r for r in rows if r.name.startswith(named) and not r.usable]
     if as_json:
         click.echo(json.dumps([r.__dict__ for r in rows], indent=2))
     else:
