@@ -153,7 +153,7 @@ LM_BACKENDS = ("lm", "judge")  # the acceptability checks that read the language
 def uncached_lm(pipeline) -> list | None:
     """With a language-model check (lm, judge): take its score cache away and record the pairs
     it scores."""
-    from transnli.common.lm import CausalLMScorer
+    from transnli.common.lm.scorer import CausalLMScorer
 
     check = next((c for c in pipeline.checks if c.backend in LM_BACKENDS), None)
     if check is None:

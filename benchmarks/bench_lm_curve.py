@@ -68,7 +68,8 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=16)
     args = ap.parse_args()
 
-    from transnli.common.lm import CausalLMScorer, LMSettings
+    from transnli.common.lm.scorer import CausalLMScorer
+    from transnli.common.lm.settings import LMSettings
 
     sentences, judgements = SETS[args.which]
     judged = load_judgements(judgements)

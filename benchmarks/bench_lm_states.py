@@ -29,7 +29,8 @@ def main(argv=None) -> None:
     ap.add_argument("--pairs", type=int, default=160)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
-    from transnli.common.lm import CausalLMScorer, LMSettings
+    from transnli.common.lm.scorer import CausalLMScorer
+    from transnli.common.lm.settings import LMSettings
     from transnli.generator.judge import load_judge
 
     judged = load_judgements(DATA / "quality_test.jsonl")

@@ -242,7 +242,8 @@ def main(argv=None) -> None:
     ap.add_argument("--out", type=Path, help="Also write the JSON here.")
     args = ap.parse_args(argv)
 
-    from transnli.common.lm import CausalLMScorer, LMSettings
+    from transnli.common.lm.scorer import CausalLMScorer
+    from transnli.common.lm.settings import LMSettings
 
     scorer = CausalLMScorer.load(LMSettings(spec=args.lm))
     dev = lm_dataset(build_dataset(*SETS["dev"]), scorer)

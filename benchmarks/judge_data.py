@@ -36,7 +36,8 @@ CACHE = Path(__file__).resolve().parent / ".judge-cache"
 def read_set(
     judgements: Path, layers: tuple[int, ...], settings=None, batch: int = 64
 ) -> dict[str, np.ndarray]:
-    from transnli.common.lm import CausalLMScorer, LMSettings
+    from transnli.common.lm.scorer import CausalLMScorer
+    from transnli.common.lm.settings import LMSettings
     from transnli.generator.judge import VECTORS, scalar_features, vector_features
 
     judged = load_judgements(judgements)
@@ -75,7 +76,7 @@ def main(argv=None) -> None:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--no-cache", action="store_true", help="Do not use the LM score cache.")
     args = ap.parse_args(argv)
-    from transnli.common.lm import DEFAULT_LM, LMSettings
+    from transnli.common.lm.settings import DEFAULT_LM, LMSettings
 
     settings = LMSettings(
         spec=args.lm or DEFAULT_LM,

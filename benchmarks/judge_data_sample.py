@@ -52,7 +52,7 @@ def main(argv=None) -> None:
     ap.add_argument("--part", choices=("a", "b", "c", "d"), default="a")
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args(argv)
-    from transnli.common.lm import DEFAULT_LM, LMSettings
+    from transnli.common.lm.settings import DEFAULT_LM, LMSettings
 
     judged = load_judgements(SETS[args.set])
     keys = sample_keys(args.set, args.size, args.part)

@@ -30,7 +30,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from transnli.common.lm import ROUND_DIGITS, CausalLMScorer, TokenScores, first_scored
+from transnli.common.lm.readings import ROUND_DIGITS, TokenScores
+from transnli.common.lm.scorer import CausalLMScorer, first_scored
 
 LM_FEATURE_NAMES: tuple[str, ...] = (
     "lm_d",

@@ -167,7 +167,8 @@ def main(argv=None) -> None:
     import peft
     import torch
     import transformers
-    from transnli.common.lm import LMSettings, resolve_model_folder
+    from transnli.common.lm.conversion import resolve_model_folder
+    from transnli.common.lm.settings import LMSettings
     from transnli.generator.pair_judge import (
         PairJudgeTraining,
         calibrated,

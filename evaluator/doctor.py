@@ -257,7 +257,8 @@ def _check_llm(spec, arg: str, row: str) -> ResourceStatus:
 
 
 def _check_local_llm(backend: str, model: str, row: str) -> ResourceStatus:
-    from transnli.common.lm import LMError, check_model_folder
+    from transnli.common.lm.model_folder import check_model_folder
+    from transnli.common.lm.settings import LMError
 
     local = Path(model).expanduser()
     if local.is_dir():
@@ -302,7 +303,7 @@ def _check_llm_server(model: str, row: str) -> ResourceStatus:
     import socket
     from urllib.parse import urlparse
 
-    from transnli.generator.llm.clients import resolve_base_url
+    from transnli.common.llm.openai_chat import resolve_base_url
 
     base = resolve_base_url(None)
     url = urlparse(base)

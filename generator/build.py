@@ -62,7 +62,7 @@ def build_wordnet_pipeline(config: GeneratorConfig):
 
 def build_llm_client(config: GeneratorConfig):
     """The LLM client a configuration names, behind the reply cache."""
-    from transnli.generator.llm.clients import make_client
+    from transnli.common.llm.clients import make_client
 
     return make_client(
         config.llm_backend,

@@ -125,7 +125,7 @@ class GeneratorConfig:
                 check_model(self.quality_model)
             except QualityModelError as e:
                 raise ConfigError(f"quality_model: {e}") from e
-        from transnli.common.lm import DTYPES
+        from transnli.common.lm.settings import DTYPES
 
         one_of("lm_dtype", DTYPES)
         if self.judge_threshold is not None and not 0.0 <= self.judge_threshold <= 1.0:
@@ -184,7 +184,7 @@ class GeneratorConfig:
         silently ignored would let a user believe their model judged the run. The lm and judge
         checks use the model (lm, lm_dtype); the threshold is the lm check's. `given`: the
         settings a user named, refused even at their default values."""
-        from transnli.common.lm import DEFAULT_LM
+        from transnli.common.lm.settings import DEFAULT_LM
 
         users = {
             "lm": (DEFAULT_LM, LM_CHECKS),

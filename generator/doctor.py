@@ -257,13 +257,9 @@ def _cola(deep: bool = False) -> ResourceStatus:
 
 
 def _language_model(deep: bool = False) -> ResourceStatus:
-    from transnli.common.lm import (
-        CONVERSION_RECORD,
-        DEFAULT_LM,
-        NOT_CONVERTED,
-        conversion_problem,
-        default_model_folder,
-    )
+    from transnli.common.lm.conversion import default_model_folder
+    from transnli.common.lm.model_folder import CONVERSION_RECORD, NOT_CONVERTED, conversion_problem
+    from transnli.common.lm.settings import DEFAULT_LM
 
     name = f"acceptability: lm ({DEFAULT_LM})"
     fix = (
@@ -290,7 +286,8 @@ def _language_model(deep: bool = False) -> ResourceStatus:
     version = f"weights sha256 {record['weights_sha256'][:12]}"
     if deep:
         try:
-            from transnli.common.lm import CausalLMScorer, LMSettings
+            from transnli.common.lm.scorer import CausalLMScorer
+            from transnli.common.lm.settings import LMSettings
 
             CausalLMScorer.load(LMSettings(use_cache=False)).compare_many(
                 [("It is hot.", "It is cold.")]
@@ -303,7 +300,7 @@ def _language_model(deep: bool = False) -> ResourceStatus:
 def _judge(deep: bool = False) -> ResourceStatus:
     """The default preset's check: the shipped judge file, valid, on the default language model
     (its width and layers, from the conversion's config.json, must fit the judge's)."""
-    from transnli.common.lm import DEFAULT_LM
+    from transnli.common.lm.settings import DEFAULT_LM
     from transnli.generator.judge import JudgeError, default_judge_path, load_judge
 
     name = f"acceptability: judge ({DEFAULT_LM})"
@@ -322,7 +319,7 @@ def _judge(deep: bool = False) -> ResourceStatus:
 def _fits_default_lm(row: ResourceStatus, width: int, layer: int | None = None) -> ResourceStatus:
     """`row` (a usable judge), unless the default language model's conversion (its config.json)
     has another width or fewer layers than the judge was trained for."""
-    from transnli.common.lm import default_model_folder
+    from transnli.common.lm.conversion import default_model_folder
 
     folder = default_model_folder()
     if folder is None:
@@ -411,7 +408,7 @@ def run_checks(deep: bool = False) -> list[ResourceStatus]:
 def preset_needs(config) -> list[str]:
     """The rows (by name) a run of `config` cannot do without. A language model or judge file of
     the user's own is not checked here (the run checks it before it starts)."""
-    from transnli.common.lm import DEFAULT_LM
+    from transnli.common.lm.settings import DEFAULT_LM
     from transnli.generator.config import LM_CHECKS
 
     needs = ["spaCy English model"]

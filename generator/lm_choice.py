@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
-from transnli.common.lm import LMError
+from transnli.common.lm.settings import LMError
 from transnli.generator.checks.base import BackendUnavailable
 from transnli.generator.record import TripleRecord
 

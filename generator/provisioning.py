@@ -43,7 +43,8 @@ def _antonym_index() -> str:
 
 
 def _language_model() -> str:
-    from transnli.common.lm import LMSettings, resolve_model_folder
+    from transnli.common.lm.conversion import resolve_model_folder
+    from transnli.common.lm.settings import LMSettings
 
     where, identity = resolve_model_folder(LMSettings())
     return f"{identity['spec']} ready at {where}"

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from transnli.common.llm.base import LLMError
 from transnli.generator import build  # by module: tests replace its functions
 from transnli.generator.checks.base import BackendUnavailable
 from transnli.generator.config import JUDGE_CHECKS, LLM_PIPELINES, LM_CHECKS, GeneratorConfig
@@ -36,7 +37,6 @@ from transnli.generator.errors import (
     WorkersError,
 )
 from transnli.generator.inputs import DuplicateCounter, input_identity
-from transnli.generator.llm.clients import LLMError
 from transnli.generator.lm_choice import language_model_check
 from transnli.generator.output import OutputError, RunWriter, fingerprint
 from transnli.generator.parallel import WorkerDied, run_batches
@@ -247,7 +247,8 @@ def _lm_digest(config: GeneratorConfig) -> str | None:
     be found fails here, before the run folder is touched."""
     if config.acceptability not in LM_CHECKS:
         return None
-    from transnli.common.lm import LMError, LMSettings, resolve_model_folder
+    from transnli.common.lm.conversion import resolve_model_folder
+    from transnli.common.lm.settings import LMError, LMSettings
 
     try:
         _, identity = resolve_model_folder(
@@ -383,7 +384,7 @@ def lm_cost_line(pipeline, pairs: int | None, run: str | None = None) -> str | N
     scorer = language_model(pipeline)
     if scorer is None:
         return None
-    from transnli.common.lm import LMError
+    from transnli.common.lm.settings import LMError
 
     ident = scorer.identity
     model = (

@@ -16,7 +16,7 @@ def tiny_conversion(tmp_path_factory):
     """A converted default model as setup.sh leaves it, made of a tiny LM (a cache of its own, so
     the tests hold whatever TRANSNLI_CACHE points at)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transnli.common.lm import write_conversion
+    from transnli.common.lm.conversion import write_conversion
 
     built = build_tiny_causal_lm(tmp_path_factory.mktemp("doctor-lm") / "tiny", max_positions=64)
     cache = tmp_path_factory.mktemp("doctor-cache")
@@ -32,11 +32,11 @@ def tiny_conversion(tmp_path_factory):
 
 @pytest.fixture
 def converted_lm(tiny_conversion, monkeypatch):
-    import transnli.common.lm as lm
+    from transnli.common.lm import conversion
 
     cache, folder = tiny_conversion
     monkeypatch.setenv("TRANSNLI_CACHE", str(cache))
-    monkeypatch.setattr(lm, "default_model_folder", lambda cache=None: folder)
+    monkeypatch.setattr(conversion, "default_model_folder", lambda cache=None: folder)
     return folder
 
 
@@ -185,11 +185,13 @@ def test_a_cpu_only_torch_is_reported_without_importing_it_unless_deep(monkeypat
 
 
 def test_doctor_says_how_to_get_the_language_model(tmp_path, monkeypatch):
-    import transnli.common.lm as lm
+    from transnli.common.lm import conversion
     from transnli.generator.doctor import run_checks
 
     monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path))  # nothing converted here
-    monkeypatch.setattr(lm, "default_model_folder", lambda cache=None: tmp_path / "lm" / "gemma")
+    monkeypatch.setattr(
+        conversion, "default_model_folder", lambda cache=None: tmp_path / "lm" / "gemma"
+    )
     status = {s.name: s for s in run_checks()}["acceptability: lm (gemma3-270m)"]
     # converted on first use (a pip install without setup): usable, and says what it will cost
     assert status.usable and status.version == "not converted yet"
@@ -201,12 +203,12 @@ def test_doctor_finds_a_damaged_conversion(converted_lm, tmp_path, monkeypatch):
     """A cut model.safetensors gave a traceback in generate while doctor said ok."""
     import shutil
 
-    import transnli.common.lm as lm
+    from transnli.common.lm import conversion
     from transnli.generator.doctor import run_checks
 
     copy = tmp_path / "copy"
     shutil.copytree(converted_lm, copy)
-    monkeypatch.setattr(lm, "default_model_folder", lambda cache=None: copy)
+    monkeypatch.setattr(conversion, "default_model_folder", lambda cache=None: copy)
     weights = copy / "model.safetensors"
     whole = weights.read_bytes()
     weights.write_bytes(whole[:1000])
@@ -221,10 +223,10 @@ def test_doctor_finds_a_damaged_conversion(converted_lm, tmp_path, monkeypatch):
 
 def test_doctor_checks_every_backend_evaluate_accepts():
     """One checker per registered spec prefix, and every LLM client backend understood."""
+    from transnli.common.llm.clients import BACKENDS
     from transnli.evaluator.backends import registered_prefixes
     from transnli.evaluator.backends.llm import split_llm_spec
     from transnli.evaluator.doctor import SPEC_CHECKS
-    from transnli.generator.llm.clients import BACKENDS
 
     # the package's own prefixes, read in a fresh process: other test files register fakes
     # (test_precomputed_cache's "counting") in this one

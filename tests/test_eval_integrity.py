@@ -8,12 +8,13 @@ import sqlite3
 
 import pytest
 from click.testing import CliRunner
+from transnli.common.llm.base import LLMError, LLMReply
+from transnli.common.llm.reply_cache import ReplyCache, cache_key
 from transnli.evaluator import evaluate as evaluate_module
 from transnli.evaluator.backends import BackendOptions, create_backend
 from transnli.evaluator.cache import LabelCache
 from transnli.evaluator.errors import BackendError, EvaluatorError
 from transnli.evaluator.formatting import write_jsonl
-from transnli.generator.llm.clients import LLMError, LLMReply, ReplyCache, cache_key
 
 from transnli.cli import main
 

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from tiny_lm import build_tiny_causal_lm, tiny_judge, write_pairs
-from transnli.common.lm import CausalLMScorer, LMSettings
+from transnli.common.lm.scorer import CausalLMScorer
+from transnli.common.lm.settings import LMSettings
 from transnli.generator.checks.base import BackendUnavailable
 from transnli.generator.checks.judge_acceptability import JudgeAcceptability
 from transnli.generator.judge import (

@@ -3,10 +3,11 @@ server."""
 
 import pytest
 from llm_fakes import FakeLLM
+from transnli.common.llm.base import LLMError
+from transnli.common.llm.clients import make_client
 from transnli.generator.build import build_checks
 from transnli.generator.checks.llm_acceptability import LLMAcceptability, parse_acceptability_reply
 from transnli.generator.config import ConfigError, resolve_config
-from transnli.generator.llm.clients import LLMError, make_client
 
 REPLIES = {
     "The restaurant is noisy and full.": "natural: yes\nmeaning_changed: yes",

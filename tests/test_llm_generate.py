@@ -7,15 +7,10 @@ import time
 import pytest
 from click.testing import CliRunner
 from llm_fakes import FakeLLM, build_tiny_gpt2, build_tiny_t5
-from transnli.generator.llm.clients import (
-    CachedClient,
-    HFCausalClient,
-    HFSeq2SeqClient,
-    OpenAIChatClient,
-    ReplyCache,
-    all_unreachable,
-    parse_retry_after,
-)
+from transnli.common.llm.base import all_unreachable
+from transnli.common.llm.hf import HFCausalClient, HFSeq2SeqClient
+from transnli.common.llm.openai_chat import OpenAIChatClient, parse_retry_after
+from transnli.common.llm.reply_cache import CachedClient, ReplyCache
 from transnli.generator.llm.verify import REASONS, verify_reply
 
 from transnli.cli import main

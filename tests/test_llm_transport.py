@@ -9,7 +9,8 @@ import threading
 import pytest
 from click.testing import CliRunner
 from llm_fakes import FakeLLM, closed_port_url
-from transnli.generator.llm.clients import LLMError, OpenAIChatClient, all_unreachable, redact
+from transnli.common.llm.base import LLMError, all_unreachable
+from transnli.common.llm.openai_chat import OpenAIChatClient, redact
 
 from transnli.cli import main
 

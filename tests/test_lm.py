@@ -7,7 +7,9 @@ import math
 
 import pytest
 from tiny_lm import build_tiny_causal_lm
-from transnli.common.lm import CausalLMScorer, LMError, LMSettings, model_digest
+from transnli.common.lm.model_folder import model_digest
+from transnli.common.lm.scorer import CausalLMScorer
+from transnli.common.lm.settings import LMError, LMSettings
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +62,7 @@ def test_the_vocabulary_taken_in_chunks_gives_the_models_own_logprobs(
     """Real vocabularies span several chunks of the output layer; the running log-sum-exp over
     them must equal the model's own log-softmax."""
     import torch
-    from transnli.common.lm import OutputLayer
+    from transnli.common.lm.output_layer import OutputLayer
 
     monkeypatch.setattr(OutputLayer, "CHUNK", 5)  # the tiny vocabulary in 5 chunks
     lm = scorer(tiny_lm_dir, tmp_path, use_cache=False)

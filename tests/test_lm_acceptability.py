@@ -10,7 +10,8 @@ import re
 import pytest
 from click.testing import CliRunner
 from tiny_lm import build_tiny_causal_lm
-from transnli.common.lm import CausalLMScorer, LMSettings
+from transnli.common.lm.scorer import CausalLMScorer
+from transnli.common.lm.settings import LMSettings
 from transnli.generator.checks.base import BackendUnavailable
 from transnli.generator.checks.registry import build_check, check_backends
 from transnli.generator.config import GeneratorConfig, resolve_config

@@ -10,7 +10,8 @@ import re
 import pytest
 from click.testing import CliRunner
 from tiny_lm import build_tiny_causal_lm, tiny_judge
-from transnli.common.lm import CausalLMScorer, LMSettings
+from transnli.common.lm.scorer import CausalLMScorer
+from transnli.common.lm.settings import LMSettings
 from transnli.generator.build import build_pipeline
 from transnli.generator.config import resolve_config
 from transnli.generator.errors import ConfigError

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 from tiny_lm import build_tiny_causal_lm
-from transnli.common.lm import CausalLMScorer, LMSettings, TokenScores
+from transnli.common.lm.readings import TokenScores
+from transnli.common.lm.scorer import CausalLMScorer
+from transnli.common.lm.settings import LMSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from lm_features import (  # noqa: E402  (a benchmark module: measured, not shipped)

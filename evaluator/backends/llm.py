@@ -91,7 +91,7 @@ def parse_judge_reply(reply: str | None) -> str | None:
 def split_llm_spec(arg: str) -> tuple[str, str]:
     """(client backend, model) of what follows `llm:`: "hf-causal:/m" -> ("hf-causal", "/m"); a
     bare model name is an OpenAI-compatible server's."""
-    from transnli.generator.llm.clients import BACKENDS
+    from transnli.common.llm.clients import BACKENDS
 
     head, sep, rest = arg.partition(":")
     if sep and head.lower() in BACKENDS:
@@ -125,7 +125,8 @@ class LLMJudgeBackend(NLIBackend):
 
     @classmethod
     def from_spec(cls, arg: str, options: BackendOptions) -> LLMJudgeBackend:
-        from transnli.generator.llm.clients import LLMError, make_client
+        from transnli.common.llm.base import LLMError
+        from transnli.common.llm.clients import make_client
         from transnli.generator.llm.prompting import NLI_JUDGE, load_template
 
         backend, model = split_llm_spec(arg)
@@ -165,7 +166,7 @@ class LLMJudgeBackend(NLIBackend):
         return f"llm|{self.client.backend}|{self.client.model_identity}|{self.template.id}|{params}"
 
     def predict(self, pairs: Sequence[Pair]) -> list[Prediction]:
-        from transnli.generator.llm.clients import LLMError, all_unreachable, none_answered
+        from transnli.common.llm.base import LLMError, all_unreachable, none_answered
         from transnli.generator.llm.prompting import judge_prompt
 
         prompts = [judge_prompt(self.template, p, h) for p, h in pairs]

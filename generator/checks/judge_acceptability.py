@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from transnli.common.digest import sha256_file
-from transnli.common.lm import CausalLMScorer, LMError
+from transnli.common.lm.scorer import CausalLMScorer
+from transnli.common.lm.settings import LMError
 from transnli.generator.checks.base import BackendUnavailable, CheckResult, check_lengths
 from transnli.generator.checks.lm_acceptability import (
     load_scorer,

@@ -54,7 +54,7 @@ class LLMAcceptability:
         return self.template.render(original=original, candidate=candidate)
 
     def check_many(self, originals: Sequence[str], candidates: Sequence[str]) -> list[CheckResult]:
-        from transnli.generator.llm.clients import LLMError
+        from transnli.common.llm.base import LLMError
 
         check_lengths(originals, candidates)
         prompts = [self.prompt(o, c) for o, c in zip(originals, candidates, strict=True)]

@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from transnli.common.lm import DEFAULT_LM, CausalLMScorer, LMError, LMSettings, PairScore
+from transnli.common.lm.readings import PairScore
+from transnli.common.lm.scorer import CausalLMScorer
+from transnli.common.lm.settings import DEFAULT_LM, LMError, LMSettings
 from transnli.generator.checks.base import BackendUnavailable, CheckResult, check_lengths
 from transnli.generator.checks.registry import register_check
 from transnli.generator.config import DEFAULT_LM_THRESHOLD

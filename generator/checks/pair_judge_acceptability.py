@@ -14,7 +14,8 @@ from typing import Any
 
 from transnli.common.devices import resolve_device
 from transnli.common.digest import sha256_file
-from transnli.common.lm import DEFAULT_LM, LMError, LMSettings, resolve_model_folder
+from transnli.common.lm.conversion import resolve_model_folder
+from transnli.common.lm.settings import DEFAULT_LM, LMError, LMSettings
 from transnli.generator.checks.base import BackendUnavailable, CheckResult, check_lengths
 from transnli.generator.checks.registry import register_check
 from transnli.generator.pair_judge import (

@@ -1,8 +1,6 @@
-"""LLM-based antonym replacement (the paper's LLM pipeline) and the clients it shares with the
-evaluator's LLM judge.
+"""LLM-based antonym replacement (the paper's LLM pipeline). The clients it sends prompts through
+are shared with the evaluator's LLM judge and live in `transnli.common.llm`.
 
-- `clients`: one small interface, `LLMClient.complete_many(prompts) -> list[LLMReply]`, with an
-  OpenAI-compatible HTTP backend and two local transformers backends, and a SQLite reply cache.
 - `prompting`: the prompt templates shipped in `resources/prompts/`.
 - `verify`: the answer parsed out of a reply and checked (one word changed, at the quoted
   position, no negation added).

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from transnli.common.llm.base import LLMClient, LLMError, LLMReply, all_unreachable, none_answered
 from transnli.generator.config import GeneratorConfig
 from transnli.generator.pipeline import (
     BatchResult,
@@ -31,7 +32,6 @@ from transnli.generator.pipeline import (
 from transnli.generator.readers import NLIPair
 from transnli.generator.record import TripleRecord
 
-from .clients import LLMClient, LLMError, LLMReply, all_unreachable, none_answered
 from .prompting import PromptTemplate, replacement_prompt
 from .verify import REASONS, Verdict, verify_reply
 

@@ -15,7 +15,7 @@ from transnli.cli.options import (
     resumable_on_interrupt,
     setup_logging,
 )
-from transnli.common.lm import DTYPES
+from transnli.common.lm.settings import DTYPES
 from transnli.generator.checks.registry import check_backends
 from transnli.generator.config import (
     ANTONYM_MODES,
