@@ -5,7 +5,7 @@ precision of what it accepts in the left-out genre, against the precision people
 
     .venv/bin/python benchmarks/judge_data.py --set dev      # (genres, genres2, test) once each
     .venv/bin/python benchmarks/bench_precision_estimate.py [--write-judge] \
-        > benchmarks/data/precision_estimate_logo_genres.json
+        > benchmarks/data/precision_estimate_logo.json
 
 Genres: judge_logo.py's (one definition): the dev set's WordNet examples, each genre of the two
 genre sets and the test set (never trained on). For a left-out genre G the judge's head (the
@@ -488,6 +488,24 @@ def user_review(p: np.ndarray, good: np.ndarray, splits: int = 50) -> dict:
     }
 
 
+def unlabelled_signals(per_genre: dict) -> dict:
+    """Spearman's correlation, over the left-out genres, of the measured precision with what a
+    run knows without labels: the mean p of the accepted (the card's estimate) and the share of
+    the gate candidates accepted. Near zero: nothing to correct a genre's estimate with."""
+    from scipy.stats import spearmanr
+
+    measured = [g["measured"] for g in per_genre.values()]
+    signals = {
+        "mean_p_accepted": [g["estimate"]["mean"] for g in per_genre.values()],
+        "accepted_share": [g["accepted"] / g["gate_candidates"] for g in per_genre.values()],
+    }
+    out = {}
+    for name, values in signals.items():
+        rho, p = spearmanr(measured, values)
+        out[name] = {"spearman": round(float(rho), 3), "p_value": round(float(p), 3)}
+    return out
+
+
 def logo(data: dict, threshold: float, recorded_error: float) -> dict:
     trainable = data["set"] != "test"  # the test set is never trained on
     per_genre = {}
@@ -529,6 +547,7 @@ def main(argv=None) -> None:
         "genres": per_genre,
         "summary": table,
         "sampling_floor": sampling_floor(per_genre),
+        "unlabelled_signals": unlabelled_signals(per_genre),
         "chosen": {"method": chosen, "max_abs_error": table[chosen]["max_abs_error"]},
         "recorded_error": recorded,
         "recorded_error_covers_logo": recorded >= table[chosen]["max_abs_error"],
