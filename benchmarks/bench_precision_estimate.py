@@ -65,6 +65,7 @@ from train_judge import (  # noqa: E402
     population_keys,
     sigmoid,
 )
+from transnli.generator.judge import SCALARS  # noqa: E402
 from transnli.generator.precision import (  # noqa: E402
     METHODS,
     calibration_error,
@@ -78,6 +79,7 @@ CONFIG = MODELS["shipped"]  # the shipped judge's configuration (its training.mo
 FOLDS = 5
 COMPONENTS = 16  # the domain classifier's principal components of the span state
 SPAN = f"L{CONFIG.layer}_span_modified"
+WIDE = len(SCALARS)  # the scalars' columns, before the span state's, in Fold.x
 
 
 @dataclass(frozen=True)
@@ -121,9 +123,9 @@ def fold_for(data: dict, train_rows: np.ndarray, held_rows: np.ndarray, threshol
     z_genre = np.zeros(len(train_rows))
     for genre in sorted(set(train["genre"])):
         rows = train["genre"] == genre
-        model = collapse(*fit(train, np.where(~rows)[0], CONFIG), CONFIG, 10)
+        model = collapse(*fit(train, np.where(~rows)[0], CONFIG), CONFIG, WIDE)
         z_genre[rows] = linear_scores(model, train, np.where(rows)[0], CONFIG)
-    model = collapse(*fit(train, np.arange(len(train_rows)), CONFIG), CONFIG, 10)
+    model = collapse(*fit(train, np.arange(len(train_rows)), CONFIG), CONFIG, WIDE)
     gate = train["gate"]
 
     def features(rows):
@@ -164,8 +166,8 @@ def density_ratios(f: Fold) -> np.ndarray:
     from sklearn.preprocessing import StandardScaler
 
     both = np.vstack([f.x, f.x_target])
-    pca = PCA(n_components=COMPONENTS, random_state=0).fit(both[:, 10:])
-    X = np.hstack([both[:, :10], pca.transform(both[:, 10:])])
+    pca = PCA(n_components=COMPONENTS, random_state=0).fit(both[:, WIDE:])
+    X = np.hstack([both[:, :WIDE], pca.transform(both[:, WIDE:])])
     X = StandardScaler().fit_transform(X)
     side = np.r_[np.zeros(len(f.x)), np.ones(len(f.x_target))]
     q = LogisticRegression(C=0.1, max_iter=3000).fit(X, side).predict_proba(X[: len(f.x)])[:, 1]
