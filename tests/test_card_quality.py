@@ -117,3 +117,20 @@ def test_the_shipped_judge_names_its_method_prior_and_validated_error():
     card = text({"test": rows([judged(0.7)] * 50), "rejected": []}, JUDGE_CFG)
     assert "Judge file: `judge_gemma3_270m.json`" in card
     assert "never trained on (0.131; docs/quality-model.md" in card
+
+
+def test_the_shipped_judges_recorded_error_covers_its_leave_one_genre_out_validation():
+    """The card's interval adds the judge file's recorded error to the sampling spread: it must be
+    at least the largest error the file's method made on a genre left out in the saved
+    validation (benchmarks/bench_precision_estimate.py, 13 genres), or the card would claim an
+    interval its own validation contradicts."""
+    from pathlib import Path
+
+    from transnli.generator.judge import load_judge
+
+    saved = Path(__file__).resolve().parents[1] / "benchmarks/data/precision_estimate_logo.json"
+    logo = json.loads(saved.read_text(encoding="utf-8"))
+    judge = load_judge()
+    errors = {g: abs(r["error"][judge.estimate_method]) for g, r in logo["genres"].items()}
+    assert len(errors) == 13
+    assert max(errors.values()) <= judge.estimate_error, errors
