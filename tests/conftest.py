@@ -493,3 +493,41 @@ def _fresh_transnli_cache(tmp_path_factory, monkeypatch):
 
 
 # ==== end of the environment ====================================================================
+
+
+# ==== the order in which pytest-xdist hands out test files =======================================
+# scripts/test.sh runs each test file on one worker (--dist loadfile). Left to itself, xdist hands
+# out the files with the most tests first, so files of a few slow tests (worker processes, whole
+# evaluations: tests/test_lm_choice.py, test_run_integrity.py ...) came last, and one worker ran
+# them while the others had finished. On a worker, the files are ordered slowest first instead
+# (longest processing time first), by tests/file_seconds.json: each file's seconds in one full
+# run (setup, call and teardown of its tests; only the ratios matter). A file it does not list
+# counts as 0 s and goes last; test.sh passes --no-loadscope-reorder so that xdist keeps this
+# order. The tests in a file keep theirs, and a run without -n keeps collection order. To
+# refresh the list: TRANSNLI_TESTS_WRITE_FILE_SECONDS=1 bash scripts/test.sh
+_FILE_SECONDS = _EnvPath(__file__).with_name("file_seconds.json")
+_WRITE_FILE_SECONDS = "TRANSNLI_TESTS_WRITE_FILE_SECONDS"
+_measured_seconds: dict[str, float] = {}
+
+
+def pytest_collection_modifyitems(config, items):
+    if not hasattr(config, "workerinput"):  # not a pytest-xdist worker: collection order
+        return
+    seconds = _checks_json.loads(_FILE_SECONDS.read_text(encoding="utf-8"))
+    items.sort(key=lambda item: -seconds.get(item.nodeid.split("::")[0], 0.0))  # stable
+
+
+def pytest_runtest_logreport(report):
+    if _env_os.environ.get(_WRITE_FILE_SECONDS):
+        name = report.nodeid.split("::")[0]
+        _measured_seconds[name] = _measured_seconds.get(name, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session):
+    if _env_os.environ.get(_WRITE_FILE_SECONDS) and not hasattr(session.config, "workerinput"):
+        ranked = sorted(_measured_seconds.items(), key=lambda kv: (-kv[1], kv[0]))
+        text = _checks_json.dumps({k: round(v, 1) for k, v in ranked}, indent=1)
+        _FILE_SECONDS.write_text(text + "\n", encoding="utf-8")
+
+
+# ==== end of the order ===========================================================================
