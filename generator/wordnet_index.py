@@ -163,7 +163,9 @@ def _root(wn) -> Path | None:
 
 
 _LOCK = threading.Lock()
-_INDEX: dict[int, AntonymIndex | None] = {}
+# by id(reader), beside the reader itself: holding it keeps its id from being reused by a later
+# reader (of another WordNet) that would then be given this one's index
+_INDEX: dict[int, tuple[object, AntonymIndex | None]] = {}
 
 
 def antonym_index(wn, cache_folder: Path | None = None) -> AntonymIndex | None:
@@ -171,14 +173,14 @@ def antonym_index(wn, cache_folder: Path | None = None) -> AntonymIndex | None:
     then use nltk directly)."""
     key = id(wn)
     with _LOCK:
-        if key in _INDEX:
-            return _INDEX[key]
+        if key in _INDEX and _INDEX[key][0] is wn:
+            return _INDEX[key][1]
         index = None
         try:
             index = _load_or_build(wn, cache_folder)
         except Exception:  # noqa: BLE001 - any surprise in a WordNet copy: plain nltk still works
             index = None
-        _INDEX[key] = index
+        _INDEX[key] = (wn, index)
         return index
 
 
