@@ -55,6 +55,7 @@ from typing import Any
 from transnli.common.devices import resolve_device
 from transnli.common.digest import sha256_file
 from transnli.common.folder import fsync_tree, write_json_atomic
+from transnli.common.lm_memory import FilePages
 from transnli.common.notice import announce
 
 log = logging.getLogger("transnli")
@@ -902,12 +903,16 @@ class OutputLayer:
         self.weight = weight
         self.bias = bias
         self.softcap = softcap
+        # a memory-mapped weight's pages, handed back after each chunk (common/lm_memory.py)
+        self.pages: FilePages | None = None
 
     @classmethod
     def of(cls, model) -> OutputLayer:
         head = model.get_output_embeddings()
         softcap = getattr(model.config, "final_logit_softcapping", None)
-        return cls(head.weight, getattr(head, "bias", None), softcap)
+        layer = cls(head.weight, getattr(head, "bias", None), softcap)
+        layer.pages = FilePages.of(head.weight)
+        return layer
 
     def _logits(self, hidden, weight, bias):
         logits = hidden @ weight.to(hidden.dtype).T
@@ -930,8 +935,12 @@ class OutputLayer:
             bias = None if self.bias is None else self.bias[lo:hi]
             part = torch.logsumexp(self._logits(flat, self.weight[lo:hi], bias), -1)
             total = part if total is None else torch.logaddexp(total, part)
+            if self.pages is not None:
+                self.pages.release(lo, hi)
         ids = targets.reshape(-1)
         rows = self.weight[ids].to(flat.dtype)
+        if self.pages is not None:  # the rows gathered here and by the embedding lookup
+            self.pages.release()
         picked = (flat * rows).sum(-1)
         if self.bias is not None:
             picked = picked + self.bias[ids].to(flat.dtype)
