@@ -10,7 +10,13 @@ import sys
 import pytest
 from tiny_lm import build_tiny_causal_lm
 from transnli.common.lm import CausalLMScorer, LMSettings, OutputLayer
-from transnli.common.lm_memory import FilePages, Mapping, anonymous_kb, mapping_of
+from transnli.common.lm_memory import (
+    FilePages,
+    Mapping,
+    anonymous_kb,
+    drop_build_tables,
+    mapping_of,
+)
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self")
 
@@ -137,3 +143,37 @@ def test_a_mapping_with_written_pages_is_never_handed_back(tmp_path):
         del tensor
         view.close()
         fh.close()
+
+
+def gemma_style_tokenizer():
+    """A GemmaTokenizer built from a small BPE vocabulary and merges, as transformers builds
+    Gemma 3's from its tokenizer.json."""
+    from transformers import GemmaTokenizer
+
+    letters = sorted(set("".join(w for w, _ in SENTENCES)) - {" "}) + ["▁"]
+    vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", "<bos>", "<unk>", "<mask>", *letters])}
+    merges = []
+    for a, b in [("▁", "t"), ("h", "e"), ("▁t", "he"), ("o", "g"), ("d", "og"), ("▁", "dog")]:
+        merges.append((a, b))
+        vocab.setdefault(a + b, len(vocab))
+    return GemmaTokenizer(vocab=vocab, merges=merges)
+
+
+def test_a_fast_tokenizer_encodes_the_same_without_its_build_tables():
+    tokenizer = gemma_style_tokenizer()
+    texts = [s for pair in SENTENCES for s in pair] + ["the dog", "Ünïcode café 🙂"]
+    before = [tokenizer(t, add_special_tokens=True)["input_ids"] for t in texts]
+    size, text = len(tokenizer), tokenizer.decode(before[0])
+    assert drop_build_tables(tokenizer) == ["_vocab", "_merges"]
+    assert [tokenizer(t, add_special_tokens=True)["input_ids"] for t in texts] == before
+    assert len(tokenizer) == size and tokenizer.decode(before[0]) == text
+    assert any(len(ids) < len(t) for ids, t in zip(before, texts, strict=True))  # merges applied
+
+
+def test_a_tokenizer_without_a_rust_core_keeps_its_tables():
+    class Slow:
+        is_fast = False
+        _vocab = {"a": 0}
+
+    slow = Slow()
+    assert drop_build_tables(slow) == [] and slow._vocab == {"a": 0}
