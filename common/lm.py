@@ -55,7 +55,7 @@ from typing import Any
 from transnli.common.devices import resolve_device
 from transnli.common.digest import sha256_file
 from transnli.common.folder import fsync_tree, write_json_atomic
-from transnli.common.lm_memory import FilePages, drop_build_tables
+from transnli.common.lm_memory import FilePages, drop_build_tables, logsumexp_in_place
 from transnli.common.notice import announce
 
 log = logging.getLogger("transnli")
@@ -934,7 +934,7 @@ class OutputLayer:
         for lo in range(0, self.weight.shape[0], self.CHUNK):
             hi = lo + self.CHUNK
             bias = None if self.bias is None else self.bias[lo:hi]
-            part = torch.logsumexp(self._logits(flat, self.weight[lo:hi], bias), -1)
+            part = logsumexp_in_place(self._logits(flat, self.weight[lo:hi], bias))
             total = part if total is None else torch.logaddexp(total, part)
             if self.pages is not None:
                 self.pages.release(lo, hi)

@@ -177,3 +177,20 @@ def test_a_tokenizer_without_a_rust_core_keeps_its_tables():
 
     slow = Slow()
     assert drop_build_tables(slow) == [] and slow._vocab == {"a": 0}
+
+
+@pytest.mark.parametrize("positions", [1, 7, 640])
+def test_logsumexp_in_place_gives_torchs_own_bits(positions):
+    import math
+
+    import torch
+    from transnli.common.lm_memory import logsumexp_in_place
+
+    torch.manual_seed(positions)
+    hidden, weight = torch.randn(positions, 64), torch.randn(4096, 64) * 0.3
+    for logits in (hidden @ weight.T, torch.randn(positions, 4096) * 40):
+        logits[0, :10] = -math.inf
+        if positions > 1:
+            logits[1] = -math.inf  # a row with nothing possible: -inf, as torch says
+        expected = torch.logsumexp(logits, -1)
+        assert torch.equal(logsumexp_in_place(logits.clone()), expected)
