@@ -13,7 +13,11 @@ same bytes are read from the same file (tests/test_lm_memory.py checks that the 
 Only pages that are clean copies of a file are handed back: a weight that is not file-backed (a
 copy made by a dtype conversion, a GPU tensor, a model built in memory), or whose mapping holds
 pages written since it was mapped, is left alone, as is everything off Linux (`FilePages.of` gives
-None). docs/speed.md says what it saves and costs.
+None).
+
+Two more savings keep the same numbers too: `drop_build_tables` (the Python tables transformers
+keeps beside a fast tokenizer) and `logsumexp_in_place` (one temporary the size of a chunk's logits
+fewer). What each saves: docs/generation.md, "The language model's memory".
 """
 
 from __future__ import annotations
