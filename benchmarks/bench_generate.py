@@ -14,15 +14,17 @@ through the resumable RunWriter into a temporary folder.
 Prints one JSON object. Keys: sentences_per_s (input sentences per second of the timed loop),
 triples_per_s, seconds, stage_seconds (seconds per stage: tagging, antonyms, ranking, realising,
 grammar, acceptability, plus writing in the parent; with several workers the pipeline stages are
-summed over the workers), peak_rss_mb (this process; with workers also peak_rss_workers_mb, the
-largest worker), startup_seconds (loading resources and starting workers, outside the timed
-loop), load_avg (the machine's 1-minute load average before and after: other work on a shared
-machine slows the figures down). With the lm acceptability check (--set acceptability=lm) the
-model scores every candidate afresh (its score cache is left out, so a rerun measures the model,
-not the cache), and `lm` reports the check's own rate (sentences_per_s: H and H' each count) beside
-the bare model's: a plain full forward pass over the same sentences, batched the same way without
-the check's savings (bare_forward_sentences_per_s), and their ratio. Not a test: nothing is
-asserted.
+summed over the workers), peak_rss_mb (this process, up to the end of the timed loop; with workers
+also peak_rss_workers_mb, the largest worker), startup_seconds (loading resources and starting
+workers, outside the timed loop), load_avg (the machine's 1-minute load average before and after:
+other work on a shared machine slows the figures down). With the lm acceptability check (--set
+acceptability=lm) the model scores every candidate afresh (its score cache is left out, so a rerun
+measures the model, not the cache), and `lm` reports the check's own rate (sentences_per_s: H and H'
+each count) beside the bare model's: a plain full forward pass over the same sentences, batched the
+same way without the check's savings (bare_forward_sentences_per_s), and their ratio. That reference
+computes the full logits (batch x tokens x 262k words for Gemma) and reads the whole output layer
+into memory, which generation never does: it comes after the timed loop, and its peak is reported
+apart (lm.peak_rss_with_reference_mb). Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -113,6 +115,7 @@ def one_run(args) -> dict:
         runner.close()
     stages = {k: round(v, 3) for k, v in pipeline.timer.seconds.items()}
     stages["writing"] = round(writing, 3)
+    peak = peak_rss_mb()  # the run's own: before the bare-forward reference below
     out = {
         "benchmark": "generate",
         "preset": args.preset,
@@ -125,7 +128,7 @@ def one_run(args) -> dict:
         "triples_per_s": round(n_triples / elapsed, 2),
         "triples": n_triples,
         "stage_seconds": stages,
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": peak,
         "load_avg": [load_before, load_avg()],
         "cpus": len(os.sched_getaffinity(0))
         if hasattr(os, "sched_getaffinity")
@@ -134,11 +137,16 @@ def one_run(args) -> dict:
     }
     if lm_pairs is not None:
         out["lm"] = lm_rates(pipeline, lm_pairs, stages.get("acceptability", 0.0))
+        out["lm"]["peak_rss_with_reference_mb"] = peak_rss_mb()
     if args.workers > 1:
         out["peak_rss_workers_mb"] = round(
             resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
         )
     return out
+
+
+def peak_rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def overrides(args) -> dict:

@@ -10,6 +10,7 @@
   assembled, a GGUF converted once into transnli's cache;
 - `scorer`: `CausalLMScorer`, which loads the model and reads sentences and pairs in batches;
 - `output_layer`: the output layer reduced to the log-probabilities scoring needs;
+- `memory`: keeping the weights' pages and the tokenizer's build tables out of resident memory;
 - `score_cache`: the scores kept on disk (SQLite), keyed by the model's identity.
 
 A new kind of model (a spec `LMSettings.spec` names) goes into `conversion.resolve_model_folder`;

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from transnli.common.lm.memory import FilePages, logsumexp_in_place
+
 
 class OutputLayer:
     """The model's output layer, reduced to what scoring needs: the log-probability of each
@@ -14,12 +16,16 @@ class OutputLayer:
         self.weight = weight
         self.bias = bias
         self.softcap = softcap
+        # a memory-mapped weight's pages, handed back after each chunk (common/lm/memory.py)
+        self.pages: FilePages | None = None
 
     @classmethod
     def of(cls, model) -> OutputLayer:
         head = model.get_output_embeddings()
         softcap = getattr(model.config, "final_logit_softcapping", None)
-        return cls(head.weight, getattr(head, "bias", None), softcap)
+        layer = cls(head.weight, getattr(head, "bias", None), softcap)
+        layer.pages = FilePages.of(head.weight)
+        return layer
 
     def _logits(self, hidden, weight, bias):
         logits = hidden @ weight.to(hidden.dtype).T
@@ -40,10 +46,14 @@ class OutputLayer:
         for lo in range(0, self.weight.shape[0], self.CHUNK):
             hi = lo + self.CHUNK
             bias = None if self.bias is None else self.bias[lo:hi]
-            part = torch.logsumexp(self._logits(flat, self.weight[lo:hi], bias), -1)
+            part = logsumexp_in_place(self._logits(flat, self.weight[lo:hi], bias))
             total = part if total is None else torch.logaddexp(total, part)
+            if self.pages is not None:
+                self.pages.release(lo, hi)
         ids = targets.reshape(-1)
         rows = self.weight[ids].to(flat.dtype)
+        if self.pages is not None:  # the rows gathered here and by the embedding lookup
+            self.pages.release()
         picked = (flat * rows).sum(-1)
         if self.bias is not None:
             picked = picked + self.bias[ids].to(flat.dtype)

@@ -26,6 +26,7 @@ from typing import Any
 
 from transnli.common.devices import resolve_device
 from transnli.common.lm.conversion import quiet_transformers, resolve_model_folder
+from transnli.common.lm.memory import drop_build_tables
 from transnli.common.lm.model_folder import check_causal_lm, check_loaded
 from transnli.common.lm.output_layer import OutputLayer
 from transnli.common.lm.readings import (
@@ -122,6 +123,7 @@ class CausalLMScorer:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise LMError(f"language model {settings.spec} could not be loaded: {first}") from exc
         check_loaded(where, model, tokenizer, info)
+        drop_build_tables(tokenizer)  # 140 MB for Gemma, unused once built (common/lm/memory.py)
         model.to(resolve_device(settings.device)).eval()
         identity = {**identity, "class": type(model).__name__, "dtype": settings.dtype}
         cache = None
