@@ -492,6 +492,22 @@ def _fresh_transnli_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("TRANSNLI_CACHE", str(make_test_cache(tmp_path_factory.mktemp("cache"))))
 
 
+@_checks_pytest.fixture(autouse=True)
+def _transnli_loggers_as_they_were():
+    """A command run in-process (CliRunner) sets the "transnli" loggers' levels and handlers for
+    its process (transnli.cli.options.setup_logging); each test starts from the same loggers
+    whichever tests ran before it on its worker."""
+    import logging
+
+    names = ("transnli", "transnli.notice")
+    saved = {n: (logging.getLogger(n).level, list(logging.getLogger(n).handlers)) for n in names}
+    yield
+    for name, (level, handlers) in saved.items():
+        logger = logging.getLogger(name)
+        logger.setLevel(level)
+        logger.handlers[:] = handlers
+
+
 # ==== end of the environment ====================================================================
 
 
