@@ -492,20 +492,32 @@ def _fresh_transnli_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("TRANSNLI_CACHE", str(make_test_cache(tmp_path_factory.mktemp("cache"))))
 
 
-@_checks_pytest.fixture(autouse=True)
-def _transnli_loggers_as_they_were():
-    """A command run in-process (CliRunner) sets the "transnli" loggers' levels and handlers for
-    its process (transnli.cli.options.setup_logging); each test starts from the same loggers
-    whichever tests ran before it on its worker."""
+def _logger_state(names=("transnli", "transnli.notice")) -> dict:
     import logging
 
-    names = ("transnli", "transnli.notice")
-    saved = {n: (logging.getLogger(n).level, list(logging.getLogger(n).handlers)) for n in names}
+    return {n: (logging.getLogger(n).level, list(logging.getLogger(n).handlers)) for n in names}
+
+
+_PRISTINE_LOGGERS = _logger_state()  # as the package leaves them, before any command ran
+
+
+@_checks_pytest.fixture(autouse=True)
+def _transnli_loggers_as_they_were():
+    """A command run in-process (CliRunner; a module fixture too) sets the "transnli" loggers'
+    levels and handlers for its process (transnli.cli.options.setup_logging): each test starts
+    from the loggers as the package leaves them, whichever tests or fixtures ran before it on its
+    worker."""
+    import logging
+
+    def restore():
+        for name, (level, handlers) in _PRISTINE_LOGGERS.items():
+            logger = logging.getLogger(name)
+            logger.setLevel(level)
+            logger.handlers[:] = handlers
+
+    restore()
     yield
-    for name, (level, handlers) in saved.items():
-        logger = logging.getLogger(name)
-        logger.setLevel(level)
-        logger.handlers[:] = handlers
+    restore()
 
 
 # ==== end of the environment ====================================================================
