@@ -73,10 +73,7 @@ def candidate_table(config, sentences: Path, judged: dict[str, dict]) -> list[Ro
     studied = list(pipeline.filters)
     rows: list[Row] = []
     for pairs in batched(read_pairs(str(sentences)), config.batch_size):
-        # the pipeline's own rule for a usable sentence (WordNetPipeline build_batch)
-        usable = [
-            p for p in pairs if p.hypothesis.strip() and len(p.hypothesis) <= config.max_chars
-        ]
+        usable = [p for p in pairs if pipeline.usable(p, GenerationStats())]
         tagged = pipeline.tagger.tag([p.hypothesis for p in usable])
         choices = pipeline.built_choices(usable, tagged, Counter(), StageTimer())
         for flt in studied:  # each filter over every candidate, not the previous one's survivors

@@ -249,7 +249,9 @@ class WordNetPipeline:
                 )
 
     # -- building -------------------------------------------------------------------------------
-    def _usable(self, pair: NLIPair, stats: GenerationStats | None = None) -> bool:
+    def usable(self, pair: NLIPair, stats: GenerationStats | None = None) -> bool:
+        """Whether `pair` has a hypothesis to work on (not empty, not over max_chars); a skip is
+        counted in `stats` (default: the pipeline's own)."""
         stats = stats or self.stats
         text = pair.hypothesis
         if not text.strip():
@@ -482,7 +484,7 @@ class WordNetPipeline:
         """The first half of a batch: tagging and building, counted into the batch's own stats."""
         built = BuiltBatch(len(pairs), [], GenerationStats(), StageTimer())
         built.stats.counts["sentences_read"] += len(pairs)
-        usable = [p for p in pairs if self._usable(p, built.stats)]
+        usable = [p for p in pairs if self.usable(p, built.stats)]
         built.candidates = self.build_candidates(
             usable, built.stats, built.timer, built.filtered, built.built
         )

@@ -331,7 +331,7 @@ class LLMPipeline(WordNetPipeline):
     def process(self, pairs: Sequence[NLIPair]) -> BatchResult:
         counts = self.stats.counts
         counts["sentences_read"] += len(pairs)
-        usable = [p for p in pairs if self._usable(p)]
+        usable = [p for p in pairs if self.usable(p)]
         built, answer_rejects = self._build(usable)
         word_order = self._word_order
         accepted, check_rejects = self.apply_checks(built)
