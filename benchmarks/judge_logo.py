@@ -148,7 +148,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     data = all_sets()
     trained_on = set(args.train_sets.split(",")) if args.train_sets else None
-    readable = ~np.isin(data["set"], sorted(trained_on)) if trained_on else data["set"] != ""
+    readable = ~np.isin(data["set"], sorted(trained_on or ()))  # every genre when none named
     genres = sorted(set(data["genre"][readable]))
     result = {"threshold": THRESHOLD, "rows": len(data["y"]), "genres": {}}
     if trained_on:
