@@ -1,17 +1,22 @@
-"""The pair judge beside the linear judge, and the two together, on genres neither was trained on.
+"""Judges that read the pair beside the linear judge, and unfitted stacks of them, on genres none of
+them was trained on.
 
     .venv/bin/python benchmarks/train_pair_judge.py --leave-out genres2,test --score gate \
         --scores PAIR.jsonl --out PAIR.json
-    .venv/bin/python benchmarks/judge_stack.py --pair-scores PAIR.jsonl --train-sets dev,genres \
-        [--out benchmarks/data/judge_stack.json]
+    .venv/bin/python benchmarks/train_cross_judge.py --leave-out genres2,test --score gate \
+        --scores CROSS.jsonl --out CROSS.json
+    .venv/bin/python benchmarks/judge_stack.py --train-sets dev,genres \
+        --scores pair=PAIR.jsonl --scores cross=CROSS.jsonl [--out benchmarks/data/judge_stack.json]
 
-The linear judge (the shipped configuration, judge_logo.py's "shipped") is trained on the same
-sets the pair judge was (`--train-sets`) and calibrated the same way; both read every left-out
-candidate the pair judge scored (the gate population of each left-out genre). Reported per genre:
-AUC, precision at 80% and 65% of the fast preset's good triples, precision at the threshold, ECE,
-for "linear", "pair" and two stacks that need no fitting (so nothing is tuned on a left-out genre):
-"mean" (the mean of the two calibrated probabilities) and "logit_mean" (the sigmoid of the mean of
-their logits). Prints one JSON object. Not a test: nothing is asserted.
+The linear judge (the shipped configuration, judge_logo.py's "shipped") is trained on the sets the
+other judges were (`--train-sets`) and calibrated the same way; every judge is read on the
+left-out candidates that all the score files hold (the gate population of each left-out genre).
+Reported per genre: AUC, precision at 80% and 65% of the fast preset's good triples, precision at
+the threshold, ECE, for "linear", each named judge, and stacks that need no fitting (so nothing is
+tuned on a left-out genre): "linear+NAME" (the mean of the two calibrated probabilities) and, with
+two or more named judges, "all" (the mean of every judge's). `errors` pools the genres: for each
+judge, the bad candidates it still keeps at the cut that keeps 80% of fast's good triples in each
+genre, by the error type people gave them. Prints one JSON object. Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +32,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_quality import load_judgements  # noqa: E402
+from judge_data import SETS  # noqa: E402
 from judge_logo import MODELS, THRESHOLD, all_sets, subset, train_model  # noqa: E402
 from train_judge import (  # noqa: E402
     at_threshold,
@@ -37,11 +45,6 @@ from train_judge import (  # noqa: E402
 )
 
 
-def logit(p: np.ndarray) -> np.ndarray:
-    p = np.clip(p, 1e-6, 1 - 1e-6)
-    return np.log(p / (1 - p))
-
-
 def read(p: np.ndarray, y: np.ndarray, fast_good: int) -> dict:
     return {
         "auc": auc(p, y),
@@ -51,62 +54,107 @@ def read(p: np.ndarray, y: np.ndarray, fast_good: int) -> dict:
     }
 
 
+def named_scores(specs: list[str]) -> dict[str, dict[str, float]]:
+    """NAME=FILE pairs -> {name: {key: p}}; a malformed one exits with its text."""
+    out = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path or name in ("linear", "all"):
+            sys.exit(f"--scores {spec}: expected NAME=FILE, NAME not 'linear' or 'all'")
+        with open(path, encoding="utf-8") as fh:
+            out[name] = {row["key"]: float(row["p"]) for row in map(json.loads, fh)}
+    return out
+
+
+def error_types() -> dict[str, str]:
+    """Each judged candidate's error type (bad ones; 'unlabelled' where none was given)."""
+    types = {}
+    for path in SETS.values():
+        if Path(path).is_file():
+            for key, j in load_judgements(path).items():
+                if not j["good"]:
+                    types[key] = j.get("error_type") or "unlabelled"
+    return types
+
+
+def stacks(linear: np.ndarray, judged: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    models = {"linear": linear, **judged}
+    for name, p in judged.items():
+        models[f"linear+{name}"] = (linear + p) / 2
+    if len(judged) > 1:
+        models["all"] = np.mean([linear, *judged.values()], axis=0)
+    return models
+
+
+def summary(genres: dict, names) -> dict:
+    def mean(values):
+        return round(float(np.mean(list(values))), 4)
+
+    return {
+        name: {
+            "mean_auc": mean(g[name]["auc"] for g in genres.values()),
+            "mean_p_at_80": mean(
+                (g[name]["at_kept"]["0.80"] or {}).get("precision", 0.0) for g in genres.values()
+            ),
+            "mean_ece": mean(g[name]["ece"] for g in genres.values()),
+            "worst_p_at_80": min(
+                ((g[name]["at_kept"]["0.80"] or {}).get("precision", 0.0), genre)
+                for genre, g in genres.items()
+            ),
+        }
+        for name in names
+    }
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pair-scores", type=Path, required=True)
+    ap.add_argument("--scores", action="append", required=True, help="NAME=FILE (repeatable)")
     ap.add_argument("--train-sets", required=True)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
-    pair = {}
-    with open(args.pair_scores, encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            pair[row["key"]] = row
+    scores = named_scores(args.scores)
+    common = set.intersection(*(set(s) for s in scores.values()))
     data = all_sets()
     cfg = MODELS["shipped"]
-    train = subset(data, np.isin(data["set"], args.train_sets.split(",")))
-    model, a, b = train_model(train, cfg)
-    result = {"threshold": THRESHOLD, "trained_on": args.train_sets.split(","), "genres": {}}
-    for genre in sorted({r["genre"] for r in pair.values()}):
+    model, a, b = train_model(subset(data, np.isin(data["set"], args.train_sets.split(","))), cfg)
+    types = error_types()
+    result = {
+        "threshold": THRESHOLD,
+        "trained_on": args.train_sets.split(","),
+        "judges": sorted(scores),
+        "genres": {},
+    }
+    bad_kept: dict[str, Counter] = {}
+    bad_all: Counter = Counter()
+    left_out = sorted({g for g, k in zip(data["genre"], data["keys"], strict=True) if k in common})
+    for genre in left_out:
         held = subset(data, data["genre"] == genre)
-        rows = np.array([k in pair for k in held["keys"]]) & held["gate"]
+        rows = np.array([k in common for k in held["keys"]]) & held["gate"]
+        keys = held["keys"][rows]
         fast_good = int(held["y"][held["fast"]].sum())
         y = held["y"][rows]
         linear = sigmoid(a * linear_scores(model, held, np.flatnonzero(rows), cfg) + b)
-        fine = np.array([pair[k]["p"] for k in held["keys"][rows]])
-        models = {
-            "linear": linear,
-            "pair": fine,
-            "mean": (linear + fine) / 2,
-            "logit_mean": sigmoid((logit(linear) + logit(fine)) / 2),
-        }
+        judged = {n: np.array([s[k] for k in keys]) for n, s in scores.items()}
+        models = stacks(linear, judged)
+        figures = {name: read(p, y, fast_good) for name, p in models.items()}
         result["genres"][genre] = {
             "candidates": int(rows.sum()),
             "good": int(y.sum()),
             "fast_good": fast_good,
-            **{name: read(p, y, fast_good) for name, p in models.items()},
+            **figures,
         }
-    result["summary"] = {
-        name: {
-            "mean_auc": round(
-                float(np.mean([g[name]["auc"] for g in result["genres"].values()])), 4
-            ),
-            "mean_p_at_80": round(
-                float(
-                    np.mean(
-                        [
-                            (g[name]["at_kept"]["0.80"] or {}).get("precision", 0.0)
-                            for g in result["genres"].values()
-                        ]
-                    )
-                ),
-                4,
-            ),
-            "mean_ece": round(
-                float(np.mean([g[name]["ece"] for g in result["genres"].values()])), 4
-            ),
-        }
-        for name in ("linear", "pair", "mean", "logit_mean")
+        bad_all.update(types[k] for k, good in zip(keys, y, strict=True) if not good)
+        for name, p in models.items():
+            cut = (figures[name]["at_kept"]["0.80"] or {}).get("threshold", np.inf)
+            kept = Counter(
+                types[k] for k, good, x in zip(keys, y, p, strict=True) if not good and x >= cut
+            )
+            bad_kept.setdefault(name, Counter()).update(kept)
+    names = list(next(iter(result["genres"].values())))[3:]
+    result["summary"] = summary(result["genres"], names)
+    result["errors"] = {
+        "bad_in_gate": dict(sorted(bad_all.items())),
+        "kept_at_80": {name: dict(sorted(c.items())) for name, c in bad_kept.items()},
     }
     text = json.dumps(result, indent=1)
     print(text)
