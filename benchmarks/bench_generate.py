@@ -159,11 +159,14 @@ LM_BACKENDS = ("lm", "judge")  # the acceptability checks that read the language
 
 
 def uncached_lm(pipeline) -> list | None:
-    """With a language-model check (lm, judge): take its score cache away and record the pairs
-    it scores."""
+    """With a language-model check (lm, judge, or a stacked pair judge's linear judge): take its
+    score cache away and record the pairs it scores."""
     from transnli.common.lm.scorer import CausalLMScorer
 
     check = next((c for c in pipeline.checks if c.backend in LM_BACKENDS), None)
+    if check is None:  # a stacked pair judge reads the language model through its linear judge
+        stacks = (getattr(c, "linear", None) for c in pipeline.checks)
+        check = next((c for c in stacks if c is not None), None)
     if check is None:
         return None
     old = check.scorer

@@ -45,12 +45,26 @@ from train_judge import (  # noqa: E402
 )
 
 
-def read(p: np.ndarray, y: np.ndarray, fast_good: int) -> dict:
+def read(p: np.ndarray, y: np.ndarray, fast_good: int, thresholds=()) -> dict:
     return {
         "auc": auc(p, y),
         "at_kept": precision_at_kept(p, y, fast_good),
         "at_threshold": at_threshold(p, y, THRESHOLD),
+        **{f"at_{t}": at_threshold(p, y, t) for t in thresholds},
         "ece": reliability(p, y)["ece"],
+    }
+
+
+def pooled_at(genres: dict, name: str, key: str) -> dict:
+    """One cut over every genre: triples kept, good, precision, and good as a share of fast's."""
+    kept = sum(g[name][key]["kept"] for g in genres.values())
+    good = sum(g[name][key]["good"] for g in genres.values())
+    fast_good = sum(g["fast_good"] for g in genres.values())
+    return {
+        "kept": kept,
+        "good": good,
+        "precision": round(good / kept, 4) if kept else None,
+        "yield": round(good / fast_good, 4),
     }
 
 
@@ -86,12 +100,16 @@ def stacks(linear: np.ndarray, judged: dict[str, np.ndarray]) -> dict[str, np.nd
     return models
 
 
-def summary(genres: dict, names) -> dict:
+def summary(genres: dict, names, thresholds=()) -> dict:
     def mean(values):
         return round(float(np.mean(list(values))), 4)
 
     return {
         name: {
+            **{
+                f"pooled_at_{key}": pooled_at(genres, name, f"at_{key}")
+                for key in ("threshold", *thresholds)
+            },
             "mean_auc": mean(g[name]["auc"] for g in genres.values()),
             "mean_p_at_80": mean(
                 (g[name]["at_kept"]["0.80"] or {}).get("precision", 0.0) for g in genres.values()
@@ -110,9 +128,15 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scores", action="append", required=True, help="NAME=FILE (repeatable)")
     ap.add_argument("--train-sets", required=True)
+    ap.add_argument(
+        "--thresholds",
+        default="",
+        help="more cuts to read every judge at, comma-separated (besides the linear judge's)",
+    )
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     scores = named_scores(args.scores)
+    thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
     common = set.intersection(*(set(s) for s in scores.values()))
     data = all_sets()
     cfg = MODELS["shipped"]
@@ -120,6 +144,7 @@ def main(argv=None) -> None:
     types = error_types()
     result = {
         "threshold": THRESHOLD,
+        "thresholds": thresholds,
         "trained_on": args.train_sets.split(","),
         "judges": sorted(scores),
         "genres": {},
@@ -136,7 +161,7 @@ def main(argv=None) -> None:
         linear = sigmoid(a * linear_scores(model, held, np.flatnonzero(rows), cfg) + b)
         judged = {n: np.array([s[k] for k in keys]) for n, s in scores.items()}
         models = stacks(linear, judged)
-        figures = {name: read(p, y, fast_good) for name, p in models.items()}
+        figures = {name: read(p, y, fast_good, thresholds) for name, p in models.items()}
         result["genres"][genre] = {
             "candidates": int(rows.sum()),
             "good": int(y.sum()),
@@ -151,7 +176,7 @@ def main(argv=None) -> None:
             )
             bad_kept.setdefault(name, Counter()).update(kept)
     names = list(next(iter(result["genres"].values())))[3:]
-    result["summary"] = summary(result["genres"], names)
+    result["summary"] = summary(result["genres"], names, thresholds)
     result["errors"] = {
         "bad_in_gate": dict(sorted(bad_all.items())),
         "kept_at_80": {name: dict(sorted(c.items())) for name, c in bad_kept.items()},

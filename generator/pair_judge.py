@@ -46,11 +46,8 @@ TEMPLATE = (
     "The word [{old}] was replaced by [{new}]. "
     "Is the changed sentence good English that says something different?"
 )
-#: what a run without a pair judge folder is told (no pair judge ships yet)
-NEEDS_FOLDER = (
-    "name a trained pair judge folder with --judge-model "
-    "(benchmarks/train_pair_judge.py trains one)"
-)
+#: how a stacked folder combines its pair judge with its linear judge (docs/quality-model.md)
+STACK_COMBINE = "mean"
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -317,6 +314,39 @@ def validate_meta(doc: Any, where: Path) -> None:
     max_tokens = doc.get("max_tokens")
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 16:
         raise PairJudgeError(f"{where}: field 'max_tokens' must be an integer >= 16")
+    if "stack" in doc:
+        validate_stack(doc["stack"], where)
+
+
+def validate_stack(stack: Any, where: Path) -> None:
+    """A folder's optional 'stack': the linear judge file (in the folder) whose probability is
+    averaged with the pair judge's."""
+    name = stack.get("linear_judge") if isinstance(stack, dict) else None
+    if not isinstance(name, str) or not name or Path(name).name != name or name.startswith("."):
+        raise PairJudgeError(
+            f"{where}: field 'stack.linear_judge' must name a judge file in the folder"
+        )
+    if stack.get("combine") != STACK_COMBINE:
+        raise PairJudgeError(f"{where}: field 'stack.combine' must be {STACK_COMBINE!r}")
+
+
+def stacked_judge_file(folder: str | Path, meta: dict[str, Any]) -> Path | None:
+    """The linear judge file a stacked folder averages with its pair judge; None when alone."""
+    stack = meta.get("stack")
+    return Path(folder) / stack["linear_judge"] if stack else None
+
+
+def stack_probability(p_linear: float, p_pair: float) -> float:
+    """The stacked judge's probability: the mean of the two calibrated probabilities (nothing is
+    fitted on top, so nothing is tuned on a genre the validation leaves out)."""
+    return round((p_linear + p_pair) / 2, ROUND_DIGITS)
+
+
+def default_pair_judge_path() -> Path:
+    """The pair judge folder that ships with transnli: stacked with the shipped linear judge."""
+    from transnli.resources import resource_path
+
+    return Path(resource_path("models", "pair_judge_gemma3_270m"))
 
 
 @dataclass
@@ -354,6 +384,9 @@ def read_pair_judge_meta(folder: str | Path) -> dict[str, Any]:
         raise PairJudgeError(f"{folder / ADAPTER_DIR}: no adapter_config.json (not a peft adapter)")
     if not (folder / HEAD_FILE).is_file():
         raise PairJudgeError(f"{folder}: no {HEAD_FILE} (the judge's head)")
+    linear = stacked_judge_file(folder, meta)
+    if linear is not None and not linear.is_file():
+        raise PairJudgeError(f"{linear}: the linear judge named by field 'stack' is missing")
     return meta
 
 

@@ -282,15 +282,14 @@ def _judge_digest(config: GeneratorConfig) -> str | None:
         return None
     from transnli.common.digest import sha256_file
     from transnli.generator.judge import default_judge_path
+    from transnli.generator.pair_judge import default_pair_judge_path
 
     if config.judge_model:
         path = Path(config.judge_model)
     elif config.acceptability == "judge":
         path = default_judge_path()
-    else:  # the pair judge: none ships
-        from transnli.generator.pair_judge import NEEDS_FOLDER
-
-        raise ResourceError(f"acceptability backend '{config.acceptability}': {NEEDS_FOLDER}")
+    else:
+        path = default_pair_judge_path()
     try:
         return sha256_file(path)  # a pair judge is a folder: its files' digest
     except OSError as e:

@@ -106,6 +106,20 @@ def test_the_wheel_runs_doctor_generation_and_the_review_page(installed):
     ).stdout.split()
     assert where[0].startswith(str(venv)), where  # the wheel's code, not the checkout's
     sample = Path(where[1]) / "samples" / "snli_sample.jsonl"
+    # The shipped pair judge is package data: its folder reads whole from the wheel.
+    code = (
+        "from transnli.generator.pair_judge import default_pair_judge_path as d, "
+        "read_pair_judge_meta as r, stacked_judge_file as s; m = r(d()); print(s(d(), m))"
+    )
+    linear = subprocess.run(
+        [venv / "bin" / "python", "-c", code],
+        env=env,
+        cwd=venv.parent,
+        capture_output=True,
+        text=True,
+    )
+    assert linear.returncode == 0, linear.stderr
+    assert linear.stdout.strip().startswith(str(venv)), linear.stdout
 
     # No WordNet anywhere: doctor says what to install and which command then runs (one that this
     # install has) and fails for the preset; generate refuses in one line and writes nothing.

@@ -124,6 +124,10 @@ def test_probabilities_do_not_depend_on_batch_size_or_order(trained, tiny_lm_dir
         ({"template": "H: {original}"}, "template"),
         ({"max_tokens": "many"}, "max_tokens"),
         ({"format": "other"}, "format"),
+        ({"stack": {"linear_judge": "../judge.json", "combine": "mean"}}, "stack.linear_judge"),
+        ({"stack": {"linear_judge": "", "combine": "mean"}}, "stack.linear_judge"),
+        ({"stack": {"linear_judge": "judge.json", "combine": "max"}}, "stack.combine"),
+        ({"stack": "judge.json"}, "stack.linear_judge"),
     ],
 )
 def test_a_damaged_judge_file_is_refused_naming_the_field(
@@ -199,11 +203,92 @@ def test_a_generation_with_the_pair_judge_records_its_probability(
     assert f"pair judge (`{trained[2].name}`)" in card
     assert "no precision is estimated for this run" in card
     assert "Estimated precision" not in card
-    # without a folder the check is refused in one line, before any run folder is written
+    # without a folder the shipped one is used: trained for Gemma, so with this model it is
+    # refused in one line that says what to name, before any run folder is written
     bare = [a for a in args if a not in ("--judge-model", str(trained[2]))]
     refused = CliRunner().invoke(main, [*bare[:3], str(tmp_path / "other"), *bare[4:]])
     assert refused.exit_code != 0 and "--judge-model" in refused.output
+    assert "pair_judge_gemma3_270m" in refused.output and "Traceback" not in refused.output
     assert not (tmp_path / "other").exists()
+
+
+def stacked_folder(trained, where):
+    """The trained pair judge with a tiny linear judge file beside it, stacked."""
+    import shutil
+
+    from tiny_lm import tiny_judge
+
+    folder = where / "stacked"
+    shutil.copytree(trained[2], folder)
+    (folder / "linear.json").write_text(json.dumps(tiny_judge(seed=3)))
+    doc = json.loads((folder / META_FILE).read_text())
+    doc["stack"] = {"linear_judge": "linear.json", "combine": "mean"}
+    (folder / META_FILE).write_text(json.dumps(doc))
+    return folder
+
+
+def test_a_stacked_folder_averages_the_pair_and_the_linear_judge(
+    trained, tiny_lm_dir, tmp_path, monkeypatch
+):
+    """A folder whose 'stack' names a linear judge file: each candidate's p_good is the mean of
+    the pair judge's and the linear judge's probabilities, each of which is on the record and
+    equals what that judge gives alone; the language model's scores are kept too."""
+    from click.testing import CliRunner
+    from transnli.generator.checks.judge_acceptability import JudgeAcceptability
+
+    from transnli.cli import main
+
+    monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
+    folder = stacked_folder(trained, tmp_path)
+    pairs = write_pairs(tmp_path / "pairs.jsonl")
+    out = tmp_path / "run"
+    args = [
+        "generate", str(pairs), "--out", str(out), "--preset", "default", "--grammar", "none",
+        "--filters", "none", "--acceptability", "pair-judge", "--lm", str(tiny_lm_dir),
+        "--judge-model", str(folder), "--judge-threshold", "0.0", "--device", "cpu", "--quiet",
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    triples = [json.loads(x) for x in (out / "triples.jsonl").read_text().splitlines()]
+    assert triples
+    pairs_seen = [(t["hypothesis"], t["modified_hypothesis"]) for t in triples]
+    alone = load_pair_judge(trained[2], tiny_lm_dir).probabilities(pairs_seen)
+    linear = JudgeAcceptability.from_options(
+        lm=str(tiny_lm_dir), judge_model=str(folder / "linear.json"), device="cpu"
+    )
+    _, linear_p = linear.probabilities(pairs_seen)
+    linear.close()
+    for t, p_pair, p_linear in zip(triples, alone, linear_p, strict=True):
+        check = t["checks"]["acceptability"]
+        assert (check["p_pair"], check["p_linear"]) == (p_pair, p_linear)
+        assert check["p_good"] == round((p_pair + p_linear) / 2, 4)
+        assert math.isfinite(check["d"])
+    config = json.loads((out / "config.json").read_text())
+    assert "stacked with judge" in json.dumps(config["resources"]["checks"]["acceptability"])
+    (folder / "linear.json").unlink()
+    refused = CliRunner().invoke(main, [*args[:3], str(tmp_path / "again"), *args[4:]])
+    assert refused.exit_code != 0 and "linear.json" in refused.output
+    assert "Traceback" not in refused.output
+
+
+def test_the_shipped_pair_judge_is_a_stack_whose_files_are_the_ones_it_names():
+    """The folder that ships reads without loading weights, names its linear judge by digest,
+    and carries its threshold rule and its figures on genres it was never trained on."""
+    from transnli.common.digest import sha256_file
+    from transnli.generator.pair_judge import (
+        default_pair_judge_path,
+        read_pair_judge_meta,
+        stacked_judge_file,
+    )
+
+    folder = default_pair_judge_path()
+    meta = read_pair_judge_meta(folder)
+    linear = stacked_judge_file(folder, meta)
+    assert sha256_file(linear) == meta["stack"]["linear_judge_sha256"]
+    assert meta["language_model"] == "gemma3-270m" and 0.5 <= meta["threshold"] < 0.7
+    validation = meta["stack"]["validation"]
+    assert "test" in validation["genres"] and not set(validation["genres"]) & {"wordnet", "news"}
+    assert validation["pooled_at_threshold"]["kept"] > 0
 
 
 def test_doctor_checks_a_named_pair_judge_without_loading_it(

@@ -2,9 +2,13 @@
 H and H' together (transnli.generator.pair_judge) and gives the probability that H' is good; the
 candidate passes when it reaches the threshold (default: the judge folder's own).
 
-No pair judge ships yet: name a folder trained by benchmarks/train_pair_judge.py with
-`--judge-model`. Every number is kept on the record: ``{"backend": "pair-judge", "passed",
-"p_good", "threshold"}``. How it is trained and validated: docs/quality-model.md.
+A folder may be stacked with a linear judge file it holds (its 'stack' field): the linear judge
+then reads the same pair through the language model's forward pass (the judge check's own path)
+and the probability is the mean of the two. The folder that ships (`default_pair_judge_path`) is
+such a stack; `--judge-model FOLDER` names another. Every number is kept on the record:
+``{"backend": "pair-judge", "passed", "p_good", "threshold"}``, and for a stack also "p_pair",
+"p_linear" and the language model's scores the judge check records. How it is trained and
+validated: docs/quality-model.md.
 """
 
 from __future__ import annotations
@@ -17,12 +21,17 @@ from transnli.common.digest import sha256_file
 from transnli.common.lm.conversion import resolve_model_folder
 from transnli.common.lm.settings import DEFAULT_LM, LMError, LMSettings
 from transnli.generator.checks.base import BackendUnavailable, CheckResult, check_lengths
+from transnli.generator.checks.judge_acceptability import JudgeAcceptability
+from transnli.generator.checks.lm_acceptability import score_details
 from transnli.generator.checks.registry import register_check
 from transnli.generator.pair_judge import (
-    NEEDS_FOLDER,
     PairJudge,
     PairJudgeError,
+    default_pair_judge_path,
     load_pair_judge,
+    read_pair_judge_meta,
+    stack_probability,
+    stacked_judge_file,
 )
 
 BACKEND = "pair-judge"
@@ -43,20 +52,29 @@ class PairJudgeAcceptability:
         **kw: Any,
     ) -> PairJudgeAcceptability:
         """The lm, judge_* and device options are this backend's; the others are ignored."""
-        if not judge_model:
-            raise BackendUnavailable(f"acceptability backend '{BACKEND}': {NEEDS_FOLDER}")
+        folder = judge_model or str(default_pair_judge_path())
         try:
             where, identity = resolve_model_folder(LMSettings(spec=lm or DEFAULT_LM))
-            judge = load_pair_judge(judge_model, where, str(resolve_device(device)))
+            meta = read_pair_judge_meta(folder)
+            trained_on = meta.get("language_model_sha256")
+            if trained_on and identity.get("weights_sha256") not in (None, trained_on):
+                raise PairJudgeError(
+                    f"{folder} was trained on another language model "
+                    f"({meta.get('language_model')}): name that model with --lm, or a pair "
+                    "judge trained for this one with --judge-model"
+                )
+            judge = load_pair_judge(folder, where, str(resolve_device(device)))
         except (LMError, PairJudgeError) as exc:
             raise BackendUnavailable(f"acceptability backend '{BACKEND}': {exc}") from exc
-        trained_on = judge.meta.get("language_model_sha256")
-        if trained_on and identity.get("weights_sha256") not in (None, trained_on):
-            raise BackendUnavailable(
-                f"acceptability backend '{BACKEND}': {judge_model} was trained on another "
-                f"language model ({judge.meta.get('language_model')}); name it with --lm"
+        linear_file = stacked_judge_file(folder, judge.meta)
+        linear = None
+        if linear_file is not None:
+            linear = JudgeAcceptability.from_options(
+                lm=lm, judge_model=str(linear_file), device=device
             )
-        return cls(judge, threshold=judge_threshold, identity=identity)
+        check = cls(judge, threshold=judge_threshold, identity=identity, linear=linear)
+        check.shipped = judge_model is None
+        return check
 
     measure = "p_good"  # what rank_scores gives, and its name on the record
 
@@ -66,30 +84,60 @@ class PairJudgeAcceptability:
         *,
         threshold: float | None = None,
         identity: dict[str, Any] | None = None,
+        linear: JudgeAcceptability | None = None,
     ):
         self.judge = judge
         self.threshold = judge.threshold if threshold is None else float(threshold)
         self.identity = identity or {}
+        self.linear = linear  # the linear judge of a stacked folder
+        self.shipped = False  # the folder that ships with transnli (named by name, not path)
+
+    def effective_settings(self) -> dict[str, Any]:
+        """The judge folder and threshold this check resolved, for config.json and the card."""
+        name = self.judge.source.name
+        return {
+            "judge_model": f"{name} (shipped)" if self.shipped else str(self.judge.source),
+            "judge_threshold": self.threshold,
+        }
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+        """Each pair's numbers for the record: p_good, and for a stack p_pair, p_linear and the
+        language model's scores."""
+        pair = self.judge.probabilities(pairs)
+        if self.linear is None:
+            return [{"p_good": p} for p in pair]
+        readings, linear = self.linear.probabilities(pairs)
+        return [
+            {
+                "p_good": stack_probability(q, p),
+                "p_pair": p,
+                "p_linear": q,
+                **score_details(reading.score),
+            }
+            for p, q, reading in zip(pair, linear, readings, strict=True)
+        ]
 
     def rank_scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """How good each (H, H') is by this check's measure, for choosing among candidates."""
-        return self.judge.probabilities(list(pairs))
+        return [numbers["p_good"] for numbers in self.probabilities(list(pairs))]
 
     def check_many(self, originals: Sequence[str], candidates: Sequence[str]) -> list[CheckResult]:
         check_lengths(originals, candidates)
-        probabilities = self.judge.probabilities(list(zip(originals, candidates, strict=True)))
         results = []
-        for p in probabilities:
+        for numbers in self.probabilities(list(zip(originals, candidates, strict=True))):
+            p = numbers["p_good"]
             passed = p >= self.threshold
             reason = "" if passed else f"pair judge: p(good) = {p} < {self.threshold}"
-            details = {"p_good": p, "threshold": self.threshold}
+            details = {"p_good": p, "threshold": self.threshold, **numbers}
             results.append(CheckResult(self.backend, passed, details, reason))
         return results
 
     def version(self) -> str:
         digest = sha256_file(self.judge.source)[:16]
         weights = self.identity.get("weights_sha256") or "unknown"
-        return f"pair-judge {digest} on lm {self.identity.get('spec')} ({weights})"
+        alone = f"pair-judge {digest} on lm {self.identity.get('spec')} ({weights})"
+        return alone if self.linear is None else f"{alone}, stacked with {self.linear.version()}"
 
     def close(self) -> None:
-        pass
+        if self.linear is not None:
+            self.linear.close()

@@ -1,0 +1,176 @@
+"""Make a stacked judge folder: a trained pair judge with a linear judge file beside it, whose
+probabilities the pair-judge check averages (transnli.generator.pair_judge, field 'stack').
+
+    .venv/bin/python benchmarks/build_judge_stack.py --pair PAIR_FOLDER \
+        --validation benchmarks/data/judge_stack_trained_dev_genres.json \
+        --write resources/models/pair_judge_gemma3_270m
+
+The threshold is chosen on the training genres only, by the rule the linear judge's was: the
+highest cut (to two decimals, rounded down) that keeps 80% of the fast preset's good triples among
+the candidates the filters and grammar pass, here on the pair judge's calibration rows (training
+sentences held out of its fine-tuning; the split is rebuilt from the folder's seed and checked
+against its recorded size). There the linear judge's probability is out of sample as well: the
+shipped configuration is refitted without those sentences (benchmarks/judge_logo.py's
+`train_model`, on its cached features), since the shipped judge saw them and is over-confident
+on them. `--validation` (benchmarks/judge_stack.py's output) copies the figures on
+the genres neither judge was trained on into the folder, under stack.validation. Prints one JSON
+object. The folder is written through a temporary one renamed into place and never replaces one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from train_judge import population_keys  # noqa: E402
+from train_pair_judge import TRAINING_SETS, judged_rows, split_calibration  # noqa: E402
+
+LINEAR_FILE = "linear_judge.json"
+KEEP_SHARE = 0.8
+
+
+def calibration_rows(meta: dict) -> list[dict]:
+    """The pair judge's calibration rows, rebuilt; exits when they do not match its record."""
+    left_out = set(meta.get("validation") or ())
+    rows = [r for r in judged_rows() if r["set"] in TRAINING_SETS and r["genre"] not in left_out]
+    _, held = split_calibration(rows, 0.2, meta["training"]["seed"])
+    if len(held) != meta["training"]["calibration_rows"]:
+        sys.exit(
+            f"the calibration split gives {len(held)} rows, the folder records "
+            f"{meta['training']['calibration_rows']}: the judged sets changed since it was trained"
+        )
+    return held
+
+
+def cut_keeping(p: np.ndarray, good: np.ndarray, reference_good: int) -> float:
+    """The highest threshold (two decimals, rounded down) keeping KEEP_SHARE of reference_good."""
+    order = np.sort(p[good == 1])[::-1]
+    need = math.ceil(KEEP_SHARE * reference_good)
+    if need > len(order):
+        sys.exit(f"the calibration rows hold {len(order)} good candidates, {need} are needed")
+    return math.floor(float(order[need - 1]) * 100) / 100
+
+
+def linear_out_of_sample(rows: list[dict], training_sets: list[str]) -> np.ndarray:
+    """The linear judge's p on `rows`, refitted on the training sets without their sentences."""
+    from judge_logo import MODELS, all_sets, subset, train_model
+    from train_judge import linear_scores, sigmoid
+
+    data = all_sets()
+    held = {r["hypothesis"] for r in rows}
+    sentence = np.array([k.split("\x1f")[0] for k in data["keys"]])
+    fit = np.isin(data["set"], training_sets) & ~np.isin(sentence, list(held))
+    cfg = MODELS["shipped"]
+    model, a, b = train_model(subset(data, fit), cfg)
+    index = {k: i for i, k in enumerate(data["keys"])}
+    at = np.array([index[r["key"]] for r in rows])
+    return sigmoid(a * linear_scores(model, data, at, cfg) + b)
+
+
+def validation_summary(path: Path, threshold: float) -> dict:
+    """judge_stack.py's figures for the stack (and the linear judge beside it), per left-out genre
+    and pooled at the folder's threshold (when judge_stack.py read that cut: --thresholds)."""
+    doc = json.loads(path.read_text())
+    at = f"at_{threshold}"
+    return {
+        "trained_on": doc["trained_on"],
+        "genres": {
+            genre: {
+                "candidates": g["candidates"],
+                "auc": g["linear+pair"]["auc"],
+                "precision_at_80": (g["linear+pair"]["at_kept"]["0.80"] or {}).get("precision"),
+                "ece": g["linear+pair"]["ece"],
+                "at_threshold": g["linear+pair"].get(at),
+                "linear_auc": g["linear"]["auc"],
+                "linear_precision_at_80": (g["linear"]["at_kept"]["0.80"] or {}).get("precision"),
+            }
+            for genre, g in doc["genres"].items()
+        },
+        "summary": {k: doc["summary"][k] for k in ("linear", "pair", "linear+pair")},
+        "pooled_at_threshold": doc["summary"]["linear+pair"].get(f"pooled_{at}"),
+    }
+
+
+def main(argv=None) -> None:
+    from transnli.common.digest import sha256_file
+    from transnli.common.lm.conversion import resolve_model_folder
+    from transnli.common.lm.settings import LMSettings
+    from transnli.generator.judge import default_judge_path
+    from transnli.generator.pair_judge import (
+        META_FILE,
+        STACK_COMBINE,
+        load_pair_judge,
+        read_pair_judge_meta,
+        stack_probability,
+    )
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pair", type=Path, required=True, help="a trained pair judge folder")
+    ap.add_argument("--linear", type=Path, default=None, help="default: the shipped judge")
+    ap.add_argument("--validation", type=Path, default=None, help="judge_stack.py's output")
+    ap.add_argument("--write", type=Path, required=True)
+    args = ap.parse_args(argv)
+    if args.write.exists():
+        sys.exit(f"{args.write}: already exists; a judge folder is never replaced")
+    linear = args.linear or default_judge_path()
+    meta = read_pair_judge_meta(args.pair)
+    partial = args.write.with_name(args.write.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(args.pair, partial)
+    shutil.copyfile(linear, partial / LINEAR_FILE)
+    meta["stack"] = {"linear_judge": LINEAR_FILE, "combine": STACK_COMBINE}
+    (partial / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+
+    rows = calibration_rows(meta)
+    lm_folder, _ = resolve_model_folder(LMSettings(spec=meta["language_model"]))
+    pair = load_pair_judge(args.pair, lm_folder).probabilities(
+        [(r["hypothesis"], r["modified"]) for r in rows]
+    )
+    training_sets = sorted({r["set"] for r in rows})
+    linear_p = linear_out_of_sample(rows, training_sets)
+    pops = {name: population_keys(name) for name in {r["set"] for r in rows}}
+    gate = np.array([r["key"] in pops[r["set"]]["gate"] for r in rows])
+    good = np.array([r["good"] for r in rows])
+    p = np.array([stack_probability(float(q), x) for q, x in zip(linear_p, pair, strict=True)])
+    fast_good = sum(1 for r in rows if r["good"] and r["key"] in pops[r["set"]]["fast"])
+    threshold = cut_keeping(p[gate], good[gate], fast_good)
+    kept = gate & (p >= threshold)
+    meta["threshold"] = threshold
+    meta["stack"].update(
+        {
+            "linear_judge_sha256": sha256_file(linear),
+            "threshold_rule": (
+                f"the highest cut keeping {KEEP_SHARE:.0%} of the fast preset's good triples "
+                "among the gate candidates of the pair judge's calibration rows"
+            ),
+            "threshold_rows": {
+                "rows": len(rows),
+                "gate_candidates": int(gate.sum()),
+                "fast_good": fast_good,
+                "kept": int(kept.sum()),
+                "precision": round(float(good[kept].mean()), 4),
+            },
+        }
+    )
+    if args.validation:
+        meta["stack"]["validation"] = validation_summary(args.validation, threshold)
+    (partial / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    read_pair_judge_meta(partial)
+    os.replace(partial, args.write)
+    print(
+        json.dumps({"written": str(args.write), "threshold": threshold, **meta["stack"]}, indent=1)
+    )
+
+
+if __name__ == "__main__":
+    main()
