@@ -162,6 +162,9 @@ CHILD = textwrap.dedent(
                 os.kill(os.getpid(), signal.SIGKILL)
 
     sys.addaudithook(hook)
+    # Ctrl-C's default, as in a terminal: a test run started in the background (a shell's `&`)
+    # hands its children SIGINT ignored, and Python keeps an ignored SIGINT ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if EVENTS_FILE:
         import atexit
         atexit.register(lambda: open(EVENTS_FILE, "w").write("\\n".join(seen)))
@@ -206,7 +209,7 @@ def wait_for(condition, proc: subprocess.Popen, what: str, timeout: float = 240)
 def test_a_second_run_into_a_busy_folder_is_refused_naming_the_pid(triples, labels, tmp_path):
     labels_a, labels_b = labels
     out = tmp_path / "out"
-    common = ["--no-cache", "-q"]
+    common = ["--no-cache", "-q", "--no-plots"]  # the lock is taken before, and held after, them
     proc = start(out, [triples, "-m", f"precomputed:{labels_a}", *common])
     try:
         # the first run is writing its rows: freeze it there

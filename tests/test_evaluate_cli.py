@@ -322,6 +322,7 @@ def test_hf_forced_model_end_to_end(fixture_files, tiny_nli_entailing_model_dir,
             "--batch-size",
             "4",
             "--no-progress",
+            "--no-plots",  # the figures are not what this test reads
         ]
     )
     assert res.exit_code == 0, res.output
