@@ -209,7 +209,7 @@ def wait_for(condition, proc: subprocess.Popen, what: str, timeout: float = 240)
 def test_a_second_run_into_a_busy_folder_is_refused_naming_the_pid(triples, labels, tmp_path):
     labels_a, labels_b = labels
     out = tmp_path / "out"
-    common = ["--no-cache", "-q", "--no-plots"]  # the lock is taken before, and held after, them
+    common = ["--no-cache", "-q"]
     proc = start(out, [triples, "-m", f"precomputed:{labels_a}", *common])
     try:
         # the first run is writing its rows: freeze it there
