@@ -520,6 +520,21 @@ def _transnli_loggers_as_they_were():
     restore()
 
 
+@_checks_pytest.fixture(autouse=True)
+def _no_plot_worker_left_on():
+    """`transnli`'s command group turns the plot worker on for its process
+    (transnli.evaluator.plot_worker.use_plot_worker), so a test that ran a command through `main`
+    in-process left it on for every later test of its pytest worker: each later evaluation that
+    draws figures, through the Python API or a subcommand invoked directly, then spawned a
+    process of its own (an interpreter, matplotlib, the PDF fonts). Each test starts from the
+    package's default, whichever tests ran before it; `main` still turns it on for its own run."""
+    from transnli.evaluator.plot_worker import use_plot_worker
+
+    use_plot_worker(False)
+    yield
+    use_plot_worker(False)
+
+
 # ==== end of the environment ====================================================================
 
 

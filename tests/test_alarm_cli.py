@@ -29,6 +29,18 @@ def invoke(*args):
     return CliRunner().invoke(alarm, [str(a) for a in args])
 
 
+@pytest.fixture
+def only_the_alarm_curve(monkeypatch):
+    """Evaluations draw the alarm curve alone: the tests that use this look at plots/alarm_curve.*
+    only, and the other figures (each in three formats) took most of their time. write_plots
+    still saves the curve as every run does, after the figures of plots.FIGURES. (These tests
+    call the Python API, which renders in this process: tests/conftest.py leaves no plot worker
+    on.)"""
+    from transnli.evaluator import plots
+
+    monkeypatch.setattr(plots, "FIGURES", {})
+
+
 def write_jsonl(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
@@ -187,9 +199,10 @@ def test_labelled_pairs_files_match_the_counts(tmp_path):
 
 
 # --------------------------------------------------------------------------- evaluate
-def test_evaluate_reports_alarms_that_are_sound(tmp_path):
+def test_evaluate_reports_alarms_that_are_sound(tmp_path, only_the_alarm_curve):
     for seed in range(3):
-        tfile, files = random_run(tmp_path / f"s{seed}", seed=seed)
+        # 16 triples (a third fewer LPs than the default 24); each seed still proves an alarm
+        tfile, files = random_run(tmp_path / f"s{seed}", n_triples=16, seed=seed)
         out = tmp_path / f"out{seed}"
         plots = seed == 0  # the figures take most of the time; one run draws them
         evaluate_triples(
@@ -237,7 +250,7 @@ def test_evaluate_reports_alarms_that_are_sound(tmp_path):
             assert (out / "plots" / "alarm_curve.png").stat().st_size > 10_000
 
 
-def test_evaluate_alarm_outputs_are_deterministic(tmp_path):
+def test_evaluate_alarm_outputs_are_deterministic(tmp_path, only_the_alarm_curve):
     tfile, files = random_run(tmp_path, seed=4)
     outs = []
     for name in ("a", "b"):
@@ -269,7 +282,7 @@ def test_evaluate_two_stage_skips_p_h2_when_models_were_asked_different_pairs(tm
     assert not (out / "plots").exists()
 
 
-def test_single_model_has_no_alarms(tmp_path):
+def test_single_model_has_no_alarms(tmp_path, only_the_alarm_curve):
     tfile, files = random_run(tmp_path, seed=2)
     out = tmp_path / "out"
     evaluate_triples(
@@ -292,7 +305,7 @@ def test_evaluate_with_a_tiny_hf_model_and_the_alarm_command_on_its_predictions(
         [tfile],
         [f"precomputed:{files[0]}", str(tiny_nli_entailing_model_dir)],
         out,
-        EvaluationSettings(cache_dir=tmp_path / "cache", show_progress=False),
+        EvaluationSettings(cache_dir=tmp_path / "cache", show_progress=False, plots=False),
     )
     summary = json.loads((out / "summary.json").read_text())
     ph = next(

@@ -4,7 +4,8 @@ random points of the final write, a full disk, Ctrl-C while the plot worker runs
 Real processes are killed: a child `transnli evaluate` carries an audit hook (sys.addaudithook,
 no hook in transnli itself) that counts the file-system events under --out (files opened for
 writing, renames, removals, folders made) and SIGKILLs itself at the K-th. K is drawn at random
-over the events of an uninterrupted run; a failure prints the seed (rerun with
+over the events of an uninterrupted run (the same hook counts them in the test's process); a
+failure prints the seed (rerun with
 TRANSNLI_FAULT_SEED=<seed>). After every fault the folder must hold the earlier outputs untouched
 (or the new ones whole), and the same command must end byte-identical to an uninterrupted run,
 clock fields aside (as benchmarks/output_snapshot.py compares them).
@@ -27,6 +28,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from transnli.cli import main
 from transnli.cli.evaluate import evaluate
 
 SEED = int(os.environ.get("TRANSNLI_FAULT_SEED") or random.randrange(1 << 30))
@@ -126,55 +128,60 @@ def one_line_error(result, *parts: str) -> str:
 
 
 # -- processes ---------------------------------------------------------------------------------
-# The child's audit hook: counts the file-system events under OUT and SIGKILLs itself at the
-# KILL_AT-th (0: never); on exit it writes the events it saw to EVENTS_FILE.
-CHILD = textwrap.dedent(
+# The audit hook that counts the file-system events under OUT and SIGKILLs its process at the
+# KILL_AT-th (0: never). A child `transnli evaluate` (CHILD) carries it; count_events runs it in
+# this process too, to count the events of an uninterrupted run.
+HOOK = textwrap.dedent(
     """
-    import os, signal, sys
-    OUT = os.path.realpath(os.environ["FAULT_OUT"])
-    KILL_AT = int(os.environ.get("FAULT_KILL_AT", "0"))
-    EVENTS_FILE = os.environ.get("FAULT_EVENTS")
+    import os, signal
     WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT
-    seen = []
 
-    def under_out(path):
-        try:
-            path = os.fsdecode(path)
-        except TypeError:
-            return False
-        return os.path.realpath(path).startswith(OUT)
+    def fault_hook(out, kill_at, seen):
+        out = os.path.realpath(out)
 
-    def hook(event, args):
-        if event == "open":
-            path, mode, flags = args
-            if isinstance(mode, str):
-                writes = any(c in mode for c in "wax+")
+        def under_out(path):
+            try:
+                path = os.fsdecode(path)
+            except TypeError:
+                return False
+            return os.path.realpath(path).startswith(out)
+
+        def hook(event, args):
+            if event == "open":
+                path, mode, flags = args
+                if isinstance(mode, str):
+                    writes = any(c in mode for c in "wax+")
+                else:
+                    writes = bool((flags or 0) & WRITE_FLAGS)
+                hit = writes and under_out(path)
+            elif event in ("os.rename", "os.remove", "os.rmdir", "os.mkdir", "shutil.rmtree"):
+                hit = under_out(args[0])
             else:
-                writes = bool((flags or 0) & WRITE_FLAGS)
-            hit = writes and under_out(path)
-        elif event in ("os.rename", "os.remove", "os.rmdir", "os.mkdir", "shutil.rmtree"):
-            hit = under_out(args[0])
-        else:
-            return
-        if hit:
-            seen.append(f"{event} {args[0]}")
-            if len(seen) == KILL_AT:
-                os.kill(os.getpid(), signal.SIGKILL)
+                return
+            if hit:
+                seen.append(f"{event} {args[0]}")
+                if len(seen) == kill_at:
+                    os.kill(os.getpid(), signal.SIGKILL)
 
-    sys.addaudithook(hook)
-    if EVENTS_FILE:
-        import atexit
-        atexit.register(lambda: open(EVENTS_FILE, "w").write("\\n".join(seen)))
+        return hook
+    """
+)
+# The child: the hook armed from FAULT_OUT and FAULT_KILL_AT, then the command line.
+CHILD = HOOK + textwrap.dedent(
+    """
+    import sys
+    sys.addaudithook(fault_hook(os.environ["FAULT_OUT"], int(os.environ["FAULT_KILL_AT"]), []))
+    # Ctrl-C's default, as in a terminal: a test run started in the background (a shell's `&`)
+    # hands its children SIGINT ignored, and Python keeps an ignored SIGINT ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from transnli.cli import main
     main()
     """
 )
 
 
-def start(out: Path, args, kill_at: int = 0, events: Path | None = None) -> subprocess.Popen:
+def start(out: Path, args, kill_at: int = 0) -> subprocess.Popen:
     env = {**os.environ, "FAULT_OUT": str(out), "FAULT_KILL_AT": str(kill_at)}
-    if events is not None:
-        env["FAULT_EVENTS"] = str(events)
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, "evaluate", *map(str, args), "--out", str(out)],
         stdout=subprocess.PIPE,
@@ -233,11 +240,32 @@ def test_a_second_run_into_a_busy_folder_is_refused_naming_the_pid(triples, labe
 
 
 # -- kill -9 during the final write ------------------------------------------------------------
-def count_events(out: Path, args, tmp_path: Path) -> list[str]:
-    events = tmp_path / f"events-{len(list(tmp_path.glob('events-*')))}.txt"
-    rc, err = finish(start(out, args, events=events))
-    assert rc == 0, err
-    return events.read_text().splitlines()
+_COUNTING: dict = {"hook": None}  # the armed HOOK of count_events; None: disarmed
+
+
+def _counting(event, args):
+    hook = _COUNTING["hook"]
+    if hook is not None:
+        hook(event, args)
+
+
+def count_events(out: Path, args) -> list[str]:
+    """The file-system events under `out` of an uninterrupted run of the child's command, seen by
+    the child's hook run in this process (without an interpreter, torch and the model to load for
+    it); an audit hook cannot be removed, so it is disarmed after the run."""
+    namespace: dict = {}
+    exec(HOOK, namespace)
+    seen: list[str] = []
+    if not _COUNTING.get("installed"):
+        sys.addaudithook(_counting)
+        _COUNTING["installed"] = True
+    _COUNTING["hook"] = namespace["fault_hook"](str(out), 0, seen)
+    try:
+        result = CliRunner().invoke(main, ["evaluate", *map(str, args), "--out", str(out)])
+    finally:
+        _COUNTING["hook"] = None
+    assert result.exit_code == 0, result.output
+    return seen
 
 
 @pytest.mark.parametrize("kind", ["precomputed", "hf"])
@@ -254,7 +282,7 @@ def test_kill_9_during_the_final_write_loses_nothing_and_the_rerun_is_identical(
     second = [triples, "-m", model_b, "--overwrite", "--device", "cpu", *cache]
     reference_a, reference_b = tmp_path / "ref-a", tmp_path / "ref-b"
     assert invoke(*first, "--out", reference_a).exit_code == 0
-    events = count_events(reference_b, second, tmp_path)
+    events = count_events(reference_b, second)
     finished_a, finished_b = snapshot(reference_a), snapshot(reference_b)
     rng = random.Random(SEED)
     kills = 4 if kind == "precomputed" else 2

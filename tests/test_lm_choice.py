@@ -74,6 +74,12 @@ def run(tiny_lm_dir, **overrides):
     return pipeline, result.accepted, result.rejected
 
 
+@pytest.fixture(scope="module")
+def plain(tiny_lm_dir):
+    """The triples accepted without either option: what both options choose among."""
+    return run(tiny_lm_dir)[1]
+
+
 def reference_d(tiny_lm_dir, records) -> list[float]:
     scorer = CausalLMScorer.load(LMSettings(spec=str(tiny_lm_dir), use_cache=False))
     return [
@@ -82,8 +88,7 @@ def reference_d(tiny_lm_dir, records) -> list[float]:
     ]
 
 
-def test_each_word_keeps_the_antonym_with_the_best_d(tiny_lm_dir):
-    _, plain, _ = run(tiny_lm_dir)
+def test_each_word_keeps_the_antonym_with_the_best_d(tiny_lm_dir, plain):
     pipeline, accepted, rejected = run(tiny_lm_dir, lm_antonyms=3)
     # still one triple per word
     assert [(r.source_id, r.word_index) for r in accepted] == [
@@ -115,8 +120,8 @@ def test_each_word_keeps_the_antonym_with_the_best_d(tiny_lm_dir):
     assert stats["candidates_built"] == len(accepted) + len(rejected)
 
 
-def test_a_sentence_keeps_its_k_best_triples_by_d(tiny_lm_dir):
-    _, everything, _ = run(tiny_lm_dir)
+def test_a_sentence_keeps_its_k_best_triples_by_d(tiny_lm_dir, plain):
+    everything = plain
     pipeline, accepted, rejected = run(tiny_lm_dir, max_per_sentence=1)
     limited = [r for r in rejected if r.rejected_by == "max_per_sentence"]
     assert len(accepted) == len({r.source_id for r in everything}) and limited

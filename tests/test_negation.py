@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from transnli.generator.negation import REASONS, Negator
-from transnli.generator.tagging import SpacyTagger
 from transnli.resources import resource_path
 
 from transnli.cli import main
@@ -106,8 +105,8 @@ DECLINED = [
 
 
 @pytest.fixture(scope="module")
-def negate():
-    tagger, negator = SpacyTagger(), Negator()
+def negate(tagger):
+    negator = Negator()
 
     def run(*texts):
         return negator.negate_many(tagger.tag(list(texts)))
