@@ -158,15 +158,22 @@ def overrides(args) -> dict:
 LM_BACKENDS = ("lm", "judge")  # the acceptability checks that read the language model
 
 
-def uncached_lm(pipeline) -> list | None:
-    """With a language-model check (lm, judge, or a stacked pair judge's linear judge): take its
-    score cache away and record the pairs it scores."""
-    from transnli.common.lm.scorer import CausalLMScorer
-
+def lm_check(pipeline):
+    """The check that reads the language model (lm, judge, or a stacked pair judge's linear
+    judge), or None."""
     check = next((c for c in pipeline.checks if c.backend in LM_BACKENDS), None)
-    if check is None:  # a stacked pair judge reads the language model through its linear judge
+    if check is None:
         stacks = (getattr(c, "linear", None) for c in pipeline.checks)
         check = next((c for c in stacks if c is not None), None)
+    return check
+
+
+def uncached_lm(pipeline) -> list | None:
+    """With a check that reads the language model: take its score cache away and record the
+    pairs it scores."""
+    from transnli.common.lm.scorer import CausalLMScorer
+
+    check = lm_check(pipeline)
     if check is None:
         return None
     old = check.scorer
@@ -192,7 +199,7 @@ def lm_rates(pipeline, pairs: list, check_seconds: float) -> dict:
     position's logits, equal-length batches of the check's batch size)."""
     import torch
 
-    scorer = next(c for c in pipeline.checks if c.backend in LM_BACKENDS).scorer
+    scorer = lm_check(pipeline).scorer
     sentences = [s for pair in pairs for s in pair]
     by_length: dict[int, list] = {}
     for ids in map(scorer.encode, sentences):
