@@ -324,3 +324,16 @@ def test_doctor_checks_a_named_pair_judge_without_loading_it(
     ):
         result = CliRunner().invoke(main, ["doctor", "--judge-model", str(path)])
         assert result.exit_code == 1 and why in result.output, (path, result.output)
+
+
+def test_a_pair_judge_that_gives_no_number_is_an_error_not_a_rejection(trained, tiny_lm_dir):
+    """Non-finite outputs (damaged weights) would reject every candidate as p(good) = nan and end
+    as "0 triples": the check stops with one line instead."""
+    from transnli.generator.checks.pair_judge_acceptability import PairJudgeAcceptability
+    from transnli.generator.errors import ResourceError
+
+    judge = load_pair_judge(trained[2], tiny_lm_dir)
+    judge.model.raw_scores = lambda prompts, batch_size=16: [float("nan")] * len(prompts)
+    check = PairJudgeAcceptability(judge)
+    with pytest.raises(ResourceError, match="not a number for 2 of 2 candidates"):
+        check.check_many([h for h, _ in PAIRS[:2]], [m for _, m in PAIRS[:2]])
