@@ -122,9 +122,42 @@ def card_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, Any]) -
     if cfg.get("acceptability") == "judge":
         return judge_estimate(splits, cfg)
     if cfg.get("acceptability") == "pair-judge":
-        accepted = read_probabilities(_acceptability(splits.get("test", [])))
-        return {"kind": "unvalidated", "accepted": accepted, "judge": cfg.get("judge_model")}
+        return pair_judge_quality(splits, cfg)
     return preset_measured(cfg)
+
+
+def pair_judge_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, Any]) -> dict:
+    """A pair judge's run: its probabilities, and what people measured for the judge's folder on
+    genres it never saw, at its own threshold (a stacked folder records that; nothing otherwise)."""
+    from transnli.generator.pair_judge import (
+        PairJudgeError,
+        default_pair_judge_path,
+        read_pair_judge_meta,
+    )
+
+    folder = Path(cfg.get("judge_model") or default_pair_judge_path())
+    try:
+        meta = read_pair_judge_meta(folder)
+    except PairJudgeError:
+        meta = {}
+    validation = (meta.get("stack") or {}).get("validation") or {}
+    own_threshold = cfg.get("judge_threshold") in (None, meta.get("threshold"))
+    pooled = validation.get("pooled_at_threshold") if own_threshold else None
+    per_genre = [
+        g["at_threshold"]["precision"]
+        for g in (validation.get("genres") or {}).values()
+        if isinstance(g.get("at_threshold"), dict) and g["at_threshold"].get("precision")
+    ]
+    return {
+        "kind": "unvalidated",
+        "accepted": read_probabilities(_acceptability(splits.get("test", []))),
+        "judge": folder.name,
+        "out_of_genre": (
+            {**pooled, "genres": len(per_genre), "low": min(per_genre), "high": max(per_genre)}
+            if pooled and per_genre
+            else None
+        ),
+    }
 
 
 def quality_text(quality: dict | None) -> list[str]:
@@ -171,10 +204,23 @@ def _unvalidated_text(q: dict) -> str:
     mean = f"{sum(values) / len(values):.3f} over {len(values)} triples" if values else "none"
     return (
         f"This run's triples were kept by a pair judge (`{Path(str(q['judge'])).name}`). The "
-        f"mean of its probabilities that H' is good is {mean}, but no estimate of precision has "
-        "been validated for this judge on genres it never saw, so **no precision is estimated "
-        "for this run**. Measure it by judging a random sample (`transnli review`, then "
+        f"mean of its probabilities that H' is good is {mean}, but no estimate of a run's "
+        "precision from them has been validated for this judge, so **no precision is estimated "
+        "for this run**. "
+        + _out_of_genre_sentence(q.get("out_of_genre"))
+        + "Measure it by judging a random sample (`transnli review`, then "
         "`transnli export --reviewed`). " + widths_sentence() + "\n"
+    )
+
+
+def _out_of_genre_sentence(measured: dict | None) -> str:
+    if not measured:
+        return ""
+    return (
+        f"What people measured for this judge at its threshold, on {measured['genres']} genres "
+        f"it was never trained on: {measured['good']} of the {measured['kept']} triples it kept "
+        f"were good ({measured['precision']:.3f}; {measured['low']:.3f}-{measured['high']:.3f} "
+        'by genre; docs/quality-model.md, "The pair judge"); on other text it may differ. '
     )
 
 

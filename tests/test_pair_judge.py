@@ -337,3 +337,21 @@ def test_a_pair_judge_that_gives_no_number_is_an_error_not_a_rejection(trained, 
     check = PairJudgeAcceptability(judge)
     with pytest.raises(ResourceError, match="not a number for 2 of 2 candidates"):
         check.check_many([h for h, _ in PAIRS[:2]], [m for _, m in PAIRS[:2]])
+
+
+def test_a_card_of_the_shipped_stack_states_what_people_measured_out_of_genre():
+    """The card of a run with the shipped folder at its own threshold states the precision people
+    measured for it on genres it never saw (as measured, not estimated for the run); at another
+    threshold it does not."""
+    from transnli.generator.card_quality import card_quality, quality_text
+    from transnli.generator.pair_judge import default_pair_judge_path, read_pair_judge_meta
+
+    pooled = read_pair_judge_meta(default_pair_judge_path())["stack"]["validation"]
+    pooled = pooled["pooled_at_threshold"]
+    cfg = {"acceptability": "pair-judge", "judge_model": None, "judge_threshold": None}
+    text = "".join(quality_text(card_quality({"test": []}, cfg)))
+    assert "pair judge (`pair_judge_gemma3_270m`)" in text
+    assert f"{pooled['good']} of the {pooled['kept']} triples it kept were good" in text
+    assert "no precision is estimated for this run" in text
+    other = "".join(quality_text(card_quality({"test": []}, {**cfg, "judge_threshold": 0.9})))
+    assert "triples it kept were good" not in other
