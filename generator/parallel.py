@@ -61,7 +61,7 @@ def warm_up(pipeline) -> None:
     pipeline.process(
         [NLIPair(f"warm-up:{i}", s, s, None, "warm-up", "", 0) for i, s in enumerate(WARM_UP)]
     )
-    pipeline.stats = GenerationStats()
+    pipeline.stats = type(pipeline.stats)()  # its class: a negation pipeline's reports more
     pipeline.timer = StageTimer()
 
 
@@ -131,8 +131,10 @@ def _worker_call(function, args: tuple):
     return function(_WORKER_PIPELINE, *args)
 
 
-def _built(_pipeline) -> None:
-    """Nothing: asked of one worker, it returns once that worker has built its pipeline."""
+def _stats_type(pipeline) -> type:
+    """The class of the pipeline's statistics (the negation pipelines' report more): asked of one
+    worker, it also says that this worker has built its pipeline."""
+    return type(pipeline.stats)
 
 
 def _worker_process(batch: list) -> tuple[BatchResult, dict, dict, dict]:
@@ -141,7 +143,7 @@ def _worker_process(batch: list) -> tuple[BatchResult, dict, dict, dict]:
     if _WORKER_ERROR is not None:
         raise _WORKER_ERROR
     pipeline = _WORKER_PIPELINE
-    pipeline.stats = GenerationStats()
+    pipeline.stats = type(pipeline.stats)()  # its class: a negation pipeline's reports more
     pipeline.timer = StageTimer()
     result = pipeline.process(batch)
     return (
@@ -289,11 +291,10 @@ class PooledPipeline:
 
     def __init__(self, config: GeneratorConfig, workers: int):
         self.config = config
-        self.stats = GenerationStats()
         self.timer = StageTimer()
-        self.runner = ParallelRunner(config, workers, stats=self.stats, timer=self.timer)
+        self.runner = ParallelRunner(config, workers, timer=self.timer)
         try:
-            self.runner.call(_built)
+            self.stats = self.runner.call(_stats_type)()
         except BaseException:
             self.runner.terminate()
             raise
