@@ -8,7 +8,9 @@ map over batches), so the files the parent writes are byte-identical to a one-wo
 pipeline's results never depend on batch boundaries or on what a process has cached). Each
 batch's statistics and stage times come back with it and are added to the parent pipeline's, so
 stats.json is identical too. The parent keeps doing what it does with one worker: it reads the
-input, owns the resumable RunWriter and writes every batch.
+input, owns the resumable RunWriter and writes every batch. It builds no pipeline of its own
+(`PooledPipeline` stands in for one; a worker answers what the parent must know of a pipeline,
+such as config.json's versions).
 
 Memory stays bounded: at most `window` batches (default 2 per worker) are in flight, so a large
 input is never read ahead of what the workers can take.
@@ -20,8 +22,10 @@ Ctrl-C (the parent handles it and stops them) and exit by themselves if the pare
 
 Workers are started with the "spawn" method: forking a process that has loaded spaCy, torch and
 the checkers' native libraries is not safe. Each worker therefore pays the pipeline's start-up
-(a few seconds, in parallel) once. Checks that run threads of their own (harper) get the CPUs
-divided among the workers.
+(a few seconds) once; the pool starts a worker when a batch waits for one, so a run of one batch
+starts one worker, and a worker leaves without the interpreter's slow teardown
+(`_leave_at_once`). Checks that run threads of their own (harper) get the CPUs divided among the
+workers.
 """
 
 from __future__ import annotations
