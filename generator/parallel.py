@@ -286,9 +286,9 @@ class PooledPipeline:
     (its pipeline built and warmed up; a build error is raised here, as building the pipeline
     would raise it). The parent never runs a pipeline itself, so it builds none: spaCy, the
     vectors, WordNet and the checks loaded in it for nothing, seconds before any worker started,
-    and held about 1 GB. What it must know of a pipeline, a worker tells it (`call`). The other
-    workers start as batches wait for them (the pool's own rule), so a run of one batch starts
-    one worker only. Close it, or `terminate` it when the run fails."""
+    and held a worker's memory. What it must know of a pipeline, a worker tells it (`call`).
+    The other workers start as batches wait for them (the pool's own rule), so a run of one
+    batch starts one worker only. Close it, or `terminate` it when the run fails."""
 
     checks: tuple = ()  # none in this process
     client = None  # LLM pipelines do not run on workers
