@@ -185,6 +185,12 @@ def provenance(config: GeneratorConfig, pipeline, input_desc: dict) -> dict:
     }
 
 
+def pipeline_provenance(pipeline, input_desc: dict) -> dict:
+    """`provenance` of a built pipeline's own configuration (what a --workers run's parent asks
+    a worker for: it builds no pipeline itself)."""
+    return provenance(pipeline.config, pipeline, input_desc)
+
+
 def _check_provenance(check) -> dict:
     """A check's backend and version, and the settings it resolved itself (a check backend may
     define effective_settings(): e.g. the judge's file and threshold when the config says None)."""

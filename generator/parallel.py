@@ -8,7 +8,9 @@ map over batches), so the files the parent writes are byte-identical to a one-wo
 pipeline's results never depend on batch boundaries or on what a process has cached). Each
 batch's statistics and stage times come back with it and are added to the parent pipeline's, so
 stats.json is identical too. The parent keeps doing what it does with one worker: it reads the
-input, owns the resumable RunWriter and writes every batch.
+input, owns the resumable RunWriter and writes every batch. It builds no pipeline of its own
+(`PooledPipeline` stands in for one; a worker answers what the parent must know of a pipeline,
+such as config.json's versions).
 
 Memory stays bounded: at most `window` batches (default 2 per worker) are in flight, so a large
 input is never read ahead of what the workers can take.
@@ -20,16 +22,20 @@ Ctrl-C (the parent handles it and stops them) and exit by themselves if the pare
 
 Workers are started with the "spawn" method: forking a process that has loaded spaCy, torch and
 the checkers' native libraries is not safe. Each worker therefore pays the pipeline's start-up
-(a few seconds, in parallel) once. Checks that run threads of their own (harper) get the CPUs
-divided among the workers.
+(a few seconds) once; the pool starts a worker when a batch waits for one, so a run of one batch
+starts one worker, and a worker leaves without the interpreter's slow teardown
+(`_leave_at_once`). Checks that run threads of their own (harper) get the CPUs divided among the
+workers.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from collections import deque
@@ -59,7 +65,7 @@ def warm_up(pipeline) -> None:
     pipeline.process(
         [NLIPair(f"warm-up:{i}", s, s, None, "warm-up", "", 0) for i, s in enumerate(WARM_UP)]
     )
-    pipeline.stats = GenerationStats()
+    pipeline.stats = type(pipeline.stats)()  # its class: a negation pipeline's reports more
     pipeline.timer = StageTimer()
 
 
@@ -81,6 +87,17 @@ def _exit_when_orphaned(parent: int) -> None:
             os._exit(1)
 
 
+def _leave_at_once() -> None:
+    """A worker's last exit handler: end the process without the interpreter's finalization,
+    which frees the pipeline object by object (spaCy, the vectors, WordNet: about 1 s measured,
+    that the parent's close waits for) where the system frees it at once. Nothing is lost: the
+    pool has sent every result and flushed its queues before exit handlers run, and the score
+    cache commits each write."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def _worker_init(config: GeneratorConfig, barrier, check_threads: int, parent: int) -> None:
     global _WORKER_PIPELINE, _WORKER_ERROR, _WORKER_BARRIER
     _WORKER_BARRIER = barrier
@@ -94,6 +111,8 @@ def _worker_init(config: GeneratorConfig, barrier, check_threads: int, parent: i
             if hasattr(check, "set_threads"):
                 check.set_threads(check_threads)
         warm_up(_WORKER_PIPELINE)
+        # registered last, so run first: the handlers of what the pipeline imported are skipped
+        atexit.register(_leave_at_once)
     except BaseException as e:  # noqa: BLE001 - reported with the first batch, not by a respawn loop
         _WORKER_ERROR = e
 
@@ -108,13 +127,27 @@ def _worker_ready(_: int) -> bool:
     return True
 
 
+def _worker_call(function, args: tuple):
+    """`function(pipeline, *args)` on this worker's pipeline: what the parent of a run asks of
+    the pipeline it does not build itself (its provenance, the language model's cost line)."""
+    if _WORKER_ERROR is not None:
+        raise _WORKER_ERROR
+    return function(_WORKER_PIPELINE, *args)
+
+
+def _stats_type(pipeline) -> type:
+    """The class of the pipeline's statistics (the negation pipelines' report more): asked of one
+    worker, it also says that this worker has built its pipeline."""
+    return type(pipeline.stats)
+
+
 def _worker_process(batch: list) -> tuple[BatchResult, dict, dict, dict]:
     """One batch through the worker's pipeline; returns the result and this batch's statistics
     (counts, skipped sentences) and stage seconds."""
     if _WORKER_ERROR is not None:
         raise _WORKER_ERROR
     pipeline = _WORKER_PIPELINE
-    pipeline.stats = GenerationStats()
+    pipeline.stats = type(pipeline.stats)()  # its class: a negation pipeline's reports more
     pipeline.timer = StageTimer()
     result = pipeline.process(batch)
     return (
@@ -182,6 +215,13 @@ class ParallelRunner:
         for future in futures:
             self._result(future)
 
+    def call(self, function, *args):
+        """`function(pipeline, *args)` run by one worker on its pipeline (`function` must be a
+        module-level function, to be sent to the worker); returns its result."""
+        with _worker_death_is_reported():
+            future = self._pool.submit(_worker_call, function, args)
+        return self._result(future)
+
     def _result(self, future):
         with _worker_death_is_reported():
             return future.result()
@@ -240,13 +280,53 @@ class ParallelRunner:
             self.terminate()
 
 
+class PooledPipeline:
+    """What the parent of a --workers N run holds in place of a pipeline: the configuration, the
+    run's statistics and stage times, and the pool of workers, with one of them started and ready
+    (its pipeline built and warmed up; a build error is raised here, as building the pipeline
+    would raise it). The parent never runs a pipeline itself, so it builds none: spaCy, the
+    vectors, WordNet and the checks loaded in it for nothing, seconds before any worker started,
+    and held a worker's memory. What it must know of a pipeline, a worker tells it (`call`).
+    The other workers start as batches wait for them (the pool's own rule), so a run of one
+    batch starts one worker only. Close it, or `terminate` it when the run fails."""
+
+    checks: tuple = ()  # none in this process
+    client = None  # LLM pipelines do not run on workers
+
+    def __init__(self, config: GeneratorConfig, workers: int):
+        self.config = config
+        self.timer = StageTimer()
+        self.runner = ParallelRunner(config, workers, timer=self.timer)
+        try:
+            self.stats = self.runner.call(_stats_type)()
+        except BaseException:
+            self.runner.terminate()
+            raise
+
+    def run(self, pairs: Iterable) -> Iterator[BatchResult]:
+        # the caller may have replaced stats (a resumed run's) since the workers started
+        self.runner.stats, self.runner.timer = self.stats, self.timer
+        yield from self.runner.run(pairs)
+
+    def call(self, function, *args):
+        """`function(pipeline, *args)` on a worker's pipeline (ParallelRunner.call)."""
+        return self.runner.call(function, *args)
+
+    def close(self) -> None:
+        self.runner.close()
+
+    def terminate(self) -> None:
+        self.runner.terminate()
+
+
 def run_batches(
     pipeline, pairs: Iterable, workers: int = 1, runner: ParallelRunner | None = None
 ) -> Iterator[BatchResult]:
     """The pipeline's batches over `pairs`, in input order: in this process when `workers` is 1,
     else on a ParallelRunner (started here and closed at the end unless `runner` is given)
-    whose statistics and stage times go into `pipeline.stats` and `pipeline.timer`."""
-    if workers <= 1 and runner is None:
+    whose statistics and stage times go into `pipeline.stats` and `pipeline.timer`. A
+    PooledPipeline runs on its own workers (its owner closes them)."""
+    if isinstance(pipeline, PooledPipeline) or (workers <= 1 and runner is None):
         yield from pipeline.run(pairs)
         return
     own = runner is None

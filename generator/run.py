@@ -39,7 +39,7 @@ from transnli.generator.errors import (
 from transnli.generator.inputs import DuplicateCounter, input_identity
 from transnli.generator.lm_choice import language_model_check
 from transnli.generator.output import OutputError, RunWriter, fingerprint
-from transnli.generator.parallel import WorkerDied, run_batches
+from transnli.generator.parallel import PooledPipeline, WorkerDied, run_batches
 from transnli.generator.readers import InputError, NLIPair, read_pairs
 from transnli.generator.record import TripleRecord
 from transnli.generator.run_folder import LOCK, REVIEW_LOG
@@ -171,7 +171,7 @@ def generate_run(
             return RunResult(stats=finished, out_dir=out)
         writer.preflight()  # a folder open() would refuse is refused before the model loads
         try:
-            pipeline = _build(config)
+            pipeline = _build(config, options.workers)
         except ResourceError:
             writer.close()
             if created:  # nothing but the lock was written: leave no folder behind
@@ -180,7 +180,8 @@ def generate_run(
                     out.rmdir()
             raise
         try:
-            stats = _write_run(writer, pipeline, config, opened, out_dir, options, say)
+            with _closing(pipeline):
+                stats = _write_run(writer, pipeline, config, opened, out_dir, options, say)
         except BackendUnavailable as e:  # a check that fails mid-run (a model that gives NaN)
             raise ResourceError(
                 f"{e}. The run stopped; {out} keeps every finished batch, and the same command "
@@ -298,8 +299,12 @@ def _judge_digest(config: GeneratorConfig) -> str | None:
         ) from e
 
 
-def _build(config: GeneratorConfig):
+def _build(config: GeneratorConfig, workers: int = 1):
+    """The pipeline of `config`; with several workers, their PooledPipeline, started and ready
+    (the parent runs no pipeline itself, so it builds none)."""
     try:
+        if workers > 1:
+            return PooledPipeline(config, workers)
         return build.build_pipeline(config)
     except (BackendUnavailable, RuntimeError, FileNotFoundError, LookupError) as e:
         raise ResourceError(str(e)) from e
@@ -467,25 +472,43 @@ def _run_batches(pipeline, opened: _Input, options: RunOptions, sink, *, done: i
 
 
 def _run_in_memory(config: GeneratorConfig, opened: _Input, options: RunOptions) -> RunResult:
-    pipeline = _build(config)
+    pipeline = _build(config, options.workers)
     result = RunResult(stats={})
 
     def keep(batch) -> None:
         result.accepted += batch.accepted
         result.rejected += batch.rejected
 
-    try:
+    with _closing(pipeline):
         _run_batches(pipeline, opened, options, keep, done=0, folder=False)
-    finally:
-        _close_client(pipeline)
     result.stats = pipeline.stats.to_dict()
     return result
 
 
-def _close_client(pipeline) -> None:
-    client = getattr(pipeline, "client", None)
-    if client is not None:
-        client.close()
+@contextlib.contextmanager
+def _closing(pipeline):
+    """Close the pipeline's LLM client at the end, or its workers (stopped at once, their
+    batches dropped, when the run fails)."""
+    try:
+        yield pipeline
+    except BaseException:
+        if isinstance(pipeline, PooledPipeline):
+            pipeline.terminate()
+        raise
+    finally:
+        if isinstance(pipeline, PooledPipeline):
+            pipeline.close()  # nothing left to do after terminate()
+        else:
+            client = getattr(pipeline, "client", None)
+            if client is not None:
+                client.close()
+
+
+def _ask(pipeline, function, *args):
+    """`function(pipeline, *args)`; a PooledPipeline's worker answers for the pipeline it holds."""
+    if isinstance(pipeline, PooledPipeline):
+        return pipeline.call(function, *args)
+    return function(pipeline, *args)
 
 
 def _write_run(writer, pipeline, config, opened: _Input, out_dir, options: RunOptions, say):
@@ -495,7 +518,7 @@ def _write_run(writer, pipeline, config, opened: _Input, out_dir, options: RunOp
     if writer.resumed_stats:
         pipeline.stats = type(pipeline.stats).from_dict(writer.resumed_stats)
     total = _count_lines(opened.path, config.limit) if opened.path is not None else None
-    cost = lm_cost_line(pipeline, None if total is None else max(total - done, 0), writer.fp)
+    cost = _ask(pipeline, lm_cost_line, None if total is None else max(total - done, 0), writer.fp)
     if cost:
         say(cost)
     scorer = language_model(pipeline)
@@ -504,24 +527,21 @@ def _write_run(writer, pipeline, config, opened: _Input, out_dir, options: RunOp
         say(f"Resuming {out_dir}: {done} pairs already done.")
     elif writer.resumed:
         say(f"Restarting {out_dir}: the last run stopped before its first checkpoint.")
-    writer.write_config(build.provenance(config, pipeline, opened.desc))
+    writer.write_config(_ask(pipeline, build.pipeline_provenance, opened.desc))
 
     def write(batch) -> None:
         writer.write_batch(
             batch.accepted, batch.rejected, batch.n_pairs, pipeline.stats.checkpoint_dict()
         )
 
-    try:
-        duplicates = _run_batches(pipeline, opened, options, write, done=done, folder=True)
-        # the whole input's sentences are in the cache now (counted here: in this process)
-        if scorer is not None and not done and options.workers <= 1:
-            scorer.note_run(writer.fp, scorer.computed + scorer.cached - asked)
-        stats = pipeline.stats.to_dict()
-        for path in writer.finish(stats, list(options.exports)):
-            say(f"exported {path}")
-        _report(say, stats, duplicates, opened, out_dir, pipeline)
-    finally:
-        _close_client(pipeline)
+    duplicates = _run_batches(pipeline, opened, options, write, done=done, folder=True)
+    # the whole input's sentences are in the cache now (counted here: in this process)
+    if scorer is not None and not done and options.workers <= 1:
+        scorer.note_run(writer.fp, scorer.computed + scorer.cached - asked)
+    stats = pipeline.stats.to_dict()
+    for path in writer.finish(stats, list(options.exports)):
+        say(f"exported {path}")
+    _report(say, stats, duplicates, opened, out_dir, pipeline)
     return stats
 
 

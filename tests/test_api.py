@@ -80,12 +80,21 @@ def test_generate_errors_are_one_line():
 
 
 @pytest.mark.slow
-def test_generate_negations_with_workers_matches_one_process():
+def test_generate_negations_with_workers_matches_one_process(monkeypatch):
     # like `transnli generate --pipeline wordnet+negation --workers 2`: only LLM pipelines refuse
     # workers
+    from transnli.generator import build
+
     one = transnli.generate(PAIRS, pipeline="wordnet+negation")
+
+    def not_here(config):
+        raise AssertionError("the parent of a --workers run built a pipeline")
+
+    # the parent builds none (the workers are fresh processes: this replacement is not theirs)
+    monkeypatch.setattr(build, "build_pipeline", not_here)
     two = transnli.generate(PAIRS, pipeline="wordnet+negation", workers=2)
     assert [r.to_dict() for r in two.records] == [r.to_dict() for r in one.records]
+    assert two.stats == one.stats
     assert any(r.pipeline == "negation" for r in one.records)
 
 
