@@ -150,7 +150,7 @@ def pair_judge_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, A
     ]
     return {
         "kind": "unvalidated",
-        "accepted": read_probabilities(_acceptability(splits.get("test", []))),
+        "accepted": read_probabilities(_acceptability(splits.get("test", [])), "pair-judge"),
         "judge": folder.name,
         "out_of_genre": (
             {**pooled, "genres": len(per_genre), "low": min(per_genre), "high": max(per_genre)}

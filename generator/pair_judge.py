@@ -30,6 +30,7 @@ import json
 import math
 import os
 import shutil
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -168,12 +169,14 @@ def load_base(lm_folder: str | Path, device: str = "cpu"):
     """The tokenizer (padding on the right) and the float32 causal LM of a local folder."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transnli.common.lm.conversion import quiet_transformers
 
     tokenizer = AutoTokenizer.from_pretrained(lm_folder)
     tokenizer.padding_side = "right"
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(lm_folder, dtype=torch.float32)
+    with quiet_transformers():  # its "Loading weights" bar is not ours: the run's is
+        model = AutoModelForCausalLM.from_pretrained(lm_folder, dtype=torch.float32)
     return tokenizer, model.to(device)
 
 
@@ -401,7 +404,9 @@ def load_pair_judge(folder: str | Path, lm_folder: str | Path, device: str = "cp
     meta = read_pair_judge_meta(folder)
     tokenizer, base = load_base(lm_folder, device)
     try:
-        model = PeftModel.from_pretrained(base, folder / ADAPTER_DIR)
+        with warnings.catch_warnings():  # a deprecation inside peft's own call, not the user's
+            warnings.simplefilter("ignore", FutureWarning)
+            model = PeftModel.from_pretrained(base, folder / ADAPTER_DIR)
         tensors = load_file(str(folder / HEAD_FILE))
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -48,13 +48,13 @@ class Probabilities:
         return len(self.values) + self.missing + self.invalid
 
 
-def read_probabilities(entries: Iterable[object]) -> Probabilities:
-    """Sort each record's acceptability entry: a usable judge probability, none (`missing`:
-    another backend named, no entry) or a broken one (`invalid`: NaN, infinite, out of [0, 1],
-    not a number)."""
+def read_probabilities(entries: Iterable[object], backend: str = "judge") -> Probabilities:
+    """Sort each record's acceptability entry: a usable probability of the `backend` judge, none
+    (`missing`: another backend named, no entry) or a broken one (`invalid`: NaN, infinite, out
+    of [0, 1], not a number)."""
     values, missing, invalid = [], 0, 0
     for entry in entries:
-        if not isinstance(entry, dict) or entry.get("backend") != "judge" or "p_good" not in entry:
+        if not isinstance(entry, dict) or entry.get("backend") != backend or "p_good" not in entry:
             missing += 1
             continue
         p = entry["p_good"]

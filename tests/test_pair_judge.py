@@ -196,12 +196,14 @@ def test_a_generation_with_the_pair_judge_records_its_probability(
         )
     config = json.loads((out / "config.json").read_text())
     assert "pair-judge" in json.dumps(config["resources"]["checks"]["acceptability"])
+    mean = sum(t["checks"]["acceptability"]["p_good"] for t in triples) / len(triples)
     # the card states the judge's probabilities, and claims no precision it has not validated
     exported = CliRunner().invoke(main, ["export", str(out), "--to", "card"])
     assert exported.exit_code == 0, exported.output
     card = (out / "hub" / "README.md").read_text()
     assert f"pair judge (`{trained[2].name}`)" in card
     assert "no precision is estimated for this run" in card
+    assert f"is good is {mean:.3f} over {len(triples)} triples" in card  # the pair judge's own
     assert "Estimated precision" not in card
     # without a folder the shipped one is used: trained for Gemma, so with this model it is
     # refused in one line that says what to name, before any run folder is written
