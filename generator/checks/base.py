@@ -7,6 +7,7 @@ own.
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 from collections.abc import Callable, Iterable, Sequence
@@ -189,3 +190,17 @@ class ThreadedCheck:
 
     def close(self) -> None:
         self._pool.close()
+
+
+def require_finite(backend: str, judge: str, probabilities: Sequence[float]) -> None:
+    """Stop with one line when a judge's probability is not a number: a NaN would reject every
+    candidate quietly and end the run as "0 triples"."""
+    from transnli.generator.errors import ResourceError
+
+    broken = sum(not math.isfinite(p) for p in probabilities)
+    if broken:
+        raise ResourceError(
+            f"acceptability backend '{backend}': {judge}'s probability is not a number for "
+            f"{broken} of {len(probabilities)} candidates: the language model's outputs are not "
+            "finite (damaged weights? `transnli doctor` checks the model)"
+        )

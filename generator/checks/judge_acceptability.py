@@ -13,7 +13,6 @@ How the judge was trained and what it gets wrong: docs/quality-model.md.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,14 +20,18 @@ from typing import Any
 from transnli.common.digest import sha256_file
 from transnli.common.lm.scorer import CausalLMScorer
 from transnli.common.lm.settings import LMError
-from transnli.generator.checks.base import BackendUnavailable, CheckResult, check_lengths
+from transnli.generator.checks.base import (
+    BackendUnavailable,
+    CheckResult,
+    check_lengths,
+    require_finite,
+)
 from transnli.generator.checks.lm_acceptability import (
     load_scorer,
     model_version,
     score_details,
 )
 from transnli.generator.checks.registry import register_check
-from transnli.generator.errors import ResourceError
 from transnli.generator.judge import (
     DEFAULT_JUDGE_THRESHOLD,
     Judge,
@@ -99,13 +102,7 @@ class JudgeAcceptability:
         except LMError as exc:
             raise BackendUnavailable(f"acceptability backend 'judge': {exc}") from exc
         probabilities = self.judge.probabilities(readings)
-        broken = sum(not math.isfinite(p) for p in probabilities)
-        if broken:  # a NaN would reject every candidate quietly and end as "0 triples"
-            raise ResourceError(
-                f"acceptability backend 'judge': the judge's probability is not a number for "
-                f"{broken} of {len(probabilities)} candidates: the language model's outputs are "
-                "not finite (damaged weights? `transnli doctor` checks the model)"
-            )
+        require_finite("judge", "the judge", probabilities)
         return readings, probabilities
 
     def rank_scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:

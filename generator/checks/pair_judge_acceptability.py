@@ -13,7 +13,6 @@ validated: docs/quality-model.md.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,11 +20,15 @@ from transnli.common.devices import resolve_device
 from transnli.common.digest import sha256_file
 from transnli.common.lm.conversion import resolve_model_folder
 from transnli.common.lm.settings import DEFAULT_LM, LMError, LMSettings
-from transnli.generator.checks.base import BackendUnavailable, CheckResult, check_lengths
+from transnli.generator.checks.base import (
+    BackendUnavailable,
+    CheckResult,
+    check_lengths,
+    require_finite,
+)
 from transnli.generator.checks.judge_acceptability import JudgeAcceptability
 from transnli.generator.checks.lm_acceptability import score_details
 from transnli.generator.checks.registry import register_check
-from transnli.generator.errors import ResourceError
 from transnli.generator.pair_judge import (
     PairJudge,
     PairJudgeError,
@@ -106,13 +109,7 @@ class PairJudgeAcceptability:
         """Each pair's numbers for the record: p_good, and for a stack p_pair, p_linear and the
         language model's scores."""
         pair = self.judge.probabilities(pairs)
-        broken = sum(not math.isfinite(p) for p in pair)
-        if broken:  # a NaN would reject every candidate quietly and end as "0 triples"
-            raise ResourceError(
-                f"acceptability backend '{BACKEND}': the pair judge's probability is not a number "
-                f"for {broken} of {len(pair)} candidates: the language model's outputs are not "
-                "finite (damaged weights? `transnli doctor` checks the model)"
-            )
+        require_finite(BACKEND, "the pair judge", pair)
         if self.linear is None:
             return [{"p_good": p} for p in pair]
         readings, linear = self.linear.probabilities(pairs)
