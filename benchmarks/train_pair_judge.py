@@ -130,6 +130,39 @@ def figures(p: np.ndarray, rows: list[dict], threshold: float) -> dict:
     return out
 
 
+def leave_out_rows(names: str, score: str) -> tuple[list[dict], list[dict], set[str]]:
+    """(training rows, left-out rows, left-out genres) for `--leave-out names`; with `score` "gate"
+    the left-out rows are only those the judge decides on in the default preset."""
+    rows = judged_rows()
+    left_out = left_out_genres(rows, names)
+    train = [r for r in rows if r["set"] in TRAINING_SETS and r["genre"] not in left_out]
+    held = [r for r in rows if r["genre"] in left_out]
+    if score == "gate":
+        gates = {name: population_keys(name)["gate"] for name in {r["set"] for r in held}}
+        held = [r for r in held if r["key"] in gates[r["set"]]]
+    return train, held, left_out
+
+
+def write_scores(path: Path, held: list[dict], p: np.ndarray) -> None:
+    """Each left-out candidate's calibrated p (JSONL: key, genre, good, p), for judge_stack.py."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for r, x in zip(held, p, strict=True):
+            row = {"key": r["key"], "genre": r["genre"], "good": r["good"], "p": float(x)}
+            fh.write(json.dumps(row) + "\n")
+
+
+def held_out_figures(p: np.ndarray, held: list[dict], left_out: set[str], threshold: float):
+    """`figures` of each left-out genre."""
+    return {
+        genre: figures(
+            p[[i for i, r in enumerate(held) if r["genre"] == genre]],
+            [r for r in held if r["genre"] == genre],
+            threshold,
+        )
+        for genre in sorted(left_out)
+    }
+
+
 def parse_args(argv):
     from transnli.generator.pair_judge import PairJudgeTraining
 
@@ -188,13 +221,7 @@ def main(argv=None) -> None:
         learning_rate=args.learning_rate,
         seed=args.seed,
     )
-    rows = judged_rows()
-    left_out = left_out_genres(rows, args.leave_out)
-    train = [r for r in rows if r["set"] in TRAINING_SETS and r["genre"] not in left_out]
-    held = [r for r in rows if r["genre"] in left_out]
-    if args.score == "gate":
-        gates = {name: population_keys(name)["gate"] for name in {r["set"] for r in held}}
-        held = [r for r in held if r["key"] in gates[r["set"]]]
+    train, held, left_out = leave_out_rows(args.leave_out, args.score)
     fit_rows, cal_rows = split_calibration(train, args.calibration_share, args.seed)
     if args.limit:
         fit_rows = fit_rows[: args.limit]
@@ -215,10 +242,7 @@ def main(argv=None) -> None:
     calibration = platt(raw(cal_rows), [r["good"] for r in cal_rows])
     p = np.array([calibrated(x, calibration) for x in raw(held)])
     if args.scores:
-        with open(args.scores, "w", encoding="utf-8") as fh:
-            for r, x in zip(held, p, strict=True):
-                row = {"key": r["key"], "genre": r["genre"], "good": r["good"], "p": float(x)}
-                fh.write(json.dumps(row) + "\n")
+        write_scores(args.scores, held, p)
     result = {
         "benchmark": "train_pair_judge",
         "language_model": args.lm,
@@ -229,14 +253,7 @@ def main(argv=None) -> None:
         "training_seconds": round(seconds, 1),
         "device": args.device,
         "calibration": calibration,
-        "held_out": {
-            genre: figures(
-                p[[i for i, r in enumerate(held) if r["genre"] == genre]],
-                [r for r in held if r["genre"] == genre],
-                args.threshold,
-            )
-            for genre in sorted(left_out)
-        },
+        "held_out": held_out_figures(p, held, left_out, args.threshold),
     }
     if args.write:
         meta = {
