@@ -165,19 +165,39 @@ class PairJudgeModel:
         return self.head(states.float()).squeeze(-1)
 
 
-def load_base(lm_folder: str | Path, device: str = "cpu"):
-    """The tokenizer (padding on the right) and the float32 causal LM of a local folder."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transnli.common.lm.conversion import quiet_transformers
+def load_tokenizer(lm_folder: str | Path):
+    """The base model's tokenizer, padding on the right (the head reads the last real token)."""
+    from transformers import AutoTokenizer
+    from transnli.common.lm.memory import drop_build_tables
 
     tokenizer = AutoTokenizer.from_pretrained(lm_folder)
     tokenizer.padding_side = "right"
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
+    drop_build_tables(tokenizer)  # 140 MB for Gemma's, never read once the tokenizer is built
+    return tokenizer
+
+
+def load_base(lm_folder: str | Path, device: str = "cpu"):
+    """The tokenizer (padding on the right) and the float32 causal LM of a local folder."""
+    import torch
+    from transformers import AutoModelForCausalLM
+    from transnli.common.lm.conversion import quiet_transformers
+
+    tokenizer = load_tokenizer(lm_folder)
     with quiet_transformers():  # its "Loading weights" bar is not ours: the run's is
         model = AutoModelForCausalLM.from_pretrained(lm_folder, dtype=torch.float32)
     return tokenizer, model.to(device)
+
+
+def sharing_weights(model):
+    """A second module tree over the very tensors of `model` (parameters and buffers): peft then
+    wraps the copy's layers with the adapter and leaves `model`'s own untouched, so a judge stacked
+    with a language model already loaded adds the adapter's few MB, not a second model."""
+    import copy
+
+    memo = {id(t): t for t in (*model.parameters(), *model.buffers())}
+    return copy.deepcopy(model, memo)
 
 
 def hidden_width(model) -> int:
@@ -393,16 +413,28 @@ def read_pair_judge_meta(folder: str | Path) -> dict[str, Any]:
     return meta
 
 
-def load_pair_judge(folder: str | Path, lm_folder: str | Path, device: str = "cpu") -> PairJudge:
+def load_pair_judge(
+    folder: str | Path, lm_folder: str | Path, device: str = "cpu", loaded=None
+) -> PairJudge:
     """The judge in `folder` on the base model in `lm_folder`; every problem is one
-    PairJudgeError line naming the file."""
+    PairJudgeError line naming the file. `loaded`: that base model, already loaded in float32
+    (a language model check's); the judge then shares its weights (`sharing_weights`)
+    and gives the same scores as on a model of its own."""
     import torch
     from peft import PeftModel
     from safetensors.torch import load_file
 
     folder = Path(folder)
     meta = read_pair_judge_meta(folder)
-    tokenizer, base = load_base(lm_folder, device)
+    if loaded is None:
+        tokenizer, base = load_base(lm_folder, device)
+    else:
+        if loaded.dtype != torch.float32:
+            raise PairJudgeError(
+                f"{folder}: the pair judge reads its base model in float32, not {loaded.dtype}"
+            )
+        device = loaded.device
+        tokenizer, base = load_tokenizer(lm_folder), sharing_weights(loaded)
     try:
         with warnings.catch_warnings():  # a deprecation inside peft's own call, not the user's
             warnings.simplefilter("ignore", FutureWarning)

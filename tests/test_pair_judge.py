@@ -104,6 +104,33 @@ def test_the_folder_is_a_peft_adapter_and_loads_to_the_same_scores(trained, tiny
     assert loaded.threshold == 0.5
 
 
+def test_a_judge_on_a_model_already_loaded_shares_its_weights_and_leaves_it_alone(
+    trained, tiny_lm_dir
+):
+    """A stack's pair judge reads the linear judge's language model: the same scores as on a
+    model of its own, no second copy of any weight, and the model it was given still computes
+    what it did (the adapter wraps the judge's layers, not the model's)."""
+    from transnli.generator.pair_judge import load_base
+
+    _, folder = trained[0], trained[2]
+    _, model = load_base(tiny_lm_dir)
+    ids = torch.tensor([[1, 2, 3, 4]])
+    with torch.inference_mode():
+        before = model(input_ids=ids).logits
+    shared = load_pair_judge(folder, tiny_lm_dir, loaded=model)
+    prompts = [pair_prompt(h, m) for h, m in PAIRS]
+    assert shared.model.raw_scores(prompts) == load_pair_judge(
+        folder, tiny_lm_dir
+    ).model.raw_scores(prompts)
+    judge_tensors = {p.data_ptr() for p in shared.model.model.parameters()}
+    assert all(p.data_ptr() in judge_tensors for p in model.parameters())
+    assert not any("lora" in name for name, _ in model.named_modules())
+    with torch.inference_mode():
+        assert torch.equal(model(input_ids=ids).logits, before)
+    with pytest.raises(PairJudgeError, match="float32"):
+        load_pair_judge(folder, tiny_lm_dir, loaded=model.to(torch.bfloat16))
+
+
 def test_probabilities_do_not_depend_on_batch_size_or_order(trained, tiny_lm_dir):
     loaded = load_pair_judge(trained[2], tiny_lm_dir)
     expected = loaded.probabilities(PAIRS)

@@ -68,15 +68,22 @@ class PairJudgeAcceptability:
                     f"({meta.get('language_model')}): name that model with --lm, or a pair "
                     "judge trained for this one with --judge-model"
                 )
-            judge = load_pair_judge(folder, where, str(resolve_device(device)))
         except (LMError, PairJudgeError) as exc:
             raise BackendUnavailable(f"acceptability backend '{BACKEND}': {exc}") from exc
-        linear_file = stacked_judge_file(folder, judge.meta)
+        linear_file = stacked_judge_file(folder, meta)
         linear = None
         if linear_file is not None:
             linear = JudgeAcceptability.from_options(
                 lm=lm, judge_model=str(linear_file), device=device
             )
+        try:
+            # a stack's two judges read one copy of the model's weights (docs/quality-model.md)
+            loaded = linear.scorer.model if linear is not None else None
+            judge = load_pair_judge(folder, where, str(resolve_device(device)), loaded=loaded)
+        except PairJudgeError as exc:
+            if linear is not None:
+                linear.close()
+            raise BackendUnavailable(f"acceptability backend '{BACKEND}': {exc}") from exc
         check = cls(judge, threshold=judge_threshold, identity=identity, linear=linear)
         check.shipped = judge_model is None
         return check
