@@ -7,6 +7,8 @@ them was trained on.
         --scores CROSS.jsonl --out CROSS.json
     .venv/bin/python benchmarks/judge_stack.py --train-sets dev,genres \
         --scores pair=PAIR.jsonl --scores cross=CROSS.jsonl [--out benchmarks/data/judge_stack.json]
+    .venv/bin/python benchmarks/judge_stack.py --train-sets dev,genres,genres2 \
+        --except-genres news,legal --scores cross=CROSS.jsonl  # judges that left out two genres
 
 The linear judge (the shipped configuration, judge_logo.py's "shipped") is trained on the sets the
 other judges were (`--train-sets`) and calibrated the same way; every judge is read on the
@@ -133,6 +135,12 @@ def main(argv=None) -> None:
         default="",
         help="more cuts to read every judge at, comma-separated (besides the linear judge's)",
     )
+    ap.add_argument(
+        "--except-genres",
+        default="",
+        help="genres of the training sets the linear judge is not trained on (comma-separated): "
+        "the ones the named judges left out",
+    )
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     scores = named_scores(args.scores)
@@ -140,12 +148,15 @@ def main(argv=None) -> None:
     common = set.intersection(*(set(s) for s in scores.values()))
     data = all_sets()
     cfg = MODELS["shipped"]
-    model, a, b = train_model(subset(data, np.isin(data["set"], args.train_sets.split(","))), cfg)
+    excepted = [g for g in args.except_genres.split(",") if g.strip()]
+    training = np.isin(data["set"], args.train_sets.split(",")) & ~np.isin(data["genre"], excepted)
+    model, a, b = train_model(subset(data, training), cfg)
     types = error_types()
     result = {
         "threshold": THRESHOLD,
         "thresholds": thresholds,
         "trained_on": args.train_sets.split(","),
+        "except_genres": excepted,
         "judges": sorted(scores),
         "genres": {},
     }
