@@ -112,7 +112,7 @@ def test_a_judge_on_a_model_already_loaded_shares_its_weights_and_leaves_it_alon
     what it did (the adapter wraps the judge's layers, not the model's)."""
     from transnli.generator.pair_judge import load_base
 
-    _, folder = trained[0], trained[2]
+    folder = trained[2]
     _, model = load_base(tiny_lm_dir)
     ids = torch.tensor([[1, 2, 3, 4]])
     with torch.inference_mode():
