@@ -9,6 +9,7 @@ them was trained on.
         --scores pair=PAIR.jsonl --scores cross=CROSS.jsonl [--out benchmarks/data/judge_stack.json]
     .venv/bin/python benchmarks/judge_stack.py --train-sets dev,genres,genres2 \
         --except-genres news,legal --scores cross=CROSS.jsonl  # judges that left out two genres
+    .venv/bin/python benchmarks/judge_stack.py --merge A.json B.json  # runs that left out others
 
 The linear judge (the shipped configuration, judge_logo.py's "shipped") is trained on the sets the
 other judges were (`--train-sets`) and calibrated the same way; every judge is read on the
@@ -126,10 +127,43 @@ def summary(genres: dict, names, thresholds=()) -> dict:
     }
 
 
+def merged(paths: list[Path]) -> dict:
+    """Several runs of this script, each reading genres its judges left out, as one: their genres
+    side by side, the summary and the error counts over all of them."""
+    runs = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
+    genres: dict = {}
+    for path, run in zip(paths, runs, strict=True):
+        twice = sorted(set(genres) & set(run["genres"]))
+        if twice:
+            sys.exit(f"--merge {path}: genres {', '.join(twice)} are read by an earlier file too")
+        genres.update(run["genres"])
+    names = list(next(iter(genres.values())))[3:]
+    bad_kept: dict[str, Counter] = {}
+    for run in runs:
+        for name, counts in run["errors"]["kept_at_80"].items():
+            bad_kept.setdefault(name, Counter()).update(counts)
+    return {
+        "merged": [
+            {"file": str(p), **{k: r.get(k) for k in ("trained_on", "except_genres", "judges")}}
+            for p, r in zip(paths, runs, strict=True)
+        ],
+        "threshold": runs[0]["threshold"],
+        "thresholds": runs[0]["thresholds"],
+        "genres": genres,
+        "summary": summary(genres, names, runs[0]["thresholds"]),
+        "errors": {
+            "bad_in_gate": dict(
+                sorted(sum((Counter(r["errors"]["bad_in_gate"]) for r in runs), Counter()).items())
+            ),
+            "kept_at_80": {name: dict(sorted(c.items())) for name, c in bad_kept.items()},
+        },
+    }
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scores", action="append", required=True, help="NAME=FILE (repeatable)")
-    ap.add_argument("--train-sets", required=True)
+    ap.add_argument("--scores", action="append", help="NAME=FILE (repeatable)")
+    ap.add_argument("--train-sets")
     ap.add_argument(
         "--thresholds",
         default="",
@@ -141,8 +175,21 @@ def main(argv=None) -> None:
         help="genres of the training sets the linear judge is not trained on (comma-separated): "
         "the ones the named judges left out",
     )
+    ap.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        default=None,
+        help="instead of reading judges: outputs of earlier runs whose judges left out different "
+        "genres, summarised as one",
+    )
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
+    if args.merge:
+        write(merged(args.merge), args.out)
+        return
+    if not args.scores or not args.train_sets:
+        ap.error("--scores and --train-sets are required (or --merge)")
     scores = named_scores(args.scores)
     thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
     common = set.intersection(*(set(s) for s in scores.values()))
@@ -192,10 +239,14 @@ def main(argv=None) -> None:
         "bad_in_gate": dict(sorted(bad_all.items())),
         "kept_at_80": {name: dict(sorted(c.items())) for name, c in bad_kept.items()},
     }
+    write(result, args.out)
+
+
+def write(result: dict, out: Path | None) -> None:
     text = json.dumps(result, indent=1)
     print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    if out:
+        out.write_text(text + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
