@@ -31,8 +31,9 @@ import math
 import os
 import shutil
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -380,14 +381,28 @@ class PairJudge:
     meta: dict[str, Any]
     source: Path
     batch_size: int = 16
+    #: prompts whose raw score is kept for a later call (the most recent ones): `--lm-antonyms`
+    #: ranks a word's candidates and the check then reads the chosen one again
+    remembered: int = 4096
+    seen: OrderedDict[str, float] = field(default_factory=OrderedDict, repr=False)
 
     @property
     def threshold(self) -> float:
         return float(self.meta["threshold"])
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Each pair's calibrated probability; a prompt read before is not read again (a score
+        does not depend on what else a call holds, so this changes no number)."""
         prompts = [pair_prompt(h, m, self.meta["template"]) for h, m in pairs]
-        raw = self.model.raw_scores(prompts, self.batch_size)
+        new = [p for p in dict.fromkeys(prompts) if p not in self.seen]
+        if new:
+            self.seen.update(zip(new, self.model.raw_scores(new, self.batch_size), strict=True))
+        raw = []
+        for prompt in prompts:
+            self.seen.move_to_end(prompt)
+            raw.append(self.seen[prompt])
+        while len(self.seen) > self.remembered:
+            self.seen.popitem(last=False)
         return [calibrated(r, self.meta["calibration"]) for r in raw]
 
 

@@ -131,6 +131,29 @@ def test_a_judge_on_a_model_already_loaded_shares_its_weights_and_leaves_it_alon
         load_pair_judge(folder, tiny_lm_dir, loaded=model.to(torch.bfloat16))
 
 
+def test_a_pair_read_before_is_not_read_again_and_gets_the_same_probability(trained, tiny_lm_dir):
+    """--lm-antonyms ranks a word's candidates with the check, which then reads the chosen one:
+    the model reads each prompt once, within the judge's memory, and the numbers are the same."""
+    judge = load_pair_judge(trained[2], tiny_lm_dir)
+    judge.remembered = 4
+    read: list[str] = []
+    raw_scores = judge.model.raw_scores
+
+    def counting(prompts, batch_size=16):
+        read.extend(prompts)
+        return raw_scores(prompts, batch_size)
+
+    judge.model.raw_scores = counting
+    first = judge.probabilities(PAIRS[:3])
+    assert judge.probabilities([PAIRS[2], PAIRS[0], PAIRS[3]]) == [first[2], first[0]] + [
+        load_pair_judge(trained[2], tiny_lm_dir).probabilities([PAIRS[3]])[0]
+    ]
+    assert len(read) == 4 and len(set(read)) == 4
+    judge.probabilities(PAIRS[4:6])  # six prompts seen, four remembered: the two oldest go
+    judge.probabilities([PAIRS[1]])
+    assert len(read) == 7 and read[-1] == read[1]
+
+
 def test_probabilities_do_not_depend_on_batch_size_or_order(trained, tiny_lm_dir):
     loaded = load_pair_judge(trained[2], tiny_lm_dir)
     expected = loaded.probabilities(PAIRS)
