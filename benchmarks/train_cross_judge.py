@@ -37,6 +37,7 @@ from train_pair_judge import (  # noqa: E402 - the same rows, split and figures 
     data_digest,
     held_out_figures,
     leave_out_rows,
+    sentence_share,
     split_calibration,
     write_scores,
 )
@@ -115,16 +116,6 @@ def raw_scores(model, tokenizer, rows, max_tokens: int, batch_size: int = 64) ->
             batch = encode(tokenizer, rows[lo : lo + batch_size], max_tokens)
             out += [round(float(x), ROUND_DIGITS) for x in model(**batch).logits.squeeze(-1)]
     return out
-
-
-def sentence_share(rows: list[dict], fraction: float, seed: int) -> list[dict]:
-    """The rows of a `fraction` of the source sentences (for the learning curve)."""
-    if fraction >= 1:
-        return rows
-    sentences = sorted({r["hypothesis"] for r in rows})
-    rng = np.random.default_rng(seed + 1)
-    keep = set(rng.choice(sentences, size=int(round(fraction * len(sentences))), replace=False))
-    return [r for r in rows if r["hypothesis"] in keep]
 
 
 def parse_args(argv):

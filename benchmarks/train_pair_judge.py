@@ -6,6 +6,8 @@ it never saw: a LoRA adapter and a head fine-tuned on prompts that show H and H'
     .venv/bin/python benchmarks/train_pair_judge.py --leave-out test --write FOLDER   # ship it
     .venv/bin/python benchmarks/train_pair_judge.py --lm PATH --device cuda --leave-out test
     .venv/bin/python benchmarks/train_pair_judge.py --leave-out genres2,test --score gate
+    .venv/bin/python benchmarks/train_pair_judge.py --leave-out genres2,test --score gate \
+        --fraction 0.25      # a learning curve: a quarter of the fine-tuning sentences
 
 Training rows: every judged candidate of the training sets (dev: WordNet examples; genres: news,
 reviews, dialogue, instructions; genres2 when present), except the left-out genre's. A share of
@@ -95,6 +97,16 @@ def split_calibration(rows: list[dict], share: float, seed: int) -> tuple[list, 
     ]
 
 
+def sentence_share(rows: list[dict], fraction: float, seed: int) -> list[dict]:
+    """The rows of a `fraction` of the source sentences (for the learning curve)."""
+    if fraction >= 1:
+        return rows
+    sentences = sorted({r["hypothesis"] for r in rows})
+    rng = np.random.default_rng(seed + 1)
+    keep = set(rng.choice(sentences, size=int(round(fraction * len(sentences))), replace=False))
+    return [r for r in rows if r["hypothesis"] in keep]
+
+
 def left_out_genres(rows: list[dict], names: str) -> set[str]:
     """The genres `names` (comma-separated genres or set names) stand for; an unknown one exits."""
     genres = set()
@@ -182,6 +194,12 @@ def parse_args(argv):
     ap.add_argument("--calibration-share", type=float, default=0.2)
     ap.add_argument("--threshold", type=float, default=0.5)
     ap.add_argument("--limit", type=int, default=None, help="train on the first N rows only")
+    ap.add_argument(
+        "--fraction",
+        type=float,
+        default=1.0,
+        help="train on the rows of this share of the fine-tuning sentences (a learning curve)",
+    )
     ap.add_argument("--seed", type=int, default=d.seed)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--write", type=Path, default=None, help="save the judge folder here")
@@ -223,6 +241,7 @@ def main(argv=None) -> None:
     )
     train, held, left_out = leave_out_rows(args.leave_out, args.score)
     fit_rows, cal_rows = split_calibration(train, args.calibration_share, args.seed)
+    fit_rows = sentence_share(fit_rows, args.fraction, args.seed)
     if args.limit:
         fit_rows = fit_rows[: args.limit]
     folder, identity = resolve_model_folder(LMSettings(spec=args.lm))
@@ -248,7 +267,12 @@ def main(argv=None) -> None:
         "language_model": args.lm,
         "left_out": sorted(left_out),
         "scored": args.score,
-        "training": {**asdict(training), "rows": len(fit_rows), "calibration_rows": len(cal_rows)},
+        "training": {
+            **asdict(training),
+            "rows": len(fit_rows),
+            "calibration_rows": len(cal_rows),
+            "fraction": args.fraction,
+        },
         "epoch_losses": [round(x, 4) for x in losses],
         "training_seconds": round(seconds, 1),
         "device": args.device,
