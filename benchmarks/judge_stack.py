@@ -127,6 +127,12 @@ def summary(genres: dict, names, thresholds=()) -> dict:
     }
 
 
+def judge_names(genres: dict) -> list[str]:
+    """The judges and stacks a run read, in its order: each genre's keys after its three counts
+    (candidates, good, fast_good)."""
+    return list(next(iter(genres.values())))[3:]
+
+
 def merged(paths: list[Path]) -> dict:
     """Several runs of this script, each reading genres its judges left out, as one: their genres
     side by side, the summary and the error counts over all of them."""
@@ -137,7 +143,7 @@ def merged(paths: list[Path]) -> dict:
         if twice:
             sys.exit(f"--merge {path}: genres {', '.join(twice)} are read by an earlier file too")
         genres.update(run["genres"])
-    names = list(next(iter(genres.values())))[3:]
+    names = judge_names(genres)
     bad_kept: dict[str, Counter] = {}
     for run in runs:
         for name, counts in run["errors"]["kept_at_80"].items():
@@ -233,7 +239,7 @@ def main(argv=None) -> None:
                 types[k] for k, good, x in zip(keys, y, p, strict=True) if not good and x >= cut
             )
             bad_kept.setdefault(name, Counter()).update(kept)
-    names = list(next(iter(result["genres"].values())))[3:]
+    names = judge_names(result["genres"])
     result["summary"] = summary(result["genres"], names, thresholds)
     result["errors"] = {
         "bad_in_gate": dict(sorted(bad_all.items())),
