@@ -10,11 +10,12 @@ highest cut (to two decimals, rounded down) that keeps 80% of the fast preset's 
 the candidates the filters and grammar pass, here on the pair judge's calibration rows (training
 sentences held out of its fine-tuning; the split is rebuilt from the folder's seed and checked
 against its recorded size). There the linear judge's probability is out of sample as well: the
-shipped configuration is refitted without those sentences (benchmarks/judge_logo.py's
-`train_model`, on its cached features), since the shipped judge saw them and is over-confident
-on them. `--validation` (benchmarks/judge_stack.py's output) copies the figures on
-the genres neither judge was trained on into the folder, under stack.validation. Prints one JSON
-object. The folder is written through a temporary one renamed into place and never replaces one.
+shipped configuration is refitted on the sets the linear judge file records (training.data)
+without those sentences (benchmarks/judge_logo.py's `train_model`, on its cached features), since
+the judge saw them and is over-confident on them. `--validation` (benchmarks/judge_stack.py's
+output) copies the figures on the genres neither judge was trained on into the folder, under
+stack.validation. Prints one JSON object. The folder is written through a temporary one renamed
+into place and never replaces one.
 """
 
 from __future__ import annotations
@@ -61,8 +62,23 @@ def cut_keeping(p: np.ndarray, good: np.ndarray, reference_good: int) -> float:
     return math.floor(float(order[need - 1]) * 100) / 100
 
 
+def linear_training_sets(linear: Path) -> list[str]:
+    """The judged sets (judge_data.SETS names) a linear judge file records it was trained on."""
+    from judge_data import SETS
+
+    root = Path(__file__).resolve().parents[1]
+    by_path = {str(path.relative_to(root)): name for name, path in SETS.items()}
+    data = json.loads(linear.read_text(encoding="utf-8"))["training"]["data"]
+    unknown = [d for d in data if d not in by_path]
+    if unknown:
+        sys.exit(f"{linear}: training.data names {unknown[0]}, which is not a judged set")
+    return sorted(by_path[d] for d in data)
+
+
 def linear_out_of_sample(rows: list[dict], training_sets: list[str]) -> np.ndarray:
-    """The linear judge's p on `rows`, refitted on the training sets without their sentences."""
+    """The linear judge's p on `rows`, refitted on its own training sets without their sentences,
+    so that neither the sentences held out of the pair judge nor sets the linear judge never saw
+    shape the threshold."""
     from judge_logo import MODELS, all_sets, subset, train_model
     from train_judge import linear_scores, sigmoid
 
@@ -136,8 +152,7 @@ def main(argv=None) -> None:
     pair = load_pair_judge(args.pair, lm_folder).probabilities(
         [(r["hypothesis"], r["modified"]) for r in rows]
     )
-    training_sets = sorted({r["set"] for r in rows})
-    linear_p = linear_out_of_sample(rows, training_sets)
+    linear_p = linear_out_of_sample(rows, linear_training_sets(linear))
     pops = {name: population_keys(name) for name in {r["set"] for r in rows}}
     gate = np.array([r["key"] in pops[r["set"]]["gate"] for r in rows])
     good = np.array([r["good"] for r in rows])
