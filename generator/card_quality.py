@@ -143,17 +143,22 @@ def pair_judge_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, A
     validation = (meta.get("stack") or {}).get("validation") or {}
     own_threshold = cfg.get("judge_threshold") in (None, meta.get("threshold"))
     pooled = validation.get("pooled_at_threshold") if own_threshold else None
-    per_genre = [
-        g["at_threshold"]["precision"]
-        for g in (validation.get("genres") or {}).values()
+    per_genre = {
+        name: g["at_threshold"]["precision"]
+        for name, g in sorted((validation.get("genres") or {}).items())
         if isinstance(g.get("at_threshold"), dict) and g["at_threshold"].get("precision")
-    ]
+    }
     return {
         "kind": "unvalidated",
         "accepted": read_probabilities(_acceptability(splits.get("test", [])), "pair-judge"),
         "judge": folder.name,
         "out_of_genre": (
-            {**pooled, "genres": len(per_genre), "low": min(per_genre), "high": max(per_genre)}
+            {
+                **pooled,
+                "genres": list(per_genre),
+                "low": min(per_genre.values()),
+                "high": max(per_genre.values()),
+            }
             if pooled and per_genre
             else None
         ),
@@ -216,11 +221,19 @@ def _unvalidated_text(q: dict) -> str:
 def _out_of_genre_sentence(measured: dict | None) -> str:
     if not measured:
         return ""
+    genres = measured["genres"]
+    where, spread = (
+        (f"on a genre it was never trained on ({genres[0]})", "")
+        if len(genres) == 1
+        else (
+            f"on {len(genres)} genres it was never trained on",
+            f"; {measured['low']:.3f}-{measured['high']:.3f} by genre",
+        )
+    )
     return (
-        f"What people measured for this judge at its threshold, on {measured['genres']} genres "
-        f"it was never trained on: {measured['good']} of the {measured['kept']} triples it kept "
-        f"were good ({measured['precision']:.3f}; {measured['low']:.3f}-{measured['high']:.3f} "
-        'by genre; docs/quality-model.md, "The pair judge"); on other text it may differ. '
+        f"What people measured for this judge at its threshold, {where}: {measured['good']} of "
+        f"the {measured['kept']} triples it kept were good ({measured['precision']:.3f}{spread}; "
+        'docs/quality-model.md, "The pair judge"); on other text it may differ. '
     )
 
 

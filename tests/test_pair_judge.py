@@ -407,3 +407,31 @@ def test_a_card_of_the_shipped_stack_states_what_people_measured_out_of_genre():
     assert "no precision is estimated for this run" in text
     other = "".join(quality_text(card_quality({"test": []}, {**cfg, "judge_threshold": 0.9})))
     assert "triples it kept were good" not in other
+
+
+def test_a_card_names_the_one_genre_a_stack_was_measured_on(tmp_path):
+    """A folder measured on one left-out genre: the card names that genre and gives no range by
+    genre; measured on several, it gives their count and the range."""
+    import shutil
+
+    from transnli.generator.card_quality import card_quality, quality_text
+    from transnli.generator.pair_judge import META_FILE, default_pair_judge_path
+
+    folder = tmp_path / "stack"
+    shutil.copytree(default_pair_judge_path(), folder)
+    meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+    at = {"threshold": meta["threshold"], "kept": 10, "good": 8, "precision": 0.8}
+    meta["stack"]["validation"]["pooled_at_threshold"] = at
+    cfg = {"acceptability": "pair-judge", "judge_model": str(folder), "judge_threshold": None}
+
+    def card_with(genres: dict) -> str:
+        meta["stack"]["validation"]["genres"] = genres
+        (folder / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+        return "".join(quality_text(card_quality({"test": []}, cfg)))
+
+    one = card_with({"test": {"at_threshold": at}})
+    assert "on a genre it was never trained on (test): 8 of the 10 triples" in one
+    assert "by genre" not in one
+    two = {"test": {"at_threshold": at}, "legal": {"at_threshold": {**at, "precision": 0.7}}}
+    assert "on 2 genres it was never trained on" in card_with(two)
+    assert "(0.800; 0.700-0.800 by genre;" in card_with(two)
