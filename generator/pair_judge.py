@@ -295,6 +295,7 @@ def save_pair_judge(folder: str | Path, judge: PairJudgeModel, meta: dict[str, A
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     judge.model.save_pretrained(partial / ADAPTER_DIR)
+    tidy_adapter(partial / ADAPTER_DIR)
     head = {
         "weight": judge.head.weight.detach().cpu().contiguous(),
         "bias": judge.head.bias.detach().cpu().contiguous(),
@@ -307,6 +308,19 @@ def save_pair_judge(folder: str | Path, judge: PairJudgeModel, meta: dict[str, A
         raise PairJudgeError(f"{folder}: already exists; a trained judge is never overwritten")
     os.replace(partial, folder)
     return folder
+
+
+def tidy_adapter(adapter: Path) -> None:
+    """Make peft's saved adapter the same bytes on every run, and free of this machine's paths:
+    peft writes target_modules from a set (its order follows the process's hash seed) and a
+    model card template that names the local base model folder and nothing else
+    (pair_judge.json holds the provenance)."""
+    config = adapter / "adapter_config.json"
+    doc = json.loads(config.read_text(encoding="utf-8"))
+    if isinstance(doc.get("target_modules"), list):
+        doc["target_modules"] = sorted(doc["target_modules"])
+    config.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (adapter / "README.md").unlink(missing_ok=True)
 
 
 def _finite(value: Any) -> bool:

@@ -98,6 +98,12 @@ def test_the_folder_is_a_peft_adapter_and_loads_to_the_same_scores(trained, tiny
     judge, _, folder = trained
     config = json.loads((folder / "adapter" / "adapter_config.json").read_text())
     assert config["peft_type"] == "LORA" and config["r"] == TRAINING.lora_rank
+    # the same bytes whatever the process's hash seed, and no card template naming local paths
+    assert config["target_modules"] == sorted(TRAINING.target_modules)
+    assert sorted(p.name for p in (folder / "adapter").iterdir()) == [
+        "adapter_config.json",
+        "adapter_model.safetensors",
+    ]
     loaded = load_pair_judge(folder, tiny_lm_dir)
     prompts = [pair_prompt(h, m) for h, m in PAIRS]
     assert loaded.model.raw_scores(prompts) == judge.raw_scores(prompts)
