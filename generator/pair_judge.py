@@ -311,10 +311,9 @@ def save_pair_judge(folder: str | Path, judge: PairJudgeModel, meta: dict[str, A
 
 
 def tidy_adapter(adapter: Path) -> None:
-    """Make peft's saved adapter the same bytes on every run, and free of this machine's paths:
-    peft writes target_modules from a set (its order follows the process's hash seed) and a
-    model card template that names the local base model folder and nothing else
-    (pair_judge.json holds the provenance)."""
+    """Make peft's saved adapter the same bytes on every run: peft writes target_modules from a
+    set (its order follows the process's hash seed), and a model card template that is empty but
+    for the local base model folder (pair_judge.json holds the provenance)."""
     config = adapter / "adapter_config.json"
     doc = json.loads(config.read_text(encoding="utf-8"))
     if isinstance(doc.get("target_modules"), list):
