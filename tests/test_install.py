@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from ctrl_c import sigint_as_in_a_terminal
 
 pytestmark = pytest.mark.slow
 
@@ -155,6 +156,7 @@ def test_the_wheel_runs_doctor_generation_and_the_review_page(installed):
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
+        preexec_fn=sigint_as_in_a_terminal,
     )
     try:
         url = server.stdout.readline().split()[-1]  # "open http://127.0.0.1:PORT/?token=T"

@@ -85,11 +85,14 @@ def judge_through_the_page(args: list[str], annotator_bad_every: int) -> int:
     import sys
     import urllib.request
 
+    from ctrl_c import sigint_as_in_a_terminal
+
     proc = subprocess.Popen(
         [sys.executable, "-m", "transnli.cli", *args, "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_as_in_a_terminal,
     )
     try:
         url = proc.stdout.readline().split()[-1]
