@@ -14,8 +14,11 @@ shipped configuration is refitted on the sets the linear judge file records (tra
 without those sentences (benchmarks/judge_logo.py's `train_model`, on its cached features), since
 the judge saw them and is over-confident on them. `--validation` (benchmarks/judge_stack.py's
 output) copies the figures on the genres neither judge was trained on into the folder, under
-stack.validation. Prints one JSON object. The folder is written through a temporary one renamed
-into place and never replaces one.
+stack.validation. `--calibration` (fit_stack_calibration.py's output) adds the map of the mean
+that the stack then applies (stack.calibration; the threshold is chosen on the mapped
+probabilities) and the card's validated precision estimate (stack.precision_estimate). Prints
+one JSON object. The folder is written through a temporary one renamed into place and never
+replaces one.
 """
 
 from __future__ import annotations
@@ -134,6 +137,12 @@ def main(argv=None) -> None:
     ap.add_argument("--pair", type=Path, required=True, help="a trained pair judge folder")
     ap.add_argument("--linear", type=Path, default=None, help="default: the shipped judge")
     ap.add_argument("--validation", type=Path, default=None, help="judge_stack.py's output")
+    ap.add_argument(
+        "--calibration",
+        type=Path,
+        default=None,
+        help="fit_stack_calibration.py's output: the map of the mean and the validated estimate",
+    )
     ap.add_argument("--write", type=Path, required=True)
     args = ap.parse_args(argv)
     if args.write.exists():
@@ -145,6 +154,23 @@ def main(argv=None) -> None:
     shutil.copytree(args.pair, partial)
     shutil.copyfile(linear, partial / LINEAR_FILE)
     meta["stack"] = {"linear_judge": LINEAR_FILE, "combine": STACK_COMBINE}
+    calibration = None
+    if args.calibration:
+        fitted = json.loads(args.calibration.read_text(encoding="utf-8"))
+        calibration = fitted["calibration"]
+        meta["stack"].update(
+            {
+                "calibration": calibration,
+                "calibration_fit": {
+                    "map": fitted["chosen"],
+                    "fitted_on": fitted["fitted_on"],
+                    "cross_validation": fitted["maps"][fitted["chosen"]]["cross_validation"][
+                        "summary"
+                    ],
+                },
+                "precision_estimate": fitted["precision_estimate"],
+            }
+        )
     (partial / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
 
     rows = calibration_rows(meta)
@@ -156,7 +182,9 @@ def main(argv=None) -> None:
     pops = {name: population_keys(name) for name in {r["set"] for r in rows}}
     gate = np.array([r["key"] in pops[r["set"]]["gate"] for r in rows])
     good = np.array([r["good"] for r in rows])
-    p = np.array([stack_probability(float(q), x) for q, x in zip(linear_p, pair, strict=True)])
+    p = np.array(
+        [stack_probability(float(q), x, calibration) for q, x in zip(linear_p, pair, strict=True)]
+    )
     fast_good = sum(1 for r in rows if r["good"] and r["key"] in pops[r["set"]]["fast"])
     threshold = cut_keeping(p[gate], good[gate], fast_good)
     kept = gate & (p >= threshold)

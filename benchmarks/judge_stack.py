@@ -10,6 +10,8 @@ them was trained on.
     .venv/bin/python benchmarks/judge_stack.py --train-sets dev,genres,genres2 \
         --except-genres news,legal --scores cross=CROSS.jsonl  # judges that left out two genres
     .venv/bin/python benchmarks/judge_stack.py --merge A.json B.json  # runs that left out others
+    .venv/bin/python benchmarks/judge_stack.py ... --rows ROWS.jsonl  # each candidate's numbers
+    .venv/bin/python benchmarks/judge_stack.py ... --stack-calibration CAL.json  # a fitted stack
 
 The linear judge (the shipped configuration, judge_logo.py's "shipped") is trained on the sets the
 other judges were (`--train-sets`) and calibrated the same way; every judge is read on the
@@ -19,7 +21,10 @@ the threshold, ECE, for "linear", each named judge, and stacks that need no fitt
 tuned on a left-out genre): "linear+NAME" (the mean of the two calibrated probabilities) and, with
 two or more named judges, "all" (the mean of every judge's). `errors` pools the genres: for each
 judge, the bad candidates it still keeps at the cut that keeps 80% of fast's good triples in each
-genre, by the error type people gave them. Prints one JSON object. Not a test: nothing is asserted.
+genre, by the error type people gave them. With --stack-calibration (fit_stack_calibration.py's
+output) the "linear+NAME" stacks are mapped as a stacked folder with that calibration maps them;
+--rows writes every left-out candidate's probabilities, which fit_stack_calibration.py reads.
+Prints one JSON object. Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -94,10 +99,25 @@ def error_types() -> dict[str, str]:
     return types
 
 
-def stacks(linear: np.ndarray, judged: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def stacks(
+    linear: np.ndarray, judged: dict[str, np.ndarray], calibration: dict | None = None
+) -> dict[str, np.ndarray]:
+    """Each judge, and the mean of the linear judge's probability with each named one's (mapped
+    by `calibration`, fit_stack_calibration.py's, when given: as a stacked folder does)."""
+    from transnli.generator.pair_judge import stack_probability
+
     models = {"linear": linear, **judged}
     for name, p in judged.items():
-        models[f"linear+{name}"] = (linear + p) / 2
+        models[f"linear+{name}"] = (
+            (linear + p) / 2
+            if calibration is None
+            else np.array(
+                [
+                    stack_probability(float(q), float(x), calibration)
+                    for q, x in zip(linear, p, strict=True)
+                ]
+            )
+        )
     if len(judged) > 1:
         models["all"] = np.mean([linear, *judged.values()], axis=0)
     return models
@@ -189,6 +209,19 @@ def main(argv=None) -> None:
         help="instead of reading judges: outputs of earlier runs whose judges left out different "
         "genres, summarised as one",
     )
+    ap.add_argument(
+        "--stack-calibration",
+        type=Path,
+        default=None,
+        help="fit_stack_calibration.py's output: map each linear+NAME mean by its calibration",
+    )
+    ap.add_argument(
+        "--rows",
+        type=Path,
+        default=None,
+        help="also write each left-out candidate's probabilities here (JSON lines), for "
+        "fit_stack_calibration.py",
+    )
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.merge:
@@ -205,12 +238,19 @@ def main(argv=None) -> None:
     training = np.isin(data["set"], args.train_sets.split(",")) & ~np.isin(data["genre"], excepted)
     model, a, b = train_model(subset(data, training), cfg)
     types = error_types()
+    calibration = (
+        json.loads(args.stack_calibration.read_text(encoding="utf-8"))["calibration"]
+        if args.stack_calibration
+        else None
+    )
+    per_row = []
     result = {
         "threshold": THRESHOLD,
         "thresholds": thresholds,
         "trained_on": args.train_sets.split(","),
         "except_genres": excepted,
         "judges": sorted(scores),
+        "stack_calibration": calibration,
         "genres": {},
     }
     bad_kept: dict[str, Counter] = {}
@@ -224,7 +264,18 @@ def main(argv=None) -> None:
         y = held["y"][rows]
         linear = sigmoid(a * linear_scores(model, held, np.flatnonzero(rows), cfg) + b)
         judged = {n: np.array([s[k] for k in keys]) for n, s in scores.items()}
-        models = stacks(linear, judged)
+        models = stacks(linear, judged, calibration)
+        per_row += [
+            {
+                "genre": genre,
+                "key": str(k),
+                "good": int(good),
+                "fast_good": fast_good,
+                "linear": round(float(q), 4),
+                **{n: float(p[i]) for n, p in judged.items()},
+            }
+            for i, (k, good, q) in enumerate(zip(keys, y, linear, strict=True))
+        ]
         figures = {name: read(p, y, fast_good, thresholds) for name, p in models.items()}
         result["genres"][genre] = {
             "candidates": int(rows.sum()),
@@ -245,6 +296,9 @@ def main(argv=None) -> None:
         "bad_in_gate": dict(sorted(bad_all.items())),
         "kept_at_80": {name: dict(sorted(c.items())) for name, c in bad_kept.items()},
     }
+    if args.rows:
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in per_row)
+        args.rows.write_text(text, encoding="utf-8")
     write(result, args.out)
 
 

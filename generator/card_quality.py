@@ -6,6 +6,10 @@
   plus the method's largest validation error) and the judge file it came from. Records whose
   probability is missing (another backend, no entry) or broken (NaN, out of [0, 1], not a number)
   are counted and said, never averaged.
+- A run judged by a stacked pair judge whose folder records a validated estimate
+  (stack.precision_estimate): the same estimate, over its p_good, with that error; with none
+  recorded, its probabilities and no estimate. Either way, at the folder's own threshold, what
+  people measured for it on genres it never saw.
 - A run of a preset without a judge (`fast`): the precision people measured on the project's
   judged sets for that preset (resources/models/preset_precision.json), named as such and marked
   as not estimated for this run.
@@ -47,9 +51,9 @@ def _acceptability(rows: list[dict[str, Any]]) -> list[object]:
     return [(row.get("checks") or {}).get("acceptability") for row in rows]
 
 
-def _judged_by_judge(entries: list[object]) -> list[object]:
+def _judged_by_judge(entries: list[object], backend: str = "judge") -> list[object]:
     """The rejected records' entries the judge decided (those another stage stopped have none)."""
-    return [e for e in entries if isinstance(e, dict) and e.get("backend") == "judge"]
+    return [e for e in entries if isinstance(e, dict) and e.get("backend") == backend]
 
 
 def _load_judge(path: str | None):
@@ -81,6 +85,8 @@ def judge_estimate(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, Any])
         "estimate": estimate,
         "accepted": accepted,
         "rejected_invalid": rejected.invalid,
+        "judge": "the trained judge",
+        "judge_kind": "Judge file",
         "judge_file": Path(cfg.get("judge_model") or "judge_gemma3_270m.json").name,
         "judge_problem": problem,
         "validated": error is not None,
@@ -127,8 +133,9 @@ def card_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, Any]) -
 
 
 def pair_judge_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, Any]) -> dict:
-    """A pair judge's run: its probabilities, and what people measured for the judge's folder on
-    genres it never saw, at its own threshold (a stacked folder records that; nothing otherwise)."""
+    """A pair judge's run: the estimate its folder validated for it (a stacked folder's
+    stack.precision_estimate), else its probabilities without an estimate; and what people
+    measured for the folder on genres it never saw, at its own threshold."""
     from transnli.generator.pair_judge import (
         PairJudgeError,
         default_pair_judge_path,
@@ -136,11 +143,13 @@ def pair_judge_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, A
     )
 
     folder = Path(cfg.get("judge_model") or default_pair_judge_path())
+    problem = None
     try:
         meta = read_pair_judge_meta(folder)
-    except PairJudgeError:
-        meta = {}
-    validation = (meta.get("stack") or {}).get("validation") or {}
+    except PairJudgeError as exc:
+        meta, problem = {}, str(exc)
+    stack = meta.get("stack") or {}
+    validation = stack.get("validation") or {}
     own_threshold = cfg.get("judge_threshold") in (None, meta.get("threshold"))
     pooled = validation.get("pooled_at_threshold") if own_threshold else None
     per_genre = {
@@ -148,20 +157,48 @@ def pair_judge_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, A
         for name, g in sorted((validation.get("genres") or {}).items())
         if isinstance(g.get("at_threshold"), dict) and g["at_threshold"].get("precision")
     }
+    out_of_genre = (
+        {
+            **pooled,
+            "genres": list(per_genre),
+            "low": min(per_genre.values()),
+            "high": max(per_genre.values()),
+        }
+        if pooled and per_genre
+        else None
+    )
+    accepted = read_probabilities(_acceptability(splits.get("test", [])), "pair-judge")
+    validated = stack.get("precision_estimate")
+    if not validated:
+        return {
+            "kind": "unvalidated",
+            "accepted": accepted,
+            "judge": folder.name,
+            "out_of_genre": out_of_genre,
+        }
+    rejected = read_probabilities(
+        _judged_by_judge(_acceptability(splits.get("rejected", [])), "pair-judge"), "pair-judge"
+    )
     return {
-        "kind": "unvalidated",
-        "accepted": read_probabilities(_acceptability(splits.get("test", [])), "pair-judge"),
-        "judge": folder.name,
-        "out_of_genre": (
-            {
-                **pooled,
-                "genres": list(per_genre),
-                "low": min(per_genre.values()),
-                "high": max(per_genre.values()),
-            }
-            if pooled and per_genre
-            else None
+        "kind": "estimated",
+        "estimate": estimate_precision(
+            accepted.values,
+            accepted.values + rejected.values,
+            method=validated["method"],
+            training_prior=None,
+            estimator_error=float(validated["max_abs_error"]),
         ),
+        "accepted": accepted,
+        "rejected_invalid": rejected.invalid,
+        "judge": "the pair judge (stacked with the trained judge)",
+        "judge_kind": "Judge folder",
+        "judge_file": folder.name,
+        "judge_problem": problem,
+        "validated": True,
+        "training_prior": None,
+        "provenance": None,
+        "validation": {},
+        "out_of_genre": out_of_genre,
     }
 
 
@@ -284,9 +321,9 @@ def _estimated_text(q: dict) -> str:
             f"{q['training_prior']:.3f}), and the uncorrected mean is {est.raw_mean:.3f}"
         )
     text += (
-        ". The probability is the trained judge's that H' is good, i.e. coherent English whose "
+        f". The probability is {q['judge']}'s that H' is good, i.e. coherent English whose "
         "meaning differs from H (transnli's judging guideline, docs/judging.md); each triple's is "
-        f"its `checks.acceptability.p_good`. Judge file: `{q['judge_file']}`"
+        f"its `checks.acceptability.p_good`. {q['judge_kind']}: `{q['judge_file']}`"
     )
     if q["provenance"]:
         text += f" (fitted on {q['provenance']})"
@@ -303,6 +340,8 @@ def _estimated_text(q: dict) -> str:
             f" The interval is the sampling spread alone, without the judge's own error ({why})."
         )
     text += _count_line(q) + _validation_text(q["validation"])
+    if q.get("out_of_genre"):
+        text += " " + _out_of_genre_sentence(q["out_of_genre"]).rstrip()
     text += (
         " A precision measured by people on a random sample of this benchmark (`transnli review`,"
         " then `transnli export --reviewed`) is the stronger figure where it exists. "

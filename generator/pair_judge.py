@@ -16,6 +16,11 @@ A trained pair judge is a folder that its libraries load:
     FOLDER/adapter/            the LoRA adapter: PeftModel.from_pretrained(base, FOLDER/adapter)
     FOLDER/head.safetensors    the head: "weight" [1, width], "bias" [1]
 
+A stacked folder also holds a linear judge file, named by pair_judge.json's 'stack': the two
+probabilities are averaged, the mean mapped by the stack's own calibration (fitted on genres
+neither judge saw), and the card's precision estimate for the stack is validated the same way
+(stack.precision_estimate).
+
 Scoring is deterministic: prompts are read in a fixed order (sorted by token length, then text)
 in batches of the judge's own size, padded on the right (the last real token never sees the
 padding: the model is causal), and each raw score is rounded to ROUND_DIGITS, so the caller's
@@ -50,6 +55,8 @@ TEMPLATE = (
 )
 #: how a stacked folder combines its pair judge with its linear judge (docs/quality-model.md)
 STACK_COMBINE = "mean"
+#: how a stacked folder's precision estimate may be made (transnli.generator.precision.METHODS)
+ESTIMATE_METHODS = ("mean",)
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -357,7 +364,8 @@ def validate_meta(doc: Any, where: Path) -> None:
 
 def validate_stack(stack: Any, where: Path) -> None:
     """A folder's optional 'stack': the linear judge file (in the folder) whose probability is
-    averaged with the pair judge's."""
+    averaged with the pair judge's, the optional map of that mean ('calibration') and the
+    validated precision estimate ('precision_estimate')."""
     name = stack.get("linear_judge") if isinstance(stack, dict) else None
     if not isinstance(name, str) or not name or Path(name).name != name or name.startswith("."):
         raise PairJudgeError(
@@ -365,6 +373,26 @@ def validate_stack(stack: Any, where: Path) -> None:
         )
     if stack.get("combine") != STACK_COMBINE:
         raise PairJudgeError(f"{where}: field 'stack.combine' must be {STACK_COMBINE!r}")
+    calibration = stack.get("calibration")
+    if calibration is not None and not (
+        isinstance(calibration, dict)
+        and all(_finite(calibration.get(k)) for k in ("a", "b"))
+        and calibration["a"] > 0
+    ):
+        raise PairJudgeError(
+            f"{where}: field 'stack.calibration' must hold finite numbers 'a' (> 0) and 'b'"
+        )
+    estimate = stack.get("precision_estimate")
+    if estimate is not None and not (
+        isinstance(estimate, dict)
+        and estimate.get("method") in ESTIMATE_METHODS
+        and _finite(estimate.get("max_abs_error"))
+        and 0.0 <= estimate["max_abs_error"] < 1.0
+    ):
+        raise PairJudgeError(
+            f"{where}: field 'stack.precision_estimate' must hold 'method' (one of "
+            f"{', '.join(ESTIMATE_METHODS)}) and 'max_abs_error' (a number from 0 to 1)"
+        )
 
 
 def stacked_judge_file(folder: str | Path, meta: dict[str, Any]) -> Path | None:
@@ -373,10 +401,25 @@ def stacked_judge_file(folder: str | Path, meta: dict[str, Any]) -> Path | None:
     return Path(folder) / stack["linear_judge"] if stack else None
 
 
-def stack_probability(p_linear: float, p_pair: float) -> float:
-    """The stacked judge's probability: the mean of the two calibrated probabilities (nothing is
-    fitted on top, so nothing is tuned on a genre the validation leaves out)."""
-    return round((p_linear + p_pair) / 2, ROUND_DIGITS)
+def stack_probability(
+    p_linear: float, p_pair: float, calibration: dict[str, float] | None = None
+) -> float:
+    """The stacked judge's probability: the mean of the two calibrated probabilities, mapped by
+    the folder's stack calibration when it has one (Platt scaling of the mean's log-odds, fitted
+    on genres the two judges never saw: the mean of two calibrated probabilities is pulled towards
+    0.5, so alone it understates how sure they are; docs/quality-model.md)."""
+    mean = (p_linear + p_pair) / 2
+    if calibration is None:
+        return round(mean, ROUND_DIGITS)
+    edge = 10.0 ** -(ROUND_DIGITS + 2)
+    mean = min(max(mean, edge), 1 - edge)
+    z = calibration["a"] * math.log(mean / (1 - mean)) + calibration["b"]
+    return round(1 / (1 + math.exp(-z)), ROUND_DIGITS)
+
+
+def stack_calibration(meta: dict[str, Any]) -> dict[str, float] | None:
+    """The map a stacked folder applies to the mean of its two probabilities (None: the mean)."""
+    return (meta.get("stack") or {}).get("calibration")
 
 
 def default_pair_judge_path() -> Path:

@@ -36,6 +36,7 @@ PAIRS = [
     for b in ("cold", "warm")
 ]
 LABELS = [int(m.endswith("cold .")) for _, m in PAIRS]
+STACK = {"linear_judge": "judge.json", "combine": "mean"}
 
 
 def meta(**changes):
@@ -184,6 +185,13 @@ def test_probabilities_do_not_depend_on_batch_size_or_order(trained, tiny_lm_dir
         ({"stack": {"linear_judge": "", "combine": "mean"}}, "stack.linear_judge"),
         ({"stack": {"linear_judge": "judge.json", "combine": "max"}}, "stack.combine"),
         ({"stack": "judge.json"}, "stack.linear_judge"),
+        ({"stack": {**STACK, "calibration": {"a": 0.0, "b": 0.1}}}, "stack.calibration"),
+        ({"stack": {**STACK, "calibration": {"a": 1.0}}}, "stack.calibration"),
+        ({"stack": {**STACK, "precision_estimate": {"method": "em"}}}, "stack.precision_estimate"),
+        (
+            {"stack": {**STACK, "precision_estimate": {"method": "mean", "max_abs_error": 1.5}}},
+            "stack.precision_estimate",
+        ),
     ],
 )
 def test_a_damaged_judge_file_is_refused_naming_the_field(
@@ -270,8 +278,9 @@ def test_a_generation_with_the_pair_judge_records_its_probability(
     assert not (tmp_path / "other").exists()
 
 
-def stacked_folder(trained, where):
-    """The trained pair judge with a tiny linear judge file beside it, stacked."""
+def stacked_folder(trained, where, calibration=None):
+    """The trained pair judge with a tiny linear judge file beside it, stacked (and the mean
+    mapped by `calibration`, when given)."""
     import shutil
 
     from tiny_lm import tiny_judge
@@ -281,23 +290,35 @@ def stacked_folder(trained, where):
     (folder / "linear.json").write_text(json.dumps(tiny_judge(seed=3)))
     doc = json.loads((folder / META_FILE).read_text())
     doc["stack"] = {"linear_judge": "linear.json", "combine": "mean"}
+    if calibration is not None:
+        doc["stack"]["calibration"] = calibration
     (folder / META_FILE).write_text(json.dumps(doc))
     return folder
 
 
+def mapped_mean(p_pair: float, p_linear: float, calibration: dict | None) -> float:
+    mean = (p_pair + p_linear) / 2
+    if calibration is None:
+        return round(mean, 4)
+    z = calibration["a"] * math.log(mean / (1 - mean)) + calibration["b"]
+    return round(1 / (1 + math.exp(-z)), 4)
+
+
+@pytest.mark.parametrize("calibration", [None, {"a": 1.5, "b": 0.4}])
 def test_a_stacked_folder_averages_the_pair_and_the_linear_judge(
-    trained, tiny_lm_dir, tmp_path, monkeypatch
+    trained, tiny_lm_dir, tmp_path, monkeypatch, calibration
 ):
     """A folder whose 'stack' names a linear judge file: each candidate's p_good is the mean of
-    the pair judge's and the linear judge's probabilities, each of which is on the record and
-    equals what that judge gives alone; the language model's scores are kept too."""
+    the pair judge's and the linear judge's probabilities (mapped by the stack's calibration when
+    the folder has one), each of which is on the record and equals what that judge gives alone;
+    the language model's scores are kept too."""
     from click.testing import CliRunner
     from transnli.generator.checks.judge_acceptability import JudgeAcceptability
 
     from transnli.cli import main
 
     monkeypatch.setenv("TRANSNLI_CACHE", str(tmp_path / "cache"))
-    folder = stacked_folder(trained, tmp_path)
+    folder = stacked_folder(trained, tmp_path, calibration)
     pairs = write_pairs(tmp_path / "pairs.jsonl")
     out = tmp_path / "run"
     args = [
@@ -319,7 +340,7 @@ def test_a_stacked_folder_averages_the_pair_and_the_linear_judge(
     for t, p_pair, p_linear in zip(triples, alone, linear_p, strict=True):
         check = t["checks"]["acceptability"]
         assert (check["p_pair"], check["p_linear"]) == (p_pair, p_linear)
-        assert check["p_good"] == round((p_pair + p_linear) / 2, 4)
+        assert check["p_good"] == mapped_mean(p_pair, p_linear, calibration)
         assert math.isfinite(check["d"])
     config = json.loads((out / "config.json").read_text())
     assert "stacked with judge" in json.dumps(config["resources"]["checks"]["acceptability"])
@@ -397,22 +418,53 @@ def test_a_pair_judge_that_gives_no_number_is_an_error_not_a_rejection(trained, 
         check.check_many([h for h, _ in PAIRS[:2]], [m for _, m in PAIRS[:2]])
 
 
-def test_a_card_of_the_shipped_stack_states_what_people_measured_out_of_genre():
-    """The card of a run with the shipped folder at its own threshold states the precision people
-    measured for it on genres it never saw (as measured, not estimated for the run); at another
-    threshold it does not."""
+def pair_judged(*p_good: float) -> list[dict]:
+    """Accepted records as a pair-judge run writes them (only what the card reads)."""
+    return [{"checks": {"acceptability": {"backend": "pair-judge", "p_good": p}}} for p in p_good]
+
+
+def test_a_card_of_the_shipped_stack_estimates_its_precision_and_says_what_was_measured():
+    """The card of a run with the shipped folder states the estimate the folder validated (the
+    mean p_good, its interval widened by the recorded largest error on genres never seen) and, at
+    the folder's own threshold, the precision people measured for it on such genres; at another
+    threshold only the estimate."""
     from transnli.generator.card_quality import card_quality, quality_text
     from transnli.generator.pair_judge import default_pair_judge_path, read_pair_judge_meta
 
-    pooled = read_pair_judge_meta(default_pair_judge_path())["stack"]["validation"]
-    pooled = pooled["pooled_at_threshold"]
+    stack = read_pair_judge_meta(default_pair_judge_path())["stack"]
+    pooled = stack["validation"]["pooled_at_threshold"]
+    error = stack["precision_estimate"]["max_abs_error"]
     cfg = {"acceptability": "pair-judge", "judge_model": None, "judge_threshold": None}
-    text = "".join(quality_text(card_quality({"test": []}, cfg)))
-    assert "pair judge (`pair_judge_gemma3_270m`)" in text
+    records = {"test": pair_judged(0.9, 0.8, 0.7), "rejected": pair_judged(0.2)}
+    text = "".join(quality_text(card_quality(records, cfg)))
+    assert "**Estimated precision: 0.800**" in text
+    low = 0.8 - 1.96 * math.sqrt(0.09 + 0.16 + 0.21) / 3 - error
+    assert f"(95% interval {low:.3f}-" in text, text
+    assert "Judge folder: `pair_judge_gemma3_270m`" in text
     assert f"{pooled['good']} of the {pooled['kept']} triples it kept were good" in text
-    assert "no precision is estimated for this run" in text
-    other = "".join(quality_text(card_quality({"test": []}, {**cfg, "judge_threshold": 0.9})))
-    assert "triples it kept were good" not in other
+    assert "no precision is estimated" not in text
+    other = "".join(quality_text(card_quality(records, {**cfg, "judge_threshold": 0.9})))
+    assert "triples it kept were good" not in other and "Estimated precision" in other
+
+
+def test_a_card_of_a_pair_judge_without_a_validated_estimate_claims_none(tmp_path):
+    """A folder that records no validated estimate: its probabilities are given, no precision
+    is estimated from them, and what people measured for it is still stated."""
+    import shutil
+
+    from transnli.generator.card_quality import card_quality, quality_text
+    from transnli.generator.pair_judge import META_FILE, default_pair_judge_path
+
+    folder = tmp_path / "stack"
+    shutil.copytree(default_pair_judge_path(), folder)
+    meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+    del meta["stack"]["precision_estimate"]
+    (folder / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+    cfg = {"acceptability": "pair-judge", "judge_model": str(folder), "judge_threshold": None}
+    text = "".join(quality_text(card_quality({"test": pair_judged(0.9, 0.8)}, cfg)))
+    assert "mean of its probabilities that H' is good is 0.850 over 2 triples" in text
+    assert "**no precision is estimated for this run**" in text
+    assert "triples it kept were good" in text and "Estimated precision" not in text
 
 
 def test_a_card_names_the_one_genre_a_stack_was_measured_on(tmp_path):
@@ -433,7 +485,7 @@ def test_a_card_names_the_one_genre_a_stack_was_measured_on(tmp_path):
     def card_with(genres: dict) -> str:
         meta["stack"]["validation"]["genres"] = genres
         (folder / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
-        return "".join(quality_text(card_quality({"test": []}, cfg)))
+        return "".join(quality_text(card_quality({"test": pair_judged(0.7)}, cfg)))
 
     one = card_with({"test": {"at_threshold": at}})
     assert "on a genre it was never trained on (test): 8 of the 10 triples" in one

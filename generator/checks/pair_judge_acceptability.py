@@ -4,8 +4,9 @@ candidate passes when it reaches the threshold (default: the judge folder's own)
 
 A folder may be stacked with a linear judge file it holds (its 'stack' field): the linear judge
 then reads the same pair through the language model's forward pass (the judge check's own path)
-and the probability is the mean of the two. The folder that ships (`default_pair_judge_path`) is
-such a stack; `--judge-model FOLDER` names another. Every number is kept on the record:
+and the probability is the mean of the two, mapped by the folder's stack calibration when it has
+one. The folder that ships (`default_pair_judge_path`) is such a stack; `--judge-model FOLDER`
+names another. Every number is kept on the record:
 ``{"backend": "pair-judge", "passed", "p_good", "threshold"}``, and for a stack also "p_pair",
 "p_linear" and the language model's scores the judge check records. How it is trained and
 validated: docs/quality-model.md.
@@ -35,6 +36,7 @@ from transnli.generator.pair_judge import (
     default_pair_judge_path,
     load_pair_judge,
     read_pair_judge_meta,
+    stack_calibration,
     stack_probability,
     stacked_judge_file,
 )
@@ -120,9 +122,10 @@ class PairJudgeAcceptability:
         if self.linear is None:
             return [{"p_good": p} for p in pair]
         readings, linear = self.linear.probabilities(pairs)
+        calibration = stack_calibration(self.judge.meta)
         return [
             {
-                "p_good": stack_probability(q, p),
+                "p_good": stack_probability(q, p, calibration),
                 "p_pair": p,
                 "p_linear": q,
                 **score_details(reading.score),
