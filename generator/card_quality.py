@@ -32,6 +32,10 @@ from transnli.generator.precision import (
     wilson_widths,
 )
 
+# where docs/quality-model.md says how each judge's estimate was validated
+ESTIMATE_SECTION = "The estimate on genres the judge never saw"
+STACK_ESTIMATE_SECTION = "The stack's calibration and the card's estimate"
+
 # The settings a preset's measured precision depends on: a run that changes one is not the
 # preset that was measured.
 QUALITY_SETTINGS = ("pipeline", "antonyms", "pos", "include_aux", "filters", "grammar")
@@ -92,6 +96,7 @@ def judge_estimate(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, Any])
         "validated": error is not None,
         "training_prior": prior,
         "provenance": (judge.meta.get("fitted_on") if judge is not None else None),
+        "refit": judge is not None and "refit" in judge.meta,
         "validation": (judge.meta.get("validation") if judge is not None else None) or {},
     }
 
@@ -196,7 +201,9 @@ def pair_judge_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, A
         "judge_problem": problem,
         "validated": True,
         "training_prior": None,
-        "provenance": None,
+        "provenance": stack.get("fitted_on"),
+        "refit": "refit" in stack,
+        "error_section": STACK_ESTIMATE_SECTION,
         "validation": {},
         "out_of_genre": out_of_genre,
     }
@@ -328,11 +335,17 @@ def _estimated_text(q: dict) -> str:
     if q["provenance"]:
         text += f" (fitted on {q['provenance']})"
     text += "."
-    if q["validated"]:
+    if q["validated"] and q.get("refit"):
+        text += (
+            " The interval adds to the sampling spread the 95% Wilson half-width of the share "
+            "judged good in the reviews the calibration was refitted on "
+            f'({est.estimator_error:.3f}; docs/review.md, "Teaching the judge your genre").'
+        )
+    elif q["validated"]:
         text += (
             f" The interval adds to the sampling spread the largest error this method made on "
             f"text the judge was never trained on ({est.estimator_error:.3f}; "
-            'docs/quality-model.md, "The estimate on genres the judge never saw").'
+            f'docs/quality-model.md, "{q.get("error_section", ESTIMATE_SECTION)}").'
         )
     else:
         why = q["judge_problem"] or "the judge file records no validation of the estimate"

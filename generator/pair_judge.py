@@ -414,7 +414,7 @@ def stack_probability(
     edge = 10.0 ** -(ROUND_DIGITS + 2)
     mean = min(max(mean, edge), 1 - edge)
     z = calibration["a"] * math.log(mean / (1 - mean)) + calibration["b"]
-    return round(1 / (1 + math.exp(-z)), ROUND_DIGITS)
+    return round(1 / (1 + math.exp(-max(min(z, 60.0), -60.0))), ROUND_DIGITS)
 
 
 def stack_calibration(meta: dict[str, Any]) -> dict[str, float] | None:

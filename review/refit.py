@@ -1,16 +1,20 @@
-"""`transnli judge fit RUN [RUN...] --out FILE`: the judge's calibration refitted on the user's own
+"""`transnli judge fit RUN [RUN...] --out PATH`: the judge's calibration refitted on the user's own
 reviewed judgements, so that its probability (and the card's estimated precision) holds on the
 user's genre.
 
-The runs must have been judged by one judge file (the same digest on each run's config.json), which
-must still be where the runs found it. Each triple the user judged (transnli.review.integrity: the
+The runs must have been judged by one judge (the same digest on each run's config.json), still
+where the runs found it: a judge file (`--acceptability judge`) or a stacked pair judge folder
+(`--acceptability pair-judge`). Each triple the user judged (transnli.review.integrity: the
 judgements that count; several annotators: good only when all said good) gives a pair (p_good,
-good). The judge's probability is p = sigmoid(a z + b) of its linear score z; Platt scaling on
-s = logit(p) (scikit-learn's logistic regression, unpenalised) gives p' = sigmoid(alpha s + beta),
-which folds into the file as a' = alpha a, b' = alpha b + beta: the language model is not read
-again. Any order of review serves (the verdict given p does not depend on why the triple was
-shown), but only accepted triples are reviewed, so the new calibration is fitted above the
-threshold and extrapolated below it.
+good). The judge's probability is p = sigmoid(a z + b) of its score z (a judge file's linear
+score; a stacked folder's log-odds of the mean of its two probabilities, `stack.calibration`);
+Platt scaling on s = logit(p) (scikit-learn's logistic regression, unpenalised) gives
+p' = sigmoid(alpha s + beta), which folds in as a' = alpha a, b' = alpha b + beta: the language
+model is not read again. A judge file's refit is a judge file; a pair judge's is a copy of its
+folder, written through a temporary folder renamed into place, never over an existing one. Any
+order of review serves (the verdict given p does not depend on why the triple was shown), but
+only accepted triples are reviewed, so the new calibration is fitted above the threshold and
+extrapolated below it.
 
 Validation: stratified 5-fold cross-validation on the judgements (seeded): the old and the new
 probability's log-loss, Brier score, calibration error, and the error of the mean probability as an
@@ -23,6 +27,8 @@ of the judged share (the calibration cannot be surer than the judgements it was 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +36,7 @@ from typing import Any
 import numpy as np
 from transnli.common.digest import sha256_file
 from transnli.generator.judge import JUDGE_FORMAT, JudgeError, default_judge_path, load_judge
+from transnli.generator.pair_judge import default_pair_judge_path
 from transnli.generator.precision import calibration_error, wilson_interval
 from transnli.generator.publish import ExportError, open_finished_run
 from transnli.generator.run_folder import CONFIG, TRIPLES
@@ -51,36 +58,42 @@ class Judged:
     good: np.ndarray
     runs: list[dict[str, Any]]
     judge_path: Path
+    kind: str  # the run's acceptability backend: "judge" or "pair-judge"
 
 
-def _run_judge(run_dir: Path) -> tuple[Path, str]:
-    """The judge file a run used and the digest its config.json records."""
+def _run_judge(run_dir: Path) -> tuple[str, Path, str]:
+    """The kind of judge a run used ("judge" or "pair-judge"), its file or folder and the digest
+    its config.json records."""
     try:
         config = json.loads((run_dir / CONFIG).read_text(encoding="utf-8"))
         cfg = config.get("config") or {}
     except (OSError, ValueError, AttributeError) as e:
         raise ReviewError(f"{run_dir / CONFIG}: cannot be read as a run's settings ({e})") from e
-    if cfg.get("acceptability") != "judge":
-        raise ReviewError(f"{run_dir} was not made with the judge (--acceptability judge)")
+    kind = cfg.get("acceptability")
+    if kind not in ("judge", "pair-judge"):
+        raise ReviewError(
+            f"{run_dir} was not made with a trained judge (--acceptability judge or pair-judge)"
+        )
     entry = ((config.get("resources") or {}).get("checks") or {}).get("acceptability") or {}
-    words = str(entry.get("version", "")).split()  # "judge <sha256[:16]> (layer L) on <model>"
-    digest = words[1] if len(words) > 1 and words[0] == "judge" else ""
-    path = Path(cfg["judge_model"]) if cfg.get("judge_model") else default_judge_path()
-    return path, digest
+    words = str(entry.get("version", "")).split()  # "judge <sha256[:16]> ..." / "pair-judge ..."
+    digest = words[1] if len(words) > 1 and words[0] == kind else ""
+    if cfg.get("judge_model"):
+        return kind, Path(cfg["judge_model"]), digest
+    return kind, default_judge_path() if kind == "judge" else default_pair_judge_path(), digest
 
 
 def read_judged(run_dirs: list[Path]) -> Judged:
     """Every judged triple of the runs with its p_good; refuses runs of different judges."""
-    ps, goods, runs, judge_path, digest = [], [], [], None, None
+    ps, goods, runs, judge_path, digest, kind = [], [], [], None, None, ""
     for run_dir in run_dirs:
         try:
             open_finished_run(run_dir)
         except ExportError as e:
             raise ReviewError(str(e)) from e
-        path, run_digest = _run_judge(run_dir)
+        run_kind, path, run_digest = _run_judge(run_dir)
         if judge_path is None:
-            judge_path, digest = path, run_digest
-        elif run_digest != digest:
+            kind, judge_path, digest = run_kind, path, run_digest
+        elif (run_kind, run_digest) != (kind, digest):
             raise ReviewError(f"{run_dir} was judged by another judge file than {run_dirs[0]}")
         verdicts = item_verdicts(load_checked(run_dir, required=True).counted)
         n = 0
@@ -101,7 +114,7 @@ def read_judged(run_dirs: list[Path]) -> Judged:
         raise ReviewError(
             f"{judge_path} changed since the runs were judged by it; refit with the file they used"
         )
-    return Judged(np.array(ps), np.array(goods), runs, judge_path)
+    return Judged(np.array(ps), np.array(goods), runs, judge_path, kind)
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -142,26 +155,24 @@ def cross_validate(p: np.ndarray, good: np.ndarray, seed: int = 0) -> dict[str, 
 
 
 def fit_judge(run_dirs: list[Path], out: Path) -> dict[str, Any]:
-    """Refit, validate and write the judge file `out`; returns its record of the fit."""
+    """Refit, validate and write the judge file (or pair judge folder) `out`; returns its record
+    of the fit."""
     judged = read_judged(run_dirs)
     n, good = len(judged.p), int(judged.good.sum())
-    if n < MIN_JUDGEMENTS or good in (0, n):
+    if n < MIN_JUDGEMENTS or min(good, n - good) < FOLDS:
         raise ReviewError(
             f"{n} judged triples ({good} good) in these runs; refitting needs at least "
-            f"{MIN_JUDGEMENTS}, good and bad ones: judge more with `transnli review`"
+            f"{MIN_JUDGEMENTS}, with {FOLDS} good and {FOLDS} bad ones at least (its "
+            f"{FOLDS}-fold cross-validation): judge more with `transnli review`"
         )
-    try:
-        base = load_judge(str(judged.judge_path))
-    except JudgeError as e:
-        raise ReviewError(str(e)) from e
-    doc = json.loads(judged.judge_path.read_text(encoding="utf-8"))
+    if judged.kind == "pair-judge" and out.exists():
+        raise ReviewError(f"{out}: already exists; a judge folder is never replaced")
     alpha, beta = platt(_logit(judged.p), judged.good)
     if alpha <= 0:
         raise ReviewError(
             "on these judgements the judge's probability does not rise with the share good "
             f"(slope {alpha:.3f}); a refit would turn it upside down: nothing written"
         )
-    a, b = base.calibration
     lo, hi = wilson_interval(good, n)
     record = {
         "runs": judged.runs,
@@ -171,25 +182,78 @@ def fit_judge(run_dirs: list[Path], out: Path) -> dict[str, Any]:
         "platt_on_logit": {"alpha": round(alpha, 6), "beta": round(beta, 6)},
         "cv": cross_validate(judged.p, judged.good),
     }
+    refitted = {
+        "fitted_on": f"{n} reviewed judgements of {len(judged.runs)} run(s), `transnli judge fit`",
+        "refit": record,
+        "precision_estimate": {
+            "method": "mean",
+            "max_abs_error": round(max(hi - good / n, good / n - lo), 4),
+            "validation": "95% Wilson half-width of the share judged good in the reviewed runs",
+        },
+    }
+    write = write_pair_judge if judged.kind == "pair-judge" else write_judge_file
+    write(judged.judge_path, out, alpha, beta, refitted)
+    return record
+
+
+def folded(calibration: dict[str, float], alpha: float, beta: float) -> dict[str, float]:
+    """p = sigmoid(a x + b) refitted as sigmoid(alpha logit(p) + beta), as one map of x."""
+    a, b = calibration["a"], calibration["b"]
+    return {"a": round(alpha * a, 8), "b": round(alpha * b + beta, 8)}
+
+
+def write_judge_file(base: Path, out: Path, alpha: float, beta: float, refitted: dict) -> None:
+    """The judge file with its calibration refitted; the language model is not read again."""
+    try:
+        judge = load_judge(str(base))
+    except JudgeError as e:
+        raise ReviewError(str(e)) from e
+    doc = json.loads(base.read_text(encoding="utf-8"))
+    if doc.get("format") != JUDGE_FORMAT:
+        raise ReviewError(f"{base}: not a judge file")
+    a, b = judge.calibration
+    n = refitted["refit"]["judgements"]
     doc["calibration"] = {
-        "a": round(alpha * a, 8),
-        "b": round(alpha * b + beta, 8),
+        **folded({"a": a, "b": b}, alpha, beta),
         "method": f"Platt, refitted on {n} reviewed judgements (transnli judge fit)",
     }
-    doc["fitted_on"] = f"{n} reviewed judgements of {len(judged.runs)} run(s), `transnli judge fit`"
-    doc["refit"] = record
+    doc.update(refitted)
     doc.pop("training_prior", None)  # the calibration's base rate is now the user's runs'
-    doc["precision_estimate"] = {
-        "method": "mean",
-        "max_abs_error": round(max(hi - good / n, good / n - lo), 4),
-        "validation": "95% Wilson half-width of the share judged good in the reviewed runs",
-    }
-    if doc.get("format") != JUDGE_FORMAT:
-        raise ReviewError(f"{judged.judge_path}: not a judge file")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     load_judge(str(out))  # what was written reads back as a judge
-    return record
+
+
+def write_pair_judge(base: Path, out: Path, alpha: float, beta: float, refitted: dict) -> None:
+    """A copy of the stacked pair judge folder whose stack calibration takes the refit; what it
+    measured on the project's genres describes the old calibration, so it is not carried over."""
+    from transnli.generator.pair_judge import META_FILE, PairJudgeError, read_pair_judge_meta
+
+    try:
+        meta = read_pair_judge_meta(base)
+    except PairJudgeError as e:
+        raise ReviewError(str(e)) from e
+    stack = meta.get("stack")
+    if not stack:
+        raise ReviewError(
+            f"{base}: a pair judge without a linear judge stacked with it; `judge fit` refits a "
+            "stacked folder's calibration (the shipped folder is one)"
+        )
+    stack["calibration"] = folded(stack.get("calibration") or {"a": 1.0, "b": 0.0}, alpha, beta)
+    for measured in ("validation", "calibration_fit"):
+        stack.pop(measured, None)
+    stack.update(refitted)
+    partial = out.with_name(out.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(base, partial)
+    (partial / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    try:
+        read_pair_judge_meta(partial)  # what was written reads back as a pair judge
+    except PairJudgeError as e:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise ReviewError(str(e)) from e
+    os.replace(partial, out)
 
 
 def summary_lines(record: dict[str, Any], out: Path) -> list[str]:

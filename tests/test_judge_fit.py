@@ -20,21 +20,22 @@ from transnli.review.log import LOG, JudgementLog, Verdict
 from transnli.review.session import ReviewSession, SessionSettings
 
 
-def judged_run(folder, judge_path, n=200, seed=0, truth=(2.0, 1.0)):
-    """A run of `n` triples judged by the judge at `judge_path` (p_good on each record), all
-    reviewed; the verdicts drawn so that P(good | p) = sigmoid(truth[0] logit(p) + truth[1]):
-    the judge is miscalibrated for this 'genre' by a known amount."""
+def judged_run(folder, judge_path, n=200, seed=0, truth=(2.0, 1.0), kind="judge"):
+    """A run of `n` triples judged by the judge at `judge_path` (p_good on each record; `kind`:
+    the acceptability backend, "judge" or "pair-judge"), all reviewed; the verdicts drawn so
+    that P(good | p) = sigmoid(truth[0] logit(p) + truth[1]): the judge is miscalibrated for
+    this 'genre' by a known amount."""
     rng = np.random.default_rng(seed)
     p = np.round(rng.uniform(0.5, 0.97, n), 4)
     records = [
-        record(i, checks={"acceptability": {"backend": "judge", "passed": True, "p_good": p[i]}})
+        record(i, checks={"acceptability": {"backend": kind, "passed": True, "p_good": p[i]}})
         for i in range(n)
     ]
     run = make_run(folder, records, [])
     config = json.loads((run / "config.json").read_text())
-    config["config"].update(acceptability="judge", judge_model=str(judge_path))
-    version = f"judge {sha256_file(judge_path)[:16]} (layer 1) on tiny"
-    config["resources"]["checks"]["acceptability"] = {"backend": "judge", "version": version}
+    config["config"].update(acceptability=kind, judge_model=str(judge_path))
+    version = f"{kind} {sha256_file(judge_path)[:16]} (layer 1) on tiny"
+    config["resources"]["checks"]["acceptability"] = {"backend": kind, "version": version}
     (run / "config.json").write_text(json.dumps(config))
     s = ReviewSession(
         LineIndex(run / "triples.jsonl"), JudgementLog(run / LOG), SessionSettings(sample=n)
@@ -100,6 +101,9 @@ def test_too_few_judgements_other_judges_and_a_changed_judge_are_refused(tmp_pat
     few = judged_run(tmp_path / "few", judge_path, n=12)
     result = cli("judge", "fit", few, "--out", tmp_path / "x.json")
     assert result.exit_code == 1 and "refitting needs at least 30" in result.output
+    one_bad = judged_run(tmp_path / "one-bad", judge_path, n=40, truth=(2.0, 4.0))
+    result = cli("judge", "fit", one_bad, "--out", tmp_path / "x.json")
+    assert result.exit_code == 1 and "5 good and 5 bad ones at least" in result.output
     other = tmp_path / "other.json"
     other.write_text(json.dumps(tiny_judge(seed=3)), encoding="utf-8")
     run_a = judged_run(tmp_path / "a", judge_path, n=40)
@@ -118,3 +122,70 @@ def test_a_damaged_run_config_is_refused_in_one_line(tmp_path, judge_path):
     result = cli("judge", "fit", run, "--out", tmp_path / "x.json")
     assert result.exit_code == 1 and "config.json cannot be read" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.fixture
+def pair_folder(tmp_path):
+    """A copy of the shipped stacked pair judge folder (read, never loaded: the refit does not
+    read the language model)."""
+    import shutil
+
+    from transnli.generator.pair_judge import default_pair_judge_path
+
+    folder = tmp_path / "stack"
+    shutil.copytree(default_pair_judge_path(), folder)
+    return folder
+
+
+def test_a_pair_judge_run_refits_the_stack_calibration_into_a_new_folder(tmp_path, pair_folder):
+    """Runs of a stacked pair judge: the refit is folded into a copy of the folder's stack
+    calibration (the map of the mean), the folder reads back, its figures on the project's genres
+    (which described the old calibration) are not carried over, the card of a run made with it
+    names it and the reviews its error comes from; an existing folder is never replaced."""
+    from transnli.generator.pair_judge import read_pair_judge_meta
+
+    old = read_pair_judge_meta(pair_folder)["stack"]["calibration"]
+    run = judged_run(tmp_path / "run", pair_folder, kind="pair-judge")
+    out = tmp_path / "mine"
+    result = cli("judge", "fit", run, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert "refitted the calibration on 200 judged triples" in result.output
+    stack = read_pair_judge_meta(out)["stack"]
+    alpha, beta = (stack["refit"]["platt_on_logit"][k] for k in ("alpha", "beta"))
+    assert stack["calibration"]["a"] == pytest.approx(alpha * old["a"])
+    assert stack["calibration"]["b"] == pytest.approx(alpha * old["b"] + beta)
+    for q in (0.6, 0.8, 0.95):  # nearer the truth the verdicts were drawn from than before
+        s = math.log(q / (1 - q))
+        truth = 1 / (1 + math.exp(-(2.0 * s + 1.0)))
+        assert abs(1 / (1 + math.exp(-(alpha * s + beta))) - truth) < abs(q - truth)
+    assert stack["refit"]["base_judge"]["sha256"] == sha256_file(pair_folder)
+    assert "validation" not in stack and stack["precision_estimate"]["method"] == "mean"
+    assert (out / "adapter" / "adapter_config.json").read_bytes() == (
+        pair_folder / "adapter" / "adapter_config.json"
+    ).read_bytes()
+    rows = [{"checks": {"acceptability": {"backend": "pair-judge", "p_good": 0.8}}}]
+    cfg = {"acceptability": "pair-judge", "judge_model": str(out), "judge_threshold": None}
+    card = "\n".join(quality_text(card_quality({"test": rows, "rejected": []}, cfg)))
+    assert "Judge folder: `mine` (fitted on 200 reviewed judgements of 1 run(s)" in card
+    assert "Wilson half-width of the share judged good in the reviews" in card
+    before = sha256_file(out)
+    again = cli("judge", "fit", run, "--out", out)
+    assert again.exit_code == 1 and "already exists" in again.output
+    assert sha256_file(out) == before and not (tmp_path / "mine.partial").exists()
+
+
+def test_a_pair_judge_without_a_stack_or_a_mix_of_judges_is_refused(
+    tmp_path, pair_folder, judge_path
+):
+    from transnli.generator.pair_judge import META_FILE
+
+    meta = json.loads((pair_folder / META_FILE).read_text(encoding="utf-8"))
+    del meta["stack"]
+    (pair_folder / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+    run = judged_run(tmp_path / "run", pair_folder, n=120, kind="pair-judge")
+    result = cli("judge", "fit", run, "--out", tmp_path / "x")
+    assert result.exit_code == 1 and "without a linear judge stacked with it" in result.output
+    linear = judged_run(tmp_path / "linear", judge_path, n=120)
+    mixed = cli("judge", "fit", linear, run, "--out", tmp_path / "x")
+    assert mixed.exit_code == 1 and "another judge file" in mixed.output
+    assert "Traceback" not in result.output + mixed.output and not (tmp_path / "x").exists()
