@@ -29,7 +29,9 @@ perfectly calibrated judge would show on as many candidates with the same probab
 sampling floor: 200 draws, seed 0), and at the threshold (on the plain mean's scale; the map keeps
 the order, so a folder's mapped threshold keeps the same candidates) the measured precision
 against the mean probability over the kept, plain and mapped: the card's estimate and its error.
-Prints one JSON object; --write also saves it (never over an existing file).
+`user_review`: what `transnli judge fit` gains in each genre, its kept triples standing for a
+user's review (refitted on half, read on the other half). Prints one JSON object; --write also
+saves it (never over an existing file).
 """
 
 from __future__ import annotations
@@ -155,6 +157,32 @@ def summary(genres: dict[str, dict]) -> dict:
     }
 
 
+def user_reviews(files: list[list[dict]], args, chosen: dict) -> dict:
+    """`transnli judge fit` on a stacked folder, measured: in each genre, what the stack keeps,
+    judged by people, stands for a user's review of a run (bench_precision_estimate.py's
+    `user_review`: refitted on a random half, read on the other, 50 halvings), starting from the
+    chosen map as the genre would get it (cross-validated; the final map with the shipped judges
+    on --test)."""
+    from bench_precision_estimate import user_review
+
+    def reading(rows: list[dict], calibration: dict) -> dict:
+        plain = plain_mean(rows, args.judge)
+        kept = plain >= args.threshold
+        y = np.array([r["good"] for r in rows])[kept]
+        return user_review(mapped(rows, args.judge, calibration)[kept], y)
+
+    out = {}
+    for rows in files:
+        for genre, part in by_genre(rows).items():
+            if genre in chosen["cross_validation"]["genres"]:
+                calibration = chosen["cross_validation"]["genres"][genre]["calibration"]
+                out[genre] = reading(part, calibration)
+    if args.test:
+        for genre, part in by_genre(read_rows(args.test, args.judge)).items():
+            out[f"{genre} (shipped judges)"] = reading(part, chosen["calibration"])
+    return out
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=Path, action="append", required=True, help="repeatable")
@@ -227,6 +255,7 @@ def main(argv=None) -> None:
                 for g, t in maps[chosen]["test"].items()
             }
         )
+    result["user_review"] = user_reviews(files, args, maps[chosen])
     worst = sorted(((abs(v), g, v) for g, v in errors.items() if v is not None), reverse=True)
     result["precision_estimate"] = {
         "method": "mean",
