@@ -195,7 +195,7 @@ def pair_judge_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, A
         ),
         "accepted": accepted,
         "rejected_invalid": rejected.invalid,
-        "judge": "the pair judge (stacked with the trained judge)",
+        "judge": "the stacked pair judge",
         "judge_kind": "Judge folder",
         "judge_file": folder.name,
         "judge_problem": problem,
