@@ -355,7 +355,10 @@ def judge_model_status(path: str) -> ResourceStatus:
 
     name = f"judge: {path}"
     if Path(path).is_dir():
-        fix = "train one with benchmarks/train_pair_judge.py --write FOLDER"
+        fix = (
+            "train one with benchmarks/train_pair_judge.py --write FOLDER, or refit a stacked "
+            "one on your reviews with `transnli judge fit`"
+        )
         try:
             meta = read_pair_judge_meta(path)
         except PairJudgeError as exc:
