@@ -11,7 +11,7 @@ score; a stacked folder's log-odds of the mean of its two probabilities, `stack.
 Platt scaling on s = logit(p) (scikit-learn's logistic regression, unpenalised) gives
 p' = sigmoid(alpha s + beta), which folds in as a' = alpha a, b' = alpha b + beta: the language
 model is not read again. A judge file's refit is a judge file; a pair judge's is a copy of its
-folder, written through a temporary folder renamed into place, never over an existing one. Any
+folder; either is written under a temporary name renamed into place, never over an existing one. Any
 order of review serves (the verdict given p does not depend on why the triple was shown), but
 only accepted triples are reviewed, so the new calibration is fitted above the threshold and
 extrapolated below it.
@@ -165,8 +165,8 @@ def fit_judge(run_dirs: list[Path], out: Path) -> dict[str, Any]:
             f"{MIN_JUDGEMENTS}, with {FOLDS} good and {FOLDS} bad ones at least (its "
             f"{FOLDS}-fold cross-validation): judge more with `transnli review`"
         )
-    if judged.kind == "pair-judge" and out.exists():
-        raise ReviewError(f"{out}: already exists; a judge folder is never replaced")
+    if out.exists():
+        raise ReviewError(f"{out}: already exists; a judge is never written over one")
     alpha, beta = platt(_logit(judged.p), judged.good)
     if alpha <= 0:
         raise ReviewError(
@@ -219,9 +219,15 @@ def write_judge_file(base: Path, out: Path, alpha: float, beta: float, refitted:
     }
     doc.update(refitted)
     doc.pop("training_prior", None)  # the calibration's base rate is now the user's runs'
+    partial = out.with_name(out.name + ".partial")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    load_judge(str(out))  # what was written reads back as a judge
+    partial.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    try:
+        load_judge(str(partial))  # what was written reads back as a judge
+    except JudgeError as e:
+        partial.unlink()
+        raise ReviewError(str(e)) from e
+    os.replace(partial, out)
 
 
 def write_pair_judge(base: Path, out: Path, alpha: float, beta: float, refitted: dict) -> None:

@@ -89,12 +89,16 @@ def test_the_refit_recovers_a_known_miscalibration_and_records_where_it_came_fro
     assert "Judge file: `mine.json` (fitted on 200 reviewed judgements of 1 run(s)" in card
 
 
-def test_the_refit_is_deterministic(tmp_path, judge_path):
+def test_the_refit_is_deterministic_and_never_written_over_a_judge(tmp_path, judge_path):
     run = judged_run(tmp_path / "run", judge_path)
     for name in ("a.json", "b.json"):
         assert cli("judge", "fit", run, "--out", tmp_path / name).exit_code == 0
     a, b = (json.loads((tmp_path / n).read_text()) for n in ("a.json", "b.json"))
     assert a["calibration"] == b["calibration"] and a["refit"]["cv"] == b["refit"]["cv"]
+    before = (tmp_path / "a.json").read_bytes()
+    again = cli("judge", "fit", run, "--out", tmp_path / "a.json")
+    assert again.exit_code == 1 and "already exists" in again.output
+    assert (tmp_path / "a.json").read_bytes() == before
 
 
 def test_too_few_judgements_other_judges_and_a_changed_judge_are_refused(tmp_path, judge_path):

@@ -20,7 +20,7 @@ def judge() -> None:
     "out",
     required=True,
     type=click.Path(path_type=Path),
-    help="Judge file to write (for runs of a pair judge: a new folder).",
+    help="A new judge file to write (for runs of a pair judge: a new folder).",
 )
 def fit(runs: tuple[Path, ...], out: Path) -> None:
     """Refit the judge's calibration on the triples people judged in RUNS (`transnli review`),
