@@ -1,6 +1,13 @@
-"""Gather the judgements of genre set 2 into the project's judged-set format, with their agreement.
+"""Gather the judgements of genre set 2 (or a later set: `--set genres3`) into the project's
+judged-set format, with their agreement.
 
-    .venv/bin/python benchmarks/quality_genres2_judged.py --judged DIR [--adjudicated FILE]
+    .venv/bin/python benchmarks/quality_genres2_judged.py --judged DIR [--adjudicated FILE] \
+        [--set genres2]
+
+With `--set NAME` every file named below is benchmarks/data/quality_NAME... instead of
+quality_genres2...; a later set's candidates are written by quality_genres2_candidates.py with
+`--sentences benchmarks/data/quality_NAME_sentences.jsonl --out
+benchmarks/data/quality_NAME_candidates.jsonl`.
 
 Reads the candidates (benchmarks/data/quality_genres2_candidates.jsonl, written by
 quality_genres2_candidates.py) and every annotator's answers in DIR (`ANNOTATOR_bNN.jsonl` for
@@ -28,9 +35,17 @@ from collections import Counter
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
-CANDIDATES = DATA / "quality_genres2_candidates.jsonl"
-OUT = DATA / "quality_genres2.jsonl"
-AGREEMENT = DATA / "quality_genres2_agreement.jsonl"
+
+
+def set_files(name: str) -> tuple[Path, Path, Path]:
+    """A genre set's candidates, judged and agreement files in benchmarks/data (`--set`)."""
+    return (
+        DATA / f"quality_{name}_candidates.jsonl",
+        DATA / f"quality_{name}.jsonl",
+        DATA / f"quality_{name}_agreement.jsonl",
+    )
+
+
 ERROR_TYPES = (
     "invalid_substitution",
     "grammar",
@@ -123,8 +138,16 @@ def main(argv=None) -> None:
     ap.add_argument("--judged", type=Path, required=True, help="the annotators' answer files")
     ap.add_argument("--adjudicated", type=Path, default=None, help="verdicts on disagreements")
     ap.add_argument("--disagreements", type=Path, default=None, help="write them here, unjudged")
+    ap.add_argument(
+        "--set",
+        default="genres2",
+        help="the genre set: its files are benchmarks/data/quality_SET{_candidates,,_agreement}"
+        ".jsonl (default genres2; a later set's candidates come from "
+        "quality_genres2_candidates.py --sentences ... --out ...)",
+    )
     args = ap.parse_args(argv)
-    candidates = {c["item"]: c for c in read_jsonl(CANDIDATES)}
+    candidates_file, out_file, agreement_file = set_files(args.set)
+    candidates = {c["item"]: c for c in read_jsonl(candidates_file)}
     first, second = read_judged(args.judged, set(candidates))
     adjudicated = {}
     if args.adjudicated:
@@ -143,9 +166,9 @@ def main(argv=None) -> None:
         {**{k: candidates[i].get(k) for k in CANDIDATE_FIELDS}, **final[i]}
         for i in sorted(final, key=lambda i: (candidates[i]["source_id"], i))
     ]
-    with open(OUT, "w", encoding="utf-8") as fh:
+    with open(out_file, "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    with open(AGREEMENT, "w", encoding="utf-8") as fh:
+    with open(agreement_file, "w", encoding="utf-8") as fh:
         for i in both:
             row = {"item": i, "first": first[i], "second": second[i]}
             if i in adjudicated and i in disputed:
