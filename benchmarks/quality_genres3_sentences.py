@@ -1,43 +1,57 @@
-"""Build the third set of quality *genre* sentences: real English of six genres that no judged set
-has yet (neither genre set 1 or 2, nor the dev or test set), for more hand-judged candidates.
+"""Build the third set of quality *genre* sentences: real English of seven genres that no judged
+set has yet (neither genre set 1 or 2, nor the dev or test set), for more hand-judged candidates.
 
 - scripture: the King James Bible (bible-kjv-text, read with the `bible` program of bible-kjv),
-  one text a chapter, one collection a book;
-- mythology: the descriptions of Stellarium's ~50 sky cultures (stellarium-data,
-  skycultures/*/description.en.utf8): the stars and constellations of Norse, Maori, Navajo,
-  Chinese, Babylonian, ... lore; the author, licence, link and reference sections left out;
+  one text a chapter, one collection a book (66);
+- mythology: the descriptions of Stellarium's sky cultures (stellarium-data,
+  skycultures/*/description.en.utf8): the stars and constellations of Norse, Maori, Tukano,
+  Chinese, Babylonian, ... lore, one collection a sky culture; the author, licence, link and
+  reference sections are left out;
 - software: the long descriptions of Debian 12's packages (the apt list
-  main/i18n/Translation-en, fetched by `apt-get update -o Acquire::Languages=en`), one text a
-  package, one collection a Section (read from the list's Packages file, as is each version);
-- programming: the Python 3.11 tutorial and HOWTOs (python3.11-doc, HTML; code spans poison
-  their sentence, code blocks are not paragraphs), one collection a tutorial chapter or HOWTO;
-- policy: the Debian Policy Manual and its sub-policies (debian-policy, HTML: policy, menu, perl,
-  debconf specification, autopkgtest; the upgrading checklist is a page of policy.html), one collection a document;
-- history: A Short History of Debian and the Debian Manifesto (debian-history, English HTML).
+  bookworm/main/i18n/Translation-en), one text a package, one collection a Section (read with
+  each package's version from the Packages list of the same mirror);
+- programming: the Python 3.11 tutorial and HOWTOs (python3.11-doc, HTML), one collection a
+  tutorial chapter or HOWTO;
+- policy: the Debian Policy Manual (with its upgrading checklist) and the menu, Perl, debconf
+  and autopkgtest specifications (debian-policy, HTML), one collection a document;
+- fantasy: what the characters say and the narrator tells in the 16 story campaigns of The Battle
+  for Wesnoth (wesnoth-1.16-*, `message=`/`story=` strings of the scenario files), one text a
+  scenario, one collection a campaign;
+- history: the legends of freeciv's nations (freeciv-data, nation/*.ruleset: a few sentences of
+  each people's real history), one collection a region; the "Imaginary" nations are left out.
 
 Sentences are cut and kept by the rules of benchmarks/quality_genres_sentences.py (imported, not
-copied): 6-28 words, letters and ordinary punctuation only, a capital first and . ! or ? last;
-the premise is the sentence before it in the same text (chapter, page, package). Every row names
-its source: package, version, file and place. A fixed-seed sample of N per genre, spread evenly
-over the genre's collections, is written to benchmarks/data/quality_genres3_sentences.jsonl (kept
-in the repository: the Debian packages and apt lists differ between releases and mirror dates). A
-sentence already in genre set 1 or 2 or in the test set (same hypothesis text) is dropped before
-sampling, so no judged text is judged twice.
+copied; HTML paragraphs and plain-text blocks are read by quality_genres2_sentences.py's helpers):
+6-28 words, letters and ordinary punctuation only, a capital first and . ! or ? last; the premise
+is the sentence before it in the same text (chapter, page, package, scenario, legend). Two more
+drops here: a row whose premise had a code span (the premise would not be what the reader saw) or
+whose premise or sentence ends in an abbreviation ("Dr.", "St.": the splitter cut a sentence in
+two); and a sentence already in genre set 1 or 2 or in the test set (same hypothesis text), so no
+text is judged twice. Every row names its source: package, version, file and place. A fixed-seed
+sample of N per genre, spread evenly over the genre's collections, is written to
+benchmarks/data/quality_genres3_sentences.jsonl (kept in the repository: the Debian packages and
+the apt lists differ between releases and mirror dates).
 
 Not used: the sources of the other judged sets (dev: WordNet examples; test: man pages, papers;
-set 1: news, reviews, chat, Emacs/vim tutorials, the Debian Handbook; set 2: licences, the Debian
-Constitution and Social Contract, dictd dictionaries, LibreOffice help, game rules, R data sets),
-anything ../shared/RESOURCES.md reserves for measurement (gensim test corpora, fortune files,
-movie-review sentences), and news, film reviews, sayings and NLI hypotheses. Easton's Bible
-Dictionary (dict-easton) is not in Debian 12; the FHS shipped in debian-policy is left out (a
-foreign standard of path tables, not Debian's policy prose); the Python library and language
-reference is left out (tables and signatures, not prose).
+set 1: news, reviews, chatterbot chats, the Emacs and vim tutorials, the Debian Handbook; set 2:
+licences, the Debian Constitution and Social Contract, the dictd dictionaries, LibreOffice help,
+solitaire and backgammon rules, R data sets), anything ../shared/RESOURCES.md reserves for
+measurement (gensim test corpora, fortune files, movie-review sentences), and news, film reviews,
+sayings and NLI hypotheses. Also left out: Easton's Bible Dictionary (dict-easton is not in Debian
+12); Tux Paint's stamp descriptions (nearly all under six words: "A kettle."); the recipe-scrapers
+sdists (their test pages are not shipped); A Short History of Debian (debian-history: about a
+hundred usable sentences, and news-like); the Wesnoth tutorial (key presses, genre set 1's
+instructions) and World Conquest (no story); the GPL appendix of the Policy Manual (licence text is
+set 2's legal); the Python library and language reference (signatures and tables, not prose).
 
-Sources (Debian 12 here):
+Sources (Debian 12 here; the campaigns pull in wesnoth-1.16-core and -data):
 
     apt-get install --no-install-recommends bible-kjv bible-kjv-text stellarium-data \
-        python3.11-doc debian-policy debian-history
-    apt-get update -o Acquire::Languages=en
+        python3.11-doc debian-policy freeciv-data wesnoth-1.16-dw wesnoth-1.16-dm \
+        wesnoth-1.16-did wesnoth-1.16-ei wesnoth-1.16-httt wesnoth-1.16-low wesnoth-1.16-l \
+        wesnoth-1.16-nr wesnoth-1.16-sof wesnoth-1.16-sota wesnoth-1.16-sotbe \
+        wesnoth-1.16-thot wesnoth-1.16-trow wesnoth-1.16-tsg wesnoth-1.16-ttb wesnoth-1.16-utbs
+    apt-get update -o Acquire::Languages=en   # the Translation-en lists (off in this image)
     .venv/bin/python benchmarks/quality_genres3_sentences.py --per-genre 520
 """
 
@@ -113,6 +127,12 @@ VERSE = re.compile(r"^(\d?[A-Za-z]+)(\d+):(\d+) (.*)$")
 SKY_SKIP = re.compile(r"author|link|reference|fair use|thank|source|licen|further|credit", re.I)
 
 
+# A premise with a code span (html_paragraphs marks it with NUL) is not the sentence the reader
+# saw, and the shared splitter cuts after an abbreviation ("in St. Augustine"): either end of such
+# a cut makes a fragment, so the row is dropped.
+CUT = re.compile(r"\x00|\b(?:St|Mt|Mr|Mrs|Ms|Dr|Jr|Sr|Ft|Co|Ltd|Inc|vol|ca|approx)\.$")
+
+
 # A text is (collection, source, [(place, paragraph)]): the premise never crosses a text.
 
 
@@ -140,9 +160,11 @@ def mythology_texts():
     version = debian_version("stellarium-data")
     for path in sorted(SKYCULTURES.glob("*/description.en.utf8")):
         raw = path.read_text(encoding="utf-8", errors="replace")
-        kept = [
+        # [text before the first heading, heading, its text, heading, its text, ...]
+        parts = re.split(r"<h\d[^>]*>(.*?)</h\d>", raw, flags=re.S)
+        kept = [parts[0]] + [
             body
-            for head, body in re.findall(r"<h\d[^>]*>(.*?)</h\d>(.*?)(?=<h\d|$)", raw, re.S)
+            for head, body in zip(parts[1::2], parts[2::2], strict=True)
             if not SKY_SKIP.search(head)
         ]
         paras = html_paragraphs("\n".join(kept), SKY_PARAGRAPH)
@@ -170,19 +192,24 @@ def software_texts():
     packages = next(APT_LISTS.glob(APT_MAIN + "binary-*_Packages*"))
     sections: dict[str, tuple[str, str]] = {}
     for stanza in apt_stanzas(packages):
-        fields = dict(re.findall(r"^(Package|Version|Section): (.*)$", stanza, re.M))
-        sections.setdefault(fields["Package"], (fields["Section"], fields["Version"]))
+        fields = dict(
+            re.findall(r"^(Package|Version|Section|Description-md5): (.*)$", stanza, re.M)
+        )
+        # The translation of this version's description is the one with the same md5
+        key = (fields["Package"], fields["Description-md5"])
+        sections.setdefault(key, (fields["Section"], fields["Version"]))
     translation = next(APT_LISTS.glob(APT_MAIN + "i18n_Translation-en*"))
     for stanza in apt_stanzas(translation):
         name = re.search(r"^Package: (.*)$", stanza, re.M).group(1)
-        if name not in sections:
+        md5 = re.search(r"^Description-md5: (.*)$", stanza, re.M).group(1)
+        if (name, md5) not in sections:
             continue
-        section, version = sections[name]
+        section, version = sections[name, md5]
         long = stanza.split("\nDescription-en: ", 1)[1].split("\n", 1)[1:]
         # Continuation lines start with a space; " ." is an empty line between paragraphs
         text = "\n".join("" if ln == " ." else ln[1:] for ln in "".join(long).splitlines())
         paras = [(f"p{i}", b) for i, b in enumerate(blocks(text))]
-        yield section, f"{name} {version}:{translation.name}", paras
+        yield section, f"{name} {version}:{translation}", paras
 
 
 def programming_texts():
@@ -295,8 +322,14 @@ def main(argv=None) -> None:
     out = []
     for genre, texts in GENRES.items():
         rows = collect(texts(), genre)
-        fresh = [r for r in rows if r["hypothesis"] not in judged]
-        print(f"{genre}: {len(rows) - len(fresh)} sentences already judged elsewhere, dropped")
+        whole = [
+            r for r in rows if not CUT.search(r["premise"]) and not CUT.search(r["hypothesis"])
+        ]
+        fresh = [r for r in whole if r["hypothesis"] not in judged]
+        print(
+            f"{genre}: {len(rows) - len(whole)} dropped for a cut premise or sentence, "
+            f"{len(whole) - len(fresh)} already judged elsewhere"
+        )
         out += sample_genre(fresh, genre, args.per_genre, rng)
     write_sentences(args.out, out)
 
