@@ -149,11 +149,12 @@ def scripture_texts():
     for line in out.splitlines():
         m = VERSE.match(line)
         if m:
-            book, chapter, verse, text = m.groups()
-            chapters.setdefault((book, chapter), []).append((f"{book}{chapter}:{verse}", text))
-    for (book, _), verses in chapters.items():
-        # One paragraph a chapter: a sentence may run over several verses
-        yield book, where, [(verses[0][0], " ".join(t for _, t in verses))]
+            book, chapter, _, text = m.groups()
+            chapters.setdefault((book, chapter), []).append(text)
+    for (book, chapter), verses in chapters.items():
+        # One paragraph a chapter (place "Ge1.s3": its fourth sentence): a sentence may run over
+        # several verses
+        yield book, where, [(f"{book}{chapter}", " ".join(verses))]
 
 
 def mythology_texts():
@@ -208,7 +209,7 @@ def software_texts():
         long = stanza.split("\nDescription-en: ", 1)[1].split("\n", 1)[1:]
         # Continuation lines start with a space; " ." is an empty line between paragraphs
         text = "\n".join("" if ln == " ." else ln[1:] for ln in "".join(long).splitlines())
-        paras = [(f"p{i}", b) for i, b in enumerate(blocks(text))]
+        paras = [(f"{name}.p{i}", b) for i, b in enumerate(blocks(text))]
         yield section, f"{name} {version}:{translation}", paras
 
 
