@@ -102,6 +102,22 @@ def _is_form(word: str, tag: str) -> bool:
     )
 
 
+def _mistaken_degree(word: str, tag: str) -> bool:
+    """A plain adjective or adverb the tagger read as a comparative or superlative by its ending
+    ("their folly shall be manifest": JJS, and "most unobvious" would follow): lemminflect knows
+    the word as its own adjective or adverb lemma and as no such form of any lemma. A word it does
+    not know keeps the tagger's reading."""
+    from lemminflect import getAllLemmas
+
+    w = word.lower()
+    own = any(
+        w in (lemma.lower() for lemma in lemmas)
+        for pos, lemmas in getAllLemmas(w).items()
+        if pos in ("ADJ", "ADV")
+    )
+    return own and not _is_form(w, tag)
+
+
 @lru_cache(maxsize=1 << 11)  # bounded: see transnli.generator.wordnet.CACHE_SIZE
 def inflect(antonym: str, tag: str, antonym_pos: str | None = None) -> str:
     """The antonym (a lemma, possibly several words) in the form that Penn `tag` asks for.
@@ -204,7 +220,10 @@ def realise(
     if not antonym:
         return None
 
-    surface = match_case(inflect(antonym, tok.tag, antonym_pos), tok.text)
+    tag = tok.tag
+    if tag in DEGREE_TAGS and _mistaken_degree(tok.text, tag):
+        tag = "JJ" if tag.startswith("JJ") else "RB"
+    surface = match_case(inflect(antonym, tag, antonym_pos), tok.text)
     if surface == tok.text:
         return None
     new_text = text[:start] + surface + text[end:]

@@ -39,6 +39,14 @@ def swap(tagger, text, word, antonym, nth=0, antonym_pos=None):
         ("The seat is occupied.", "occupied", "unoccupied", "The seat is unoccupied."),
         ("He walked slower than her.", "slower", "fast", "He walked faster than her."),
         ("He is the least tired.", "least", "most", "He is the most tired."),
+        # spaCy tags "manifest" JJS by its ending; it is a plain adjective, so no "most"
+        (
+            "For their folly shall be manifest unto all men.",
+            "manifest",
+            "unobvious",
+            "For their folly shall be unobvious unto all men.",
+        ),
+        ("It is the largest city.", "largest", "small", "It is the smallest city."),
     ],
 )
 def test_inflection(tagger, text, word, antonym, expected):
