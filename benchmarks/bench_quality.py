@@ -106,6 +106,20 @@ def ratio(a: int, b: int) -> float | None:
     return round(a / b, 4) if b else None
 
 
+def genre_figures(rows: list[tuple[bool, float | None]]) -> dict:
+    """Judged accepted triples of one genre: their precision and their mean p_good (the card's
+    estimate; None when no judge scored them) with its error."""
+    p = [x for _, x in rows if x is not None]
+    precision = ratio(sum(g for g, _ in rows), len(rows))
+    mean_p = round(sum(p) / len(p), 4) if p and len(p) == len(rows) else None
+    return {
+        "judged": len(rows),
+        "precision": precision,
+        "mean_p_good": mean_p,
+        "estimate_error": None if mean_p is None else round(mean_p - precision, 4),
+    }
+
+
 def score(accepted, rejected, judged: dict[str, dict], n_sentences: int) -> dict:
     def verdict(rec):
         return judged.get(key(rec.hypothesis, rec.modified_hypothesis))
@@ -121,6 +135,12 @@ def score(accepted, rejected, judged: dict[str, dict], n_sentences: int) -> dict
         per_pos[r.pos]["judged"] += 1
         per_pos[r.pos]["good"] += bool(j["good"])
     errors = Counter(j["error_type"] or "other" for _, j in acc_judged if not j["good"])
+    # by the judged file's genre (where its rows name one): what the preset keeps there, and the
+    # mean p_good of it, the estimate the card would state for a run of that genre alone
+    per_genre: dict[str, list] = defaultdict(list)
+    for r, j in acc_judged:
+        if j.get("genre"):
+            per_genre[j["genre"]].append((bool(j["good"]), r.p_good))
     stages: dict[str, Counter] = defaultdict(Counter)
     for r in rejected:
         j = verdict(r)
@@ -144,6 +164,7 @@ def score(accepted, rejected, judged: dict[str, dict], n_sentences: int) -> dict
             p: {"judged": c["judged"], "precision": ratio(c["good"], c["judged"])}
             for p, c in sorted(per_pos.items())
         },
+        "per_genre": {g: genre_figures(rows) for g, rows in sorted(per_genre.items())},
         "accepted_errors": dict(errors.most_common()),
         "rejected_by": {
             s: {**c, "precision_as_filter": ratio(c["judged"] - c["good_lost"], c["judged"])}
