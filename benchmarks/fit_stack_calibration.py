@@ -59,11 +59,6 @@ def read_rows(path: Path, judge: str) -> list[dict]:
     return rows
 
 
-def log_odds(p: np.ndarray) -> np.ndarray:
-    p = np.clip(p, 1e-6, 1 - 1e-6)
-    return np.log(p / (1 - p))
-
-
 def plain_mean(rows: list[dict], judge: str) -> np.ndarray:
     return np.array([(r["linear"] + r[judge]) / 2 for r in rows])
 
@@ -76,12 +71,13 @@ def fit_map(rows: list[dict], judge: str, kind: str) -> dict[str, float]:
     """p = sigmoid(a logit(mean) + b) with the parameters MAPS[kind] names fitted by maximum
     likelihood (the others at a = 1, b = 0), each genre weighing the same."""
     from scipy.optimize import minimize
+    from transnli.generator.pair_judge import stack_log_odds
 
     free = MAPS[kind]
     genres = [r["genre"] for r in rows]
     counts = {g: genres.count(g) for g in set(genres)}
     weights = np.array([len(rows) / (len(counts) * counts[g]) for g in genres])
-    x = log_odds(plain_mean(rows, judge))
+    x = np.array([stack_log_odds(r["linear"], r[judge]) for r in rows])
     y = np.array([r["good"] for r in rows])
 
     def parameters(theta) -> tuple[float, float]:

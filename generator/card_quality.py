@@ -97,6 +97,7 @@ def judge_estimate(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, Any])
         "training_prior": prior,
         "provenance": (judge.meta.get("fitted_on") if judge is not None else None),
         "refit": judge is not None and "refit" in judge.meta,
+        "error_section": ESTIMATE_SECTION,
         "validation": (judge.meta.get("validation") if judge is not None else None) or {},
     }
 
@@ -345,7 +346,7 @@ def _estimated_text(q: dict) -> str:
         text += (
             f" The interval adds to the sampling spread the largest error this method made on "
             f"text the judge was never trained on ({est.estimator_error:.3f}; "
-            f'docs/quality-model.md, "{q.get("error_section", ESTIMATE_SECTION)}").'
+            f'docs/quality-model.md, "{q["error_section"]}").'
         )
     else:
         why = q["judge_problem"] or "the judge file records no validation of the estimate"

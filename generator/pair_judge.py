@@ -408,13 +408,18 @@ def stack_probability(
     the folder's stack calibration when it has one (Platt scaling of the mean's log-odds, fitted
     on genres the two judges never saw: the mean of two calibrated probabilities is pulled towards
     0.5, so alone it understates how sure they are; docs/quality-model.md)."""
-    mean = (p_linear + p_pair) / 2
     if calibration is None:
-        return round(mean, ROUND_DIGITS)
-    edge = 10.0 ** -(ROUND_DIGITS + 2)
-    mean = min(max(mean, edge), 1 - edge)
-    z = calibration["a"] * math.log(mean / (1 - mean)) + calibration["b"]
+        return round((p_linear + p_pair) / 2, ROUND_DIGITS)
+    z = calibration["a"] * stack_log_odds(p_linear, p_pair) + calibration["b"]
     return round(1 / (1 + math.exp(-max(min(z, 60.0), -60.0))), ROUND_DIGITS)
+
+
+def stack_log_odds(p_linear: float, p_pair: float) -> float:
+    """The log-odds of the mean of the two probabilities: what a stack calibration maps (and what
+    benchmarks/fit_stack_calibration.py fits it on)."""
+    edge = 10.0 ** -(ROUND_DIGITS + 2)
+    mean = min(max((p_linear + p_pair) / 2, edge), 1 - edge)
+    return math.log(mean / (1 - mean))
 
 
 def stack_calibration(meta: dict[str, Any]) -> dict[str, float] | None:
