@@ -29,6 +29,7 @@ SETS = {
     "test": DATA / "quality_test.jsonl",
     "genres": DATA / "quality_genres.jsonl",
     "genres2": DATA / "quality_genres2.jsonl",
+    "genres3": DATA / "quality_genres3.jsonl",
 }
 CACHE = Path(__file__).resolve().parent / ".judge-cache"
 

@@ -43,6 +43,7 @@ SENTENCE_FILES = {
     "test": DATA / "quality_test_sentences.jsonl",
     "genres": DATA / "quality_genres_sentences.jsonl",
     "genres2": DATA / "quality_genres2_sentences.jsonl",
+    "genres3": DATA / "quality_genres3_sentences.jsonl",
 }
 DIGITS = 8
 BLOCKS = ("span_modified", "span_shift", "pooled_modified")

@@ -10,14 +10,14 @@ it never saw: a LoRA adapter and a head fine-tuned on prompts that show H and H'
         --fraction 0.25      # a learning curve: a quarter of the fine-tuning sentences
 
 Training rows: every judged candidate of the training sets (dev: WordNet examples; genres: news,
-reviews, dialogue, instructions; genres2 when present), except the left-out genre's. A share of
-the training sentences (`--calibration-share`, grouped by source sentence, so no sentence is on
-both sides) is held out of the fine-tuning and calibrates the head's score (Platt scaling). The
-left-out genre is scored once, at the end: AUC over all its judged candidates, and on the
-population the judge decides in the default preset (what the filters and grammar pass), the
-precision at 80% and 65% of the fast preset's good triples kept, the precision at the threshold
-and the expected calibration error. `test` is never a training set: `--leave-out test` trains on
-all the others. `--leave-out` takes several names, genres or whole sets (`genres2` is its seven
+reviews, dialogue, instructions; genres2 and genres3, seven genres each), except the left-out
+genre's. A share of the training sentences (`--calibration-share`, grouped by source sentence, so
+no sentence is on both sides) is held out of the fine-tuning and calibrates the head's score (Platt
+scaling). The left-out genre is scored once, at the end: AUC over all its judged candidates, and on
+the population the judge decides in the default preset (what the filters and grammar pass), the
+precision at 80% and 65% of the fast preset's good triples kept, the precision at the threshold and
+the expected calibration error. `test` is never a training set: `--leave-out test` trains on all
+the others. `--leave-out` takes several names, genres or whole sets (`genres2` is its seven
 genres): one training run then reads every one of them, each reported on its own; `--score gate`
 scores only the left-out candidates the judge decides on in the default preset (AUC over all of
 them is then not reported), which saves most of the reading time on a large set.
@@ -36,11 +36,13 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_quality import DATA, load_judgements  # noqa: E402
+from bench_quality import load_judgements  # noqa: E402
+from judge_data import SETS as JUDGED_FILES  # noqa: E402
 from train_judge import (  # noqa: E402 - one definition of the figures the judges are read by
     at_threshold,
     auc,
@@ -49,13 +51,9 @@ from train_judge import (  # noqa: E402 - one definition of the figures the judg
     reliability,
 )
 
-SETS = {
-    "dev": DATA / "quality_dev.jsonl",
-    "genres": DATA / "quality_genres.jsonl",
-    "genres2": DATA / "quality_genres2.jsonl",
-    "test": DATA / "quality_test.jsonl",
-}
-TRAINING_SETS = ("dev", "genres", "genres2")
+TRAINING_SETS = ("dev", "genres", "genres2", "genres3")
+# the judged files are judge_data's; this order (test last) is the order rows are read in
+SETS = {name: JUDGED_FILES[name] for name in (*TRAINING_SETS, "test")}
 
 
 def judged_rows() -> list[dict]:
@@ -246,13 +244,16 @@ def main(argv=None) -> None:
         fit_rows = fit_rows[: args.limit]
     folder, identity = resolve_model_folder(LMSettings(spec=args.lm))
     judge = new_pair_judge(folder, training, args.device)
+    steps = args.epochs * -(-len(fit_rows) // args.batch_size)
     t0 = time.perf_counter()
-    losses = train_pair_judge(
-        judge,
-        [pair_prompt(r["hypothesis"], r["modified"]) for r in fit_rows],
-        [r["good"] for r in fit_rows],
-        training,
-    )
+    with tqdm(total=steps, desc="fine-tuning", unit="batch", file=sys.stderr) as bar:
+        losses = train_pair_judge(
+            judge,
+            [pair_prompt(r["hypothesis"], r["modified"]) for r in fit_rows],
+            [r["good"] for r in fit_rows],
+            training,
+            progress=lambda step, loss: (bar.update(), bar.set_postfix(loss=f"{loss:.3f}")),
+        )
     seconds = time.perf_counter() - t0
 
     def raw(rs):
