@@ -30,6 +30,7 @@ SETS = {
     "genres": DATA / "quality_genres.jsonl",
     "genres2": DATA / "quality_genres2.jsonl",
     "genres3": DATA / "quality_genres3.jsonl",
+    "genres4": DATA / "quality_genres4.jsonl",
 }
 CACHE = Path(__file__).resolve().parent / ".judge-cache"
 

@@ -44,6 +44,7 @@ SENTENCE_FILES = {
     "genres": DATA / "quality_genres_sentences.jsonl",
     "genres2": DATA / "quality_genres2_sentences.jsonl",
     "genres3": DATA / "quality_genres3_sentences.jsonl",
+    "genres4": DATA / "quality_genres4_sentences.jsonl",
 }
 DIGITS = 8
 BLOCKS = ("span_modified", "span_shift", "pooled_modified")

@@ -52,8 +52,11 @@ from train_judge import (  # noqa: E402 - one definition of the figures the judg
 )
 
 TRAINING_SETS = ("dev", "genres", "genres2", "genres3")
-# the judged files are judge_data's; this order (test last) is the order rows are read in
-SETS = {name: JUDGED_FILES[name] for name in (*TRAINING_SETS, "test")}
+# the judged files are judge_data's: the training sets first, then the others (test, ...)
+SETS = {
+    name: JUDGED_FILES[name]
+    for name in (*TRAINING_SETS, *sorted(set(JUDGED_FILES) - set(TRAINING_SETS)))
+}
 
 
 def judged_rows() -> list[dict]:

@@ -1,0 +1,83 @@
+"""Read a saved pair judge folder on judged genres it never saw: each candidate's calibrated p,
+written for judge_stack.py, and the figures train_pair_judge.py reports for a left-out genre.
+
+    .venv/bin/python benchmarks/read_pair_judge.py \
+        --folder resources/models/pair_judge_gemma3_270m --genres genres4 --score gate \
+        --scores PAIR.jsonl [--out PAIR.json]
+    .venv/bin/python benchmarks/judge_stack.py --train-sets dev,genres --scores pair=PAIR.jsonl \
+        --stack-calibration benchmarks/data/stack_calibration_fit.json
+
+`--genres` takes genres or judged sets (judge_data.SETS names), comma-separated, as
+train_pair_judge.py's `--leave-out` does; the script refuses a genre of today's training sets
+(train_pair_judge.TRAINING_SETS) that the folder did not leave out (the genres its `validation`
+record names), as one it may have been trained on. The folder's own calibration gives p (the pair
+judge alone, not a stack); the figures use the folder's threshold. Prints one JSON object. Not a
+test: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from train_pair_judge import (  # noqa: E402 - one way to pick and report left-out rows
+    TRAINING_SETS,
+    held_out_figures,
+    leave_out_rows,
+    write_scores,
+)
+
+
+def trained_on(meta: dict, held: list[dict]) -> list[str]:
+    """The genres of `held` the folder's judge may have been trained on: those of today's training
+    sets that it did not leave out (the genres of its `validation` record)."""
+    left_out = set(meta.get("validation") or ())
+    return sorted(
+        {r["genre"] for r in held if r["set"] in TRAINING_SETS and r["genre"] not in left_out}
+    )
+
+
+def main(argv=None) -> None:
+    from transnli.common.lm.conversion import resolve_model_folder
+    from transnli.common.lm.settings import LMSettings
+    from transnli.generator.pair_judge import load_pair_judge, read_pair_judge_meta
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--folder", type=Path, required=True, help="a pair judge folder")
+    ap.add_argument("--genres", required=True, help="genres or judged sets, comma-separated")
+    ap.add_argument("--score", choices=("all", "gate"), default="gate")
+    ap.add_argument("--scores", type=Path, required=True, help="JSONL: key, genre, good, p")
+    ap.add_argument("--out", type=Path, default=None, help="write the JSON result here too")
+    args = ap.parse_args(argv)
+    meta = read_pair_judge_meta(args.folder)
+    _, held, genres = leave_out_rows(args.genres, args.score)
+    seen = trained_on(meta, held)
+    if seen:
+        sys.exit(f"{args.folder} was trained on {', '.join(seen)}: read it on other genres")
+    lm_folder, _ = resolve_model_folder(LMSettings(spec=meta["language_model"]))
+    judge = load_pair_judge(args.folder, lm_folder)
+    p = np.array(judge.probabilities([(r["hypothesis"], r["modified"]) for r in held]))
+    write_scores(args.scores, held, p)
+    result = {
+        "benchmark": "read_pair_judge",
+        "folder": str(args.folder),
+        "genres": sorted(genres),
+        "scored": args.score,
+        "threshold": judge.threshold,
+        "held_out": held_out_figures(p, held, genres, judge.threshold),
+    }
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
