@@ -16,8 +16,10 @@ the judge saw them and is over-confident on them. `--validation` (benchmarks/jud
 output) copies the figures on the genres neither judge was trained on into the folder, under
 stack.validation. `--calibration` (fit_stack_calibration.py's output) adds the map of the mean
 that the stack then applies (stack.calibration; the threshold is chosen on the mapped
-probabilities) and the card's validated precision estimate (stack.precision_estimate). Prints
-one JSON object. The folder is written through a temporary one renamed into place and never
+probabilities) and the card's validated precision estimate (stack.precision_estimate).
+`--calibration-scores` takes the calibration rows' p from the file `train_pair_judge.py
+--calibration-scores` wrote, instead of reading them again with the model (on this CPU, about
+an hour for 3,300 rows). Prints one JSON object. The folder is written through a temporary one renamed into place and never
 replaces one.
 """
 
@@ -54,6 +56,21 @@ def calibration_rows(meta: dict) -> list[dict]:
             f"{meta['training']['calibration_rows']}: the judged sets changed since it was trained"
         )
     return held
+
+
+def saved_calibration_scores(path: Path, rows: list[dict]) -> list[float]:
+    """The pair judge's p of each calibration row, from the file its training wrote; exits when
+    the file holds other rows than the split rebuilds."""
+    saved = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            row = json.loads(line)
+            saved[row["key"]] = float(row["p"])
+        except (ValueError, KeyError, TypeError) as exc:
+            sys.exit(f"{path}:{n}: not a score line (key, p): {exc}")
+    if set(saved) != {r["key"] for r in rows}:
+        sys.exit(f"{path}: holds other rows than the pair judge's calibration split")
+    return [saved[r["key"]] for r in rows]
 
 
 def cut_keeping(p: np.ndarray, good: np.ndarray, reference_good: int) -> float:
@@ -143,6 +160,13 @@ def main(argv=None) -> None:
         default=None,
         help="fit_stack_calibration.py's output: the map of the mean and the validated estimate",
     )
+    ap.add_argument(
+        "--calibration-scores",
+        type=Path,
+        default=None,
+        help="the calibration rows' p as train_pair_judge.py --calibration-scores wrote them "
+        "(instead of reading them again with the model)",
+    )
     ap.add_argument("--write", type=Path, required=True)
     args = ap.parse_args(argv)
     if args.write.exists():
@@ -174,10 +198,13 @@ def main(argv=None) -> None:
     (partial / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
 
     rows = calibration_rows(meta)
-    lm_folder, _ = resolve_model_folder(LMSettings(spec=meta["language_model"]))
-    pair = load_pair_judge(args.pair, lm_folder).probabilities(
-        [(r["hypothesis"], r["modified"]) for r in rows]
-    )
+    if args.calibration_scores:
+        pair = saved_calibration_scores(args.calibration_scores, rows)
+    else:
+        lm_folder, _ = resolve_model_folder(LMSettings(spec=meta["language_model"]))
+        pair = load_pair_judge(args.pair, lm_folder).probabilities(
+            [(r["hypothesis"], r["modified"]) for r in rows]
+        )
     linear_p = linear_out_of_sample(rows, linear_training_sets(linear))
     pops = {name: population_keys(name) for name in {r["set"] for r in rows}}
     gate = np.array([r["key"] in pops[r["set"]]["gate"] for r in rows])

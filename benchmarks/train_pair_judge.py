@@ -212,6 +212,13 @@ def parse_args(argv):
         help="write each left-out candidate's calibrated p here (JSONL: key, genre, good, p), "
         "for stacking with other judges",
     )
+    ap.add_argument(
+        "--calibration-scores",
+        type=Path,
+        default=None,
+        help="write each calibration row's calibrated p here (the same JSONL), for "
+        "build_judge_stack.py --calibration-scores",
+    )
     return ap.parse_args(argv)
 
 
@@ -262,7 +269,12 @@ def main(argv=None) -> None:
     def raw(rs):
         return judge.raw_scores([pair_prompt(r["hypothesis"], r["modified"]) for r in rs])
 
-    calibration = platt(raw(cal_rows), [r["good"] for r in cal_rows])
+    cal_raw = raw(cal_rows)
+    calibration = platt(cal_raw, [r["good"] for r in cal_rows])
+    if args.calibration_scores:  # build_judge_stack.py --calibration-scores then reads no model
+        write_scores(
+            args.calibration_scores, cal_rows, [calibrated(x, calibration) for x in cal_raw]
+        )
     p = np.array([calibrated(x, calibration) for x in raw(held)])
     if args.scores:
         write_scores(args.scores, held, p)
