@@ -10,17 +10,16 @@ highest cut (to two decimals, rounded down) that keeps 80% of the fast preset's 
 the candidates the filters and grammar pass, here on the pair judge's calibration rows (training
 sentences held out of its fine-tuning; the split is rebuilt from the folder's seed and checked
 against its recorded size). There the linear judge's probability is out of sample as well: the
-shipped configuration is refitted on the sets the linear judge file records (training.data)
-without those sentences (benchmarks/judge_logo.py's `train_model`, on its cached features), since
-the judge saw them and is over-confident on them. `--validation` (benchmarks/judge_stack.py's
-output) copies the figures on the genres neither judge was trained on into the folder, under
-stack.validation. `--calibration` (fit_stack_calibration.py's output) adds the map of the mean
-that the stack then applies (stack.calibration; the threshold is chosen on the mapped
-probabilities) and the card's validated precision estimate (stack.precision_estimate).
-`--calibration-scores` takes the calibration rows' p from the file `train_pair_judge.py
---calibration-scores` wrote, instead of reading them again with the model (on this CPU, about
-an hour for 3,300 rows). Prints one JSON object. The folder is written through a temporary one renamed into place and never
-replaces one.
+shipped configuration is refitted on the sets the linear judge file records (training.data) without
+those sentences (benchmarks/judge_logo.py's `train_model`, on its cached features), since the judge
+saw them and is over-confident on them. `--validation` (benchmarks/judge_stack.py's output) copies
+the figures on the genres neither judge was trained on into the folder, under stack.validation.
+`--calibration` (fit_stack_calibration.py's output) adds the map of the mean that the stack then
+applies (stack.calibration; the threshold is chosen on the mapped probabilities) and the card's
+validated precision estimate (stack.precision_estimate). `--calibration-scores` takes the
+calibration rows' p from the file `train_pair_judge.py --calibration-scores` wrote, instead of
+reading them again with the model (3,296 prompts for a judge trained on four sets). Prints one JSON
+object. The folder is written through a temporary one renamed into place and never replaces one.
 """
 
 from __future__ import annotations
