@@ -286,10 +286,10 @@ GENRES = {
 }
 
 
-def judged_hypotheses() -> set[str]:
-    """The sentences of the sets already judged (or held for measurement)."""
+def judged_hypotheses(names: tuple[str, ...] = JUDGED) -> set[str]:
+    """The sentences of the sets already judged (or held for measurement): files in DATA."""
     seen: set[str] = set()
-    for name in JUDGED:
+    for name in names:
         with (DATA / name).open(encoding="utf-8") as f:
             seen.update(json.loads(line)["hypothesis"] for line in f if line.strip())
     return seen
@@ -318,10 +318,15 @@ def main(argv=None) -> None:
             f"{APT_LISTS}/{APT_MAIN}i18n_Translation-en*: not found "
             "(run `apt-get update -o Acquire::Languages=en`)"
         )
-    judged = judged_hypotheses()
-    rng = random.Random(args.seed)
+    rows = sample_genres(GENRES, judged_hypotheses(), args.per_genre, random.Random(args.seed))
+    write_sentences(args.out, rows)
+
+
+def sample_genres(genres: dict, judged: set[str], per_genre: int, rng: random.Random) -> list:
+    """Each genre's sample of its whole sentences not judged yet; a sentence of two genres is
+    offered to the first only (`judged` grows with each genre's sentences)."""
     out = []
-    for genre, texts in GENRES.items():
+    for genre, texts in genres.items():
         rows = collect(texts(), genre)
         whole = [
             r for r in rows if not CUT.search(r["premise"]) and not CUT.search(r["hypothesis"])
@@ -331,8 +336,10 @@ def main(argv=None) -> None:
             f"{genre}: {len(rows) - len(whole)} dropped for a cut premise or sentence, "
             f"{len(whole) - len(fresh)} already judged elsewhere"
         )
-        out += sample_genre(fresh, genre, args.per_genre, rng)
-    write_sentences(args.out, out)
+        # A sentence in two genres (an encyclopedia that quotes novels) is judged once
+        judged.update(r["hypothesis"] for r in fresh)
+        out += sample_genre(fresh, genre, per_genre, rng)
+    return out
 
 
 if __name__ == "__main__":

@@ -67,7 +67,6 @@ Sources (Debian 12 here):
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 import subprocess
@@ -82,11 +81,12 @@ from quality_genres2_sentences import (  # noqa: E402 - one set of cleaning rule
     blocks,
     html_paragraphs,
 )
-from quality_genres3_sentences import CUT  # noqa: E402
+from quality_genres3_sentences import (  # noqa: E402 - one way to sample a genre set
+    judged_hypotheses,
+    sample_genres,
+)
 from quality_genres_sentences import (  # noqa: E402
-    collect,
     debian_version,
-    sample_genre,
     write_sentences,
 )
 
@@ -314,15 +314,6 @@ GENRES = {
 }
 
 
-def judged_hypotheses() -> set[str]:
-    """The sentences of the sets already judged (or held for measurement)."""
-    seen: set[str] = set()
-    for name in JUDGED:
-        with (DATA / name).open(encoding="utf-8") as f:
-            seen.update(json.loads(line)["hypothesis"] for line in f if line.strip())
-    return seen
-
-
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--per-genre", type=int, default=620)
@@ -339,22 +330,7 @@ def main(argv=None) -> None:
     ):
         if not p.exists():
             raise SystemExit(f"{p}: not found (see this script's docstring for how to get it)")
-    judged = judged_hypotheses()
-    rng = random.Random(args.seed)
-    out = []
-    for genre, texts in GENRES.items():
-        rows = collect(texts(), genre)
-        whole = [
-            r for r in rows if not CUT.search(r["premise"]) and not CUT.search(r["hypothesis"])
-        ]
-        fresh = [r for r in whole if r["hypothesis"] not in judged]
-        print(
-            f"{genre}: {len(rows) - len(whole)} dropped for a cut premise or sentence, "
-            f"{len(whole) - len(fresh)} already judged elsewhere"
-        )
-        # A sentence in two genres (the encyclopedia quotes the novels) is judged once
-        judged.update(r["hypothesis"] for r in fresh)
-        out += sample_genre(fresh, genre, args.per_genre, rng)
+    out = sample_genres(GENRES, judged_hypotheses(JUDGED), args.per_genre, random.Random(args.seed))
     write_sentences(args.out, out)
 
 
