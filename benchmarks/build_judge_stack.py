@@ -38,7 +38,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from train_judge import population_keys  # noqa: E402
-from train_pair_judge import TRAINING_SETS, judged_rows, split_calibration  # noqa: E402
+from train_pair_judge import (  # noqa: E402
+    TRAINING_SETS,
+    judged_rows,
+    read_scores,
+    split_calibration,
+)
 
 LINEAR_FILE = "linear_judge.json"
 KEEP_SHARE = 0.8
@@ -60,13 +65,7 @@ def calibration_rows(meta: dict) -> list[dict]:
 def saved_calibration_scores(path: Path, rows: list[dict]) -> list[float]:
     """The pair judge's p of each calibration row, from the file its training wrote; exits when
     the file holds other rows than the split rebuilds."""
-    saved = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        try:
-            row = json.loads(line)
-            saved[row["key"]] = float(row["p"])
-        except (ValueError, KeyError, TypeError) as exc:
-            sys.exit(f"{path}:{n}: not a score line (key, p): {exc}")
+    saved = read_scores(path)
     if set(saved) != {r["key"] for r in rows}:
         sys.exit(f"{path}: holds other rows than the pair judge's calibration split")
     return [saved[r["key"]] for r in rows]

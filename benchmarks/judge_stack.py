@@ -51,6 +51,7 @@ from train_judge import (  # noqa: E402
     reliability,
     sigmoid,
 )
+from train_pair_judge import read_scores  # noqa: E402 - one reader of judges' score files
 
 
 def read(p: np.ndarray, y: np.ndarray, fast_good: int, thresholds=()) -> dict:
@@ -83,8 +84,7 @@ def named_scores(specs: list[str]) -> dict[str, dict[str, float]]:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path or name in ("linear", "all"):
             sys.exit(f"--scores {spec}: expected NAME=FILE, NAME not 'linear' or 'all'")
-        with open(path, encoding="utf-8") as fh:
-            out[name] = {row["key"]: float(row["p"]) for row in map(json.loads, fh)}
+        out[name] = read_scores(path)
     return out
 
 

@@ -164,6 +164,18 @@ def write_scores(path: Path, held: list[dict], p: np.ndarray) -> None:
             fh.write(json.dumps(row) + "\n")
 
 
+def read_scores(path: Path) -> dict[str, float]:
+    """A file `write_scores` wrote, as {key: p}; a malformed line exits naming it."""
+    out = {}
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            row = json.loads(line)
+            out[row["key"]] = float(row["p"])
+        except (ValueError, KeyError, TypeError) as exc:
+            sys.exit(f"{path}:{n}: not a score line (key, p): {exc}")
+    return out
+
+
 def held_out_figures(p: np.ndarray, held: list[dict], left_out: set[str], threshold: float):
     """`figures` of each left-out genre."""
     return {
