@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from train_judge import population_keys  # noqa: E402
 from train_pair_judge import (  # noqa: E402
-    TRAINING_SETS,
+    folder_training_sets,
     judged_rows,
     read_scores,
     split_calibration,
@@ -52,7 +52,8 @@ KEEP_SHARE = 0.8
 def calibration_rows(meta: dict) -> list[dict]:
     """The pair judge's calibration rows, rebuilt; exits when they do not match its record."""
     left_out = set(meta.get("validation") or ())
-    rows = [r for r in judged_rows() if r["set"] in TRAINING_SETS and r["genre"] not in left_out]
+    sets = folder_training_sets(meta)
+    rows = [r for r in judged_rows() if r["set"] in sets and r["genre"] not in left_out]
     _, held = split_calibration(rows, 0.2, meta["training"]["seed"])
     if len(held) != meta["training"]["calibration_rows"]:
         sys.exit(

@@ -8,11 +8,11 @@ written for judge_stack.py, and the figures train_pair_judge.py reports for a le
         --stack-calibration benchmarks/data/stack_calibration_fit.json
 
 `--genres` takes genres or judged sets (judge_data.SETS names), comma-separated, as
-train_pair_judge.py's `--leave-out` does; the script refuses a genre of today's training sets
-(train_pair_judge.TRAINING_SETS) that the folder did not leave out (the genres its `validation`
-record names), as one it may have been trained on. The folder's own calibration gives p (the pair
-judge alone, not a stack); the figures use the folder's threshold. Prints one JSON object. Not a
-test: nothing is asserted.
+train_pair_judge.py's `--leave-out` does; the script refuses a genre of the sets the folder was
+trained on (its record, or the sets its data digest names) that it did not leave out (the genres
+its `validation` record names), as one it may have been trained on. The folder's own calibration
+gives p (the pair judge alone, not a stack); the figures use the folder's threshold. Prints one
+JSON object. Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from train_pair_judge import (  # noqa: E402 - one way to pick and report left-out rows
-    TRAINING_SETS,
+    folder_training_sets,
     held_out_figures,
     leave_out_rows,
     write_scores,
@@ -36,12 +36,11 @@ from train_pair_judge import (  # noqa: E402 - one way to pick and report left-o
 
 
 def trained_on(meta: dict, held: list[dict]) -> list[str]:
-    """The genres of `held` the folder's judge may have been trained on: those of today's training
+    """The genres of `held` the folder's judge may have been trained on: those of its training
     sets that it did not leave out (the genres of its `validation` record)."""
     left_out = set(meta.get("validation") or ())
-    return sorted(
-        {r["genre"] for r in held if r["set"] in TRAINING_SETS and r["genre"] not in left_out}
-    )
+    sets = folder_training_sets(meta)
+    return sorted({r["genre"] for r in held if r["set"] in sets and r["genre"] not in left_out})
 
 
 def main(argv=None) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import sys
 import time
@@ -86,6 +87,24 @@ def data_digest(names) -> str:
         if SETS[name].is_file():
             h.update(name.encode() + b"\0" + SETS[name].read_bytes())
     return h.hexdigest()
+
+
+def folder_training_sets(meta: dict) -> tuple[str, ...]:
+    """The judged sets a saved judge was trained on: its own record, or, for a folder written
+    before it kept one, the sets whose files give its recorded training data digest (so a folder
+    stays readable after TRAINING_SETS grows)."""
+    recorded = (meta.get("training") or {}).get("sets")
+    if recorded:
+        return tuple(recorded)
+    names = [name for name in SETS if SETS[name].is_file()]
+    for size in range(len(names), 0, -1):
+        for combination in itertools.combinations(names, size):
+            if data_digest(combination) == meta.get("training_data_sha256"):
+                return combination
+    sys.exit(
+        "the folder records neither its training sets nor a data digest that today's judged "
+        f"sets ({', '.join(names)}) give: their files changed since it was trained"
+    )
 
 
 def split_calibration(rows: list[dict], share: float, seed: int) -> tuple[list, list]:
@@ -300,6 +319,7 @@ def main(argv=None) -> None:
             "rows": len(fit_rows),
             "calibration_rows": len(cal_rows),
             "fraction": args.fraction,
+            "sets": list(TRAINING_SETS),
         },
         "epoch_losses": [round(x, 4) for x in losses],
         "training_seconds": round(seconds, 1),
