@@ -22,6 +22,10 @@ genres): one training run then reads every one of them, each reported on its own
 scores only the left-out candidates the judge decides on in the default preset (AUC over all of
 them is then not reported), which saves most of the reading time on a large set.
 
+A fine-tuning of hours survives an interruption: with `--write FOLDER` its state is saved to
+FOLDER.checkpoint every `--checkpoint-every` steps (or to `--checkpoint FILE`), and the same command
+run again resumes there, giving the judge an uninterrupted run would have given.
+
 Prints one JSON object (and writes it with --out). Not a test: nothing is asserted.
 """
 
@@ -235,6 +239,15 @@ def parse_args(argv):
     ap.add_argument("--seed", type=int, default=d.seed)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--write", type=Path, default=None, help="save the judge folder here")
+    ap.add_argument(
+        "--checkpoint",
+        type=Path,
+        default=None,
+        help="save the fine-tuning's state here every --checkpoint-every steps and resume from "
+        "it when it exists (default with --write: WRITE.checkpoint, removed once the folder is "
+        "saved)",
+    )
+    ap.add_argument("--checkpoint-every", type=int, default=200)
     ap.add_argument("--out", type=Path, default=None, help="write the JSON result here too")
     ap.add_argument(
         "--scores",
@@ -287,13 +300,22 @@ def main(argv=None) -> None:
     judge = new_pair_judge(folder, training, args.device)
     steps = args.epochs * -(-len(fit_rows) // args.batch_size)
     t0 = time.perf_counter()
+    checkpoint = args.checkpoint or (
+        args.write.with_name(args.write.name + ".checkpoint") if args.write else None
+    )
     with tqdm(total=steps, desc="fine-tuning", unit="batch", file=sys.stderr) as bar:
         losses = train_pair_judge(
             judge,
             [pair_prompt(r["hypothesis"], r["modified"]) for r in fit_rows],
             [r["good"] for r in fit_rows],
             training,
-            progress=lambda step, loss: (bar.update(), bar.set_postfix(loss=f"{loss:.3f}")),
+            # a resumed run's first step jumps the bar past the steps its checkpoint holds
+            progress=lambda step, loss: (
+                bar.update(step - bar.n),
+                bar.set_postfix(loss=f"{loss:.3f}"),
+            ),
+            checkpoint=checkpoint,
+            checkpoint_every=args.checkpoint_every,
         )
     seconds = time.perf_counter() - t0
 
@@ -345,6 +367,8 @@ def main(argv=None) -> None:
             },
         }
         result["written"] = str(save_pair_judge(args.write, judge, meta))
+        if checkpoint is not None and args.checkpoint is None:
+            checkpoint.unlink(missing_ok=True)
     text = json.dumps(result, indent=1)
     print(text)
     if args.out:

@@ -31,6 +31,7 @@ genres left out.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -234,16 +235,74 @@ def new_pair_judge(lm_folder: str | Path, training: PairJudgeTraining, device: s
     return PairJudgeModel(model, head, tokenizer, training.max_tokens)
 
 
+def training_fingerprint(
+    prompts: Sequence[str], labels: Sequence[int], training: PairJudgeTraining
+) -> str:
+    """What a checkpoint belongs to: the settings and every (prompt, label), in order."""
+    digest = hashlib.sha256(json.dumps(asdict(training), sort_keys=True).encode())
+    for prompt, label in zip(prompts, labels, strict=True):
+        digest.update(f"{int(label)}\t{prompt}\n".encode())
+    return digest.hexdigest()
+
+
+def save_checkpoint(path: Path, judge: PairJudgeModel, optimiser, state: dict[str, Any]) -> None:
+    """The trainable weights, the optimiser's moments and where the loop stands, written through a
+    temporary file renamed into place (an interruption leaves the previous checkpoint whole)."""
+    import torch
+
+    named = judge.model.named_parameters()
+    trainable = {n: p.detach().clone() for n, p in named if p.requires_grad}
+    partial = path.with_name(path.name + ".partial")
+    torch.save(
+        {
+            **state,
+            "adapter": trainable,
+            "head": judge.head.state_dict(),
+            "optimiser": optimiser.state_dict(),
+        },
+        partial,
+    )
+    os.replace(partial, path)
+
+
+def load_checkpoint(path: Path, judge: PairJudgeModel, optimiser, fingerprint: str) -> dict:
+    """Restore a checkpoint of this very run into the judge and the optimiser; its loop state."""
+    import torch
+
+    try:
+        saved = torch.load(path, map_location=judge.head.weight.device, weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file gets the same clear error
+        raise PairJudgeError(f"{path}: not a readable training checkpoint ({exc})") from exc
+    if saved.get("fingerprint") != fingerprint:
+        raise PairJudgeError(
+            f"{path}: a checkpoint of another training run (its rows or settings differ); "
+            "remove it to start afresh"
+        )
+    with torch.no_grad():
+        for name, param in judge.model.named_parameters():
+            if param.requires_grad:
+                param.copy_(saved["adapter"][name])
+    judge.head.load_state_dict(saved["head"])
+    optimiser.load_state_dict(saved["optimiser"])
+    return {k: saved[k] for k in ("step", "losses", "epoch_total")}
+
+
 def train_pair_judge(
     judge: PairJudgeModel,
     prompts: Sequence[str],
     labels: Sequence[int],
     training: PairJudgeTraining,
     progress: Callable[[int, float], None] | None = None,
+    checkpoint: Path | None = None,
+    checkpoint_every: int = 200,
 ) -> list[float]:
     """Fine-tune the adapter and the head on (prompt, label) with a binary cross-entropy, in
     shuffled batches of a fixed seed; returns each epoch's mean loss. `progress(step, loss)` is
-    called after every step."""
+    called after every step it trains.
+
+    With `checkpoint`, the state is saved there every `checkpoint_every` steps and after the last,
+    and a run that finds a checkpoint of the same rows and settings resumes from it: the batches
+    come in the same order and the weights come out as an uninterrupted run's would."""
     import torch
 
     if len(prompts) != len(labels) or not prompts:
@@ -256,24 +315,36 @@ def train_pair_judge(
             {"params": judge.head.parameters(), "lr": training.head_learning_rate},
         ]
     )
+    fingerprint = training_fingerprint(prompts, labels, training) if checkpoint else ""
+    done = {"step": 0, "losses": [], "epoch_total": 0.0}
+    if checkpoint is not None and Path(checkpoint).is_file():
+        done = load_checkpoint(Path(checkpoint), judge, optimiser, fingerprint)
     loss_fn = torch.nn.BCEWithLogitsLoss()
     target = torch.tensor(list(labels), dtype=torch.float32, device=judge.head.weight.device)
-    losses, step = [], 0
-    for _ in range(training.epochs):
+    losses, step = list(done["losses"]), 0
+    last = training.epochs * -(-len(prompts) // training.batch_size)
+    for epoch in range(training.epochs):
         judge.model.train()
+        # drawn for every epoch, finished or not, so a resumed run sees the same orders
         order = torch.randperm(len(prompts), generator=generator).tolist()
-        total = 0.0
+        total = done["epoch_total"] if epoch == len(done["losses"]) else 0.0
         for lo in range(0, len(order), training.batch_size):
+            step += 1
+            if step <= done["step"]:
+                continue
             rows = order[lo : lo + training.batch_size]
             loss = loss_fn(judge.logits([prompts[i] for i in rows]), target[rows])
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
             total += loss.item() * len(rows)
-            step += 1
+            if checkpoint is not None and (step % checkpoint_every == 0 or step == last):
+                state = {"fingerprint": fingerprint, "step": step, "losses": losses}
+                save_checkpoint(Path(checkpoint), judge, optimiser, {**state, "epoch_total": total})
             if progress is not None:
                 progress(step, loss.item())
-        losses.append(total / len(order))
+        if epoch >= len(losses):
+            losses.append(total / len(order))
     judge.model.eval()
     return losses
 

@@ -95,6 +95,49 @@ def test_training_learns_the_decision(trained):
     assert min(good) > max(bad)
 
 
+class Interrupted(Exception):
+    pass
+
+
+def test_an_interrupted_training_resumes_from_its_checkpoint_to_the_same_weights(
+    trained, tiny_lm_dir, tmp_path
+):
+    """A long fine-tuning killed mid-run (a session's end, a crash) goes on from its checkpoint
+    and gives exactly the judge an uninterrupted run gives: same scores, same epoch losses."""
+    judge, losses, _ = trained
+    prompts = [pair_prompt(h, m) for h, m in PAIRS]
+    checkpoint = tmp_path / "run.checkpoint"
+
+    def stop_at_step_7(step, _loss):
+        if step == 7:
+            raise Interrupted
+
+    first = new_pair_judge(tiny_lm_dir, TRAINING)
+    with pytest.raises(Interrupted):
+        train_pair_judge(
+            first, prompts, LABELS, TRAINING, stop_at_step_7, checkpoint, checkpoint_every=2
+        )
+    steps = []
+    resumed = new_pair_judge(tiny_lm_dir, TRAINING)
+    again = train_pair_judge(
+        resumed,
+        prompts,
+        LABELS,
+        TRAINING,
+        lambda step, _loss: steps.append(step),
+        checkpoint,
+        checkpoint_every=2,
+    )
+    assert steps[0] == 7  # steps 1-6 came from the checkpoint
+    assert again == losses
+    assert resumed.raw_scores(prompts) == judge.raw_scores(prompts)
+    # a checkpoint of other rows is refused rather than mixed in
+    with pytest.raises(PairJudgeError, match="another training run"):
+        train_pair_judge(
+            new_pair_judge(tiny_lm_dir, TRAINING), prompts, LABELS[::-1], TRAINING, None, checkpoint
+        )
+
+
 def test_the_folder_is_a_peft_adapter_and_loads_to_the_same_scores(trained, tiny_lm_dir):
     judge, _, folder = trained
     config = json.loads((folder / "adapter" / "adapter_config.json").read_text())
