@@ -31,6 +31,7 @@ SETS = {
     "genres2": DATA / "quality_genres2.jsonl",
     "genres3": DATA / "quality_genres3.jsonl",
     "genres4": DATA / "quality_genres4.jsonl",
+    "genres5": DATA / "quality_genres5.jsonl",
 }
 CACHE = Path(__file__).resolve().parent / ".judge-cache"
 

@@ -45,6 +45,7 @@ SENTENCE_FILES = {
     "genres2": DATA / "quality_genres2_sentences.jsonl",
     "genres3": DATA / "quality_genres3_sentences.jsonl",
     "genres4": DATA / "quality_genres4_sentences.jsonl",
+    "genres5": DATA / "quality_genres5_sentences.jsonl",
 }
 DIGITS = 8
 BLOCKS = ("span_modified", "span_shift", "pooled_modified")
