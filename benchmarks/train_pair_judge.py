@@ -10,21 +10,21 @@ it never saw: a LoRA adapter and a head fine-tuned on prompts that show H and H'
         --fraction 0.25      # a learning curve: a quarter of the fine-tuning sentences
 
 Training rows: every judged candidate of the training sets (dev: WordNet examples; genres: news,
-reviews, dialogue, instructions; genres2 and genres3, seven genres each), except the left-out
-genre's. A share of the training sentences (`--calibration-share`, grouped by source sentence, so
-no sentence is on both sides) is held out of the fine-tuning and calibrates the head's score (Platt
-scaling). The left-out genre is scored once, at the end: AUC over all its judged candidates, and on
-the population the judge decides in the default preset (what the filters and grammar pass), the
-precision at 80% and 65% of the fast preset's good triples kept, the precision at the threshold and
-the expected calibration error. `test` is never a training set: `--leave-out test` trains on all
-the others. `--leave-out` takes several names, genres or whole sets (`genres2` is its seven
-genres): one training run then reads every one of them, each reported on its own; `--score gate`
-scores only the left-out candidates the judge decides on in the default preset (AUC over all of
-them is then not reported), which saves most of the reading time on a large set.
+reviews, dialogue, instructions; genres2, genres3 and genres4, seven genres each), except those of
+the genre left out. A share of the training sentences (`--calibration-share`, grouped by source
+sentence, so no sentence is on both sides) is held out of the fine-tuning and calibrates the head's
+score (Platt scaling). The left-out genre is scored once, at the end: AUC over all its judged
+candidates, and on the population the judge decides in the default preset (what the filters and
+grammar pass), the precision at 80% and 65% of the fast preset's good triples kept, the precision
+at the threshold and the expected calibration error. `test` is never a training set: `--leave-out
+test` trains on all the others. `--leave-out` takes several names, genres or whole sets (`genres2`
+is its seven genres): one training run then reads every one of them, each reported on its own;
+`--score gate` scores only the left-out candidates the judge decides on in the default preset (AUC
+over all of them is then not reported), which saves most of the reading time on a large set.
 
 A fine-tuning of hours survives an interruption: with `--write FOLDER` its state is saved to
-FOLDER.checkpoint every `--checkpoint-every` steps (or to `--checkpoint FILE`), and the same command
-run again resumes there, giving the judge an uninterrupted run would have given.
+FOLDER.checkpoint every `--checkpoint-every` steps (or to `--checkpoint FILE`), and the same
+command run again resumes there, giving the judge an uninterrupted run would have given.
 
 Prints one JSON object (and writes it with --out). Not a test: nothing is asserted.
 """
@@ -56,7 +56,7 @@ from train_judge import (  # noqa: E402 - one definition of the figures the judg
     reliability,
 )
 
-TRAINING_SETS = ("dev", "genres", "genres2", "genres3")
+TRAINING_SETS = ("dev", "genres", "genres2", "genres3", "genres4")
 # the judged files are judge_data's: the training sets first, then the others (test, ...)
 SETS = {
     name: JUDGED_FILES[name]
