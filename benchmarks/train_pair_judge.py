@@ -273,6 +273,7 @@ def main(argv=None) -> None:
     from transnli.common.lm.conversion import resolve_model_folder
     from transnli.common.lm.settings import LMSettings
     from transnli.generator.pair_judge import (
+        PairJudgeError,
         PairJudgeTraining,
         calibrated,
         new_pair_judge,
@@ -303,20 +304,25 @@ def main(argv=None) -> None:
     checkpoint = args.checkpoint or (
         args.write.with_name(args.write.name + ".checkpoint") if args.write else None
     )
+    first_step: list[int] = []  # above 1 when this run resumed from a checkpoint
     with tqdm(total=steps, desc="fine-tuning", unit="batch", file=sys.stderr) as bar:
-        losses = train_pair_judge(
-            judge,
-            [pair_prompt(r["hypothesis"], r["modified"]) for r in fit_rows],
-            [r["good"] for r in fit_rows],
-            training,
-            # a resumed run's first step jumps the bar past the steps its checkpoint holds
-            progress=lambda step, loss: (
-                bar.update(step - bar.n),
-                bar.set_postfix(loss=f"{loss:.3f}"),
-            ),
-            checkpoint=checkpoint,
-            checkpoint_every=args.checkpoint_every,
-        )
+        try:
+            losses = train_pair_judge(
+                judge,
+                [pair_prompt(r["hypothesis"], r["modified"]) for r in fit_rows],
+                [r["good"] for r in fit_rows],
+                training,
+                # a resumed run's first step jumps the bar past the steps its checkpoint holds
+                progress=lambda step, loss: (
+                    first_step.append(step) if not first_step else None,
+                    bar.update(step - bar.n),
+                    bar.set_postfix(loss=f"{loss:.3f}"),
+                ),
+                checkpoint=checkpoint,
+                checkpoint_every=args.checkpoint_every,
+            )
+        except PairJudgeError as exc:  # a checkpoint of another run: say so, no traceback
+            sys.exit(str(exc))
     seconds = time.perf_counter() - t0
 
     def raw(rs):
@@ -344,7 +350,8 @@ def main(argv=None) -> None:
             "sets": list(TRAINING_SETS),
         },
         "epoch_losses": [round(x, 4) for x in losses],
-        "training_seconds": round(seconds, 1),
+        "training_seconds": round(seconds, 1),  # this run's share when it resumed
+        "resumed_at_step": (first_step[0] - 1) if first_step else steps,
         "device": args.device,
         "calibration": calibration,
         "held_out": held_out_figures(p, held, left_out, args.threshold),
