@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -186,6 +187,13 @@ def score(accepted, rejected, judged: dict[str, dict], n_sentences: int) -> dict
     }
 
 
+def judged_sentence_lines(lines: list[str], judged: dict[str, dict]) -> list[str]:
+    """The sentence lines whose hypothesis has judged candidates: a genre set's candidates were
+    chosen whole sentence by whole sentence, so its precision is read on those sentences only."""
+    hypotheses = {j["hypothesis"] for j in judged.values()}
+    return [line for line in lines if line.strip() and json.loads(line)["hypothesis"] in hypotheses]
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", default="default")
@@ -219,19 +227,32 @@ def main(argv=None) -> None:
         default=JUDGEMENTS,
         help="Judged candidates of those sentences (test set: data/quality_test.jsonl).",
     )
+    ap.add_argument(
+        "--judged-only",
+        action="store_true",
+        help="Generate from the sentences that have judged candidates only (a genre set, whose "
+        "judged candidates are a choice of whole sentences).",
+    )
     args = ap.parse_args(argv)
 
     overrides = dict(parse_override(item) for item in args.set)
     judged = load_judgements(args.judgements)
-    n_sentences = len(args.sentences.read_text(encoding="utf-8").split("\n")) - 1
-    config, pipeline, accepted, rejected, seconds = run_preset(
-        args.preset, overrides, args.sentences
-    )
+    lines = args.sentences.read_text(encoding="utf-8").splitlines(keepends=True)
+    if args.judged_only:
+        lines = judged_sentence_lines(lines, judged)
+    n_sentences = sum(1 for line in lines if line.strip())
+    with tempfile.TemporaryDirectory() as tmp:
+        sentences = Path(tmp) / args.sentences.name
+        sentences.write_text("".join(lines), encoding="utf-8")
+        config, pipeline, accepted, rejected, seconds = run_preset(
+            args.preset, overrides, sentences
+        )
     result = {
         "preset": args.preset,
         "overrides": overrides,
         "filters": config.filters,
         "sentences_file": args.sentences.name,
+        "judged_only": args.judged_only,
         "judgements_file": args.judgements.name,
         "judgements": len(judged),
         **score(accepted, rejected, judged, n_sentences),

@@ -3,7 +3,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from bench_quality import parse_override  # noqa: E402
+import json  # noqa: E402
+
+from bench_quality import judged_sentence_lines, parse_override  # noqa: E402
 
 
 def test_none_switches_a_check_off_instead_of_keeping_the_default():
@@ -19,3 +21,14 @@ def test_other_values_are_typed():
     assert parse_override("max_per_sentence=none") == ("max_per_sentence", None)
     assert parse_override("lm_antonyms=3") == ("lm_antonyms", 3)
     assert parse_override("antonyms=broad") == ("antonyms", "broad")
+
+
+def test_judged_only_keeps_the_sentences_whose_candidates_were_judged():
+    """A genre set's judged candidates are whole sentences chosen from a larger file: its precision
+    is read on those sentences, not diluted by unjudged triples of the others."""
+    lines = [
+        json.dumps({"id": str(i), "premise": "P.", "hypothesis": h}) + "\n"
+        for i, h in enumerate(["The soup is hot.", "The door is open.", "He is happy."])
+    ]
+    judged = {"k1": {"hypothesis": "He is happy."}, "k2": {"hypothesis": "The soup is hot."}}
+    assert judged_sentence_lines([*lines, "\n"], judged) == [lines[0], lines[2]]
