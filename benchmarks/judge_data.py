@@ -32,6 +32,7 @@ SETS = {
     "genres3": DATA / "quality_genres3.jsonl",
     "genres4": DATA / "quality_genres4.jsonl",
     "genres5": DATA / "quality_genres5.jsonl",
+    "genres6": DATA / "quality_genres6.jsonl",
 }
 CACHE = Path(__file__).resolve().parent / ".judge-cache"
 

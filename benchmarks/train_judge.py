@@ -46,6 +46,7 @@ SENTENCE_FILES = {
     "genres3": DATA / "quality_genres3_sentences.jsonl",
     "genres4": DATA / "quality_genres4_sentences.jsonl",
     "genres5": DATA / "quality_genres5_sentences.jsonl",
+    "genres6": DATA / "quality_genres6_sentences.jsonl",
 }
 DIGITS = 8
 BLOCKS = ("span_modified", "span_shift", "pooled_modified")
