@@ -108,6 +108,8 @@ DEVREF = "developers-reference", "usr/share/developers-reference"
 SOURCES = (ENDLESS_SKY, NAEV, FREEORION, KALZIUM, PYCHESS, LINCITY, DEVREF)
 # A line of Endless Sky's data files: its indent (tabs) and its text
 ES_LINE = re.compile(r"^(\t*)(.*)$")
+# A `description` line of an Endless Sky block (one tab in): `...` or "..."
+ES_DESCRIPTION = re.compile(r"^\tdescription\s+(?:`([^`]*)`|\"([^\"]*)\")\s*$")
 # A quoted string of Endless Sky's data: `...` or "..."
 ES_STRING = re.compile(r'^(?:`([^`]*)`|"([^"]*)")$')
 # A FreeOrion stringtable entry: a KEY line, then one line or a '''...''' block
@@ -168,6 +170,26 @@ def spaceopera_texts(src: Path):
             yield path.stem, where(src, ENDLESS_SKY, path), paras
 
 
+def es_descriptions(lines: list[str], line: int) -> list[tuple[str, str]]:
+    """The `description` lines of the top-level Endless Sky block that opens at `line` (1-based):
+    (place, text), up to the next top-level line."""
+    paras = []
+    for k in range(line, len(lines)):
+        if lines[k] and not lines[k].startswith("\t"):
+            break
+        m = ES_DESCRIPTION.match(lines[k])
+        if m:
+            paras.append((f"line{k + 1}", m.group(1) or m.group(2) or ""))
+    return paras
+
+
+def naev_descriptions(path: Path) -> list[tuple[str, str]]:
+    """The `<description>` texts of a Naev data file: (place, text)."""
+    raw = path.read_text(encoding="utf-8", errors="replace")
+    found = re.findall(r"<description>(.*?)</description>", raw, re.S)
+    return [(f"description{i}", untag(d)) for i, d in enumerate(found)]
+
+
 def worlds_texts(src: Path):
     """The descriptions of the planets and stations a player lands on: Endless Sky's map
     (`planet` blocks' `description` lines) and Naev's assets (`<description>`), one text a
@@ -175,21 +197,9 @@ def worlds_texts(src: Path):
     path = folder(src, ENDLESS_SKY) / "map.txt"
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     for line, _ in es_blocks(path, "planet"):
-        paras = []
-        for k in range(line, len(lines)):
-            if lines[k] and not lines[k].startswith("\t"):
-                break
-            m = re.match(r"^\tdescription\s+(?:`([^`]*)`|\"([^\"]*)\")\s*$", lines[k])
-            if m:
-                paras.append((f"line{k + 1}", m.group(1) or m.group(2) or ""))
-        yield "endless-sky", where(src, ENDLESS_SKY, path), paras
+        yield "endless-sky", where(src, ENDLESS_SKY, path), es_descriptions(lines, line)
     for path in sorted(folder(src, NAEV).glob("*.xml")):
-        raw = path.read_text(encoding="utf-8", errors="replace")
-        paras = [
-            (f"description{i}", untag(d))
-            for i, d in enumerate(re.findall(r"<description>(.*?)</description>", raw, re.S))
-        ]
-        yield "naev", where(src, NAEV, path), paras
+        yield "naev", where(src, NAEV, path), naev_descriptions(path)
 
 
 def xenobiology_texts(src: Path):
@@ -287,20 +297,37 @@ GENRES = {
 }
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--src", type=Path, default=SRC, help="one extracted package a folder")
+def build_from_packages(argv, doc: str, *, sources, genres, judged, src, seed, out) -> None:
+    """The command line of a genre set read from extracted Debian packages (this one and later
+    ones): each genre's texts from --src, a fixed-seed sample per genre, written to --out."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--src", type=Path, default=src, help="one extracted package a folder")
     ap.add_argument("--per-genre", type=int, default=500)
-    ap.add_argument("--seed", type=int, default=20261201)
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--seed", type=int, default=seed)
+    ap.add_argument("--out", type=Path, default=out)
     args = ap.parse_args(argv)
-    for source in SOURCES:
+    for source in sources:
         for p in (args.src / source[0] / "DEBIAN" / "control", folder(args.src, source)):
             if not p.exists():
                 raise SystemExit(f"{p}: not found (see this script's docstring for how to get it)")
-    genres = {g: functools.partial(texts, args.src) for g, texts in GENRES.items()}
-    out = sample_genres(genres, judged_hypotheses(JUDGED), args.per_genre, random.Random(args.seed))
-    write_sentences(args.out, out)
+    readers = {g: functools.partial(texts, args.src) for g, texts in genres.items()}
+    rng = random.Random(args.seed)
+    write_sentences(
+        args.out, sample_genres(readers, judged_hypotheses(judged), args.per_genre, rng)
+    )
+
+
+def main(argv=None) -> None:
+    build_from_packages(
+        argv,
+        __doc__,
+        sources=SOURCES,
+        genres=GENRES,
+        judged=JUDGED,
+        src=SRC,
+        seed=20261201,
+        out=OUT,
+    )
 
 
 if __name__ == "__main__":

@@ -66,10 +66,7 @@ into one folder a package under SRC, which keeps each package's DEBIAN/control f
 
 from __future__ import annotations
 
-import argparse
-import functools
 import json
-import random
 import re
 import sys
 from pathlib import Path
@@ -77,19 +74,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from quality_genres2_sentences import untag  # noqa: E402 - one set of cleaning rules for all sets
-from quality_genres3_sentences import (  # noqa: E402 - one way to sample a genre set
-    judged_hypotheses,
-    sample_genres,
-)
 from quality_genres5_sentences import (  # noqa: E402 - one way to read these games' data
     ENDLESS_SKY,
     FO_ENTRY,
     FREEORION,
+    build_from_packages,
     es_blocks,
+    es_descriptions,
     folder,
+    naev_descriptions,
     where,
 )
-from quality_genres_sentences import write_sentences  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 OUT = DATA / "quality_genres6_sentences.jsonl"
@@ -99,8 +94,6 @@ SRC = Path("/work/src6")
 CATACLYSM = "cataclysm-dda-data", "usr/share/games/cataclysm-dda/json"
 NAEV_ITEMS = "naev-data", "usr/share/naev/dat"
 SOURCES = (ENDLESS_SKY, NAEV_ITEMS, FREEORION, CATACLYSM)
-# A `description` line of an Endless Sky block (one tab in): `...` or "..."
-ES_DESCRIPTION = re.compile(r"^\tdescription\s+(?:`([^`]*)`|\"([^\"]*)\")\s*$")
 # FreeOrion's technologies (by field) and buildings; SHORT_DESC is a one-line summary
 FO_TECH = re.compile(r"^(LRN|GRO|PRO|CON|DEF|SPY|SHP|BLD)_(?!.*(GAMEPLAY|SHORT))[A-Z0-9_]+_DESC$")
 # Cataclysm's colour markup, dropped; any other <...> is a placeholder ("<name>")
@@ -120,21 +113,11 @@ def equipment_texts(src: Path):
             for line, _ in es_blocks(path, keyword):
                 if lines[line - 1].startswith("\t"):
                     continue  # a mission's own ship, not the catalogue's
-                paras = []
-                for k in range(line, len(lines)):
-                    if lines[k] and not lines[k].startswith("\t"):
-                        break
-                    m = ES_DESCRIPTION.match(lines[k])
-                    if m:
-                        paras.append((f"line{k + 1}", m.group(1) or m.group(2) or ""))
-                yield path.stem, where(src, ENDLESS_SKY, path), paras
+                yield path.stem, where(src, ENDLESS_SKY, path), es_descriptions(lines, line)
     base = folder(src, NAEV_ITEMS)
     for path in sorted([*base.glob("ships/*.xml"), *base.glob("outfits/**/*.xml")]):
-        raw = path.read_text(encoding="utf-8", errors="replace")
-        found = re.findall(r"<description>(.*?)</description>", raw, re.S)
-        paras = [(f"description{i}", untag(d)) for i, d in enumerate(found)]
         collection = "naev-" + "-".join(path.relative_to(base).parts[:-1])
-        yield collection, where(src, NAEV_ITEMS, path), paras
+        yield collection, where(src, NAEV_ITEMS, path), naev_descriptions(path)
 
 
 def technology_texts(src: Path):
@@ -217,19 +200,16 @@ GENRES = {
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--src", type=Path, default=SRC, help="one extracted package a folder")
-    ap.add_argument("--per-genre", type=int, default=500)
-    ap.add_argument("--seed", type=int, default=20261202)
-    ap.add_argument("--out", type=Path, default=OUT)
-    args = ap.parse_args(argv)
-    for source in SOURCES:
-        for p in (args.src / source[0] / "DEBIAN" / "control", folder(args.src, source)):
-            if not p.exists():
-                raise SystemExit(f"{p}: not found (see this script's docstring for how to get it)")
-    genres = {g: functools.partial(texts, args.src) for g, texts in GENRES.items()}
-    out = sample_genres(genres, judged_hypotheses(JUDGED), args.per_genre, random.Random(args.seed))
-    write_sentences(args.out, out)
+    build_from_packages(
+        argv,
+        __doc__,
+        sources=SOURCES,
+        genres=GENRES,
+        judged=JUDGED,
+        src=SRC,
+        seed=20261202,
+        out=OUT,
+    )
 
 
 if __name__ == "__main__":
