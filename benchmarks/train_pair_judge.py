@@ -304,7 +304,15 @@ def main(argv=None) -> None:
     checkpoint = args.checkpoint or (
         args.write.with_name(args.write.name + ".checkpoint") if args.write else None
     )
-    first_step: list[int] = []  # above 1 when this run resumed from a checkpoint
+    trained_here = 0  # below `steps` when this run resumed from a checkpoint
+
+    def show(step: int, loss: float) -> None:
+        nonlocal trained_here
+        trained_here += 1
+        # a resumed run's first step jumps the bar past the steps its checkpoint holds
+        bar.update(step - bar.n)
+        bar.set_postfix(loss=f"{loss:.3f}")
+
     with tqdm(total=steps, desc="fine-tuning", unit="batch", file=sys.stderr) as bar:
         try:
             losses = train_pair_judge(
@@ -312,12 +320,7 @@ def main(argv=None) -> None:
                 [pair_prompt(r["hypothesis"], r["modified"]) for r in fit_rows],
                 [r["good"] for r in fit_rows],
                 training,
-                # a resumed run's first step jumps the bar past the steps its checkpoint holds
-                progress=lambda step, loss: (
-                    first_step.append(step) if not first_step else None,
-                    bar.update(step - bar.n),
-                    bar.set_postfix(loss=f"{loss:.3f}"),
-                ),
+                progress=show,
                 checkpoint=checkpoint,
                 checkpoint_every=args.checkpoint_every,
             )
@@ -351,7 +354,7 @@ def main(argv=None) -> None:
         },
         "epoch_losses": [round(x, 4) for x in losses],
         "training_seconds": round(seconds, 1),  # this run's share when it resumed
-        "resumed_at_step": (first_step[0] - 1) if first_step else steps,
+        "resumed_at_step": steps - trained_here,
         "device": args.device,
         "calibration": calibration,
         "held_out": held_out_figures(p, held, left_out, args.threshold),
