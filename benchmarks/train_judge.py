@@ -38,16 +38,8 @@ from bench_quality import DATA  # noqa: E402
 from judge_data import CACHE, SETS  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "resources" / "models" / "judge_gemma3_270m.json"
-SENTENCE_FILES = {
-    "dev": DATA / "quality_dev_sentences.jsonl",
-    "test": DATA / "quality_test_sentences.jsonl",
-    "genres": DATA / "quality_genres_sentences.jsonl",
-    "genres2": DATA / "quality_genres2_sentences.jsonl",
-    "genres3": DATA / "quality_genres3_sentences.jsonl",
-    "genres4": DATA / "quality_genres4_sentences.jsonl",
-    "genres5": DATA / "quality_genres5_sentences.jsonl",
-    "genres6": DATA / "quality_genres6_sentences.jsonl",
-}
+# the sentences each judged set's candidates were made from, named after its judgements' file
+SENTENCE_FILES = {name: DATA / f"quality_{name}_sentences.jsonl" for name in SETS}
 DIGITS = 8
 BLOCKS = ("span_modified", "span_shift", "pooled_modified")
 LAYERS = (6,)  # read by judge_data.py (the CEO's measurement and RESOURCES.md: layers 6-12)
