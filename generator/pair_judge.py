@@ -389,13 +389,17 @@ def save_pair_judge(folder: str | Path, judge: PairJudgeModel, meta: dict[str, A
 
 
 def tidy_adapter(adapter: Path) -> None:
-    """Make peft's saved adapter the same bytes on every run: peft writes target_modules from a
-    set (its order follows the process's hash seed), and a model card template that is empty but
-    for the local base model folder (pair_judge.json holds the provenance)."""
+    """Make peft's saved adapter the same bytes on every run and every machine: peft writes
+    target_modules from a set (its order follows the process's hash seed), the base model as
+    the absolute path of this user's converted copy, and a model card template that is empty
+    but for that path (pair_judge.json holds the provenance). The base keeps its folder name,
+    which names the conversion and its digest."""
     config = adapter / "adapter_config.json"
     doc = json.loads(config.read_text(encoding="utf-8"))
     if isinstance(doc.get("target_modules"), list):
         doc["target_modules"] = sorted(doc["target_modules"])
+    if isinstance(doc.get("base_model_name_or_path"), str):
+        doc["base_model_name_or_path"] = Path(doc["base_model_name_or_path"]).name
     config.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     (adapter / "README.md").unlink(missing_ok=True)
 

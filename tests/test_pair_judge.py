@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -144,6 +145,7 @@ def test_the_folder_is_a_peft_adapter_and_loads_to_the_same_scores(trained, tiny
     assert config["peft_type"] == "LORA" and config["r"] == TRAINING.lora_rank
     # the same bytes whatever the process's hash seed, and no card template naming local paths
     assert config["target_modules"] == sorted(TRAINING.target_modules)
+    assert config["base_model_name_or_path"] == Path(tiny_lm_dir).name
     assert sorted(p.name for p in (folder / "adapter").iterdir()) == [
         "adapter_config.json",
         "adapter_model.safetensors",
