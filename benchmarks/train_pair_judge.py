@@ -212,7 +212,7 @@ def held_out_figures(p: np.ndarray, held: list[dict], left_out: set[str], thresh
 
 
 def parse_args(argv):
-    from transnli.generator.pair_judge import PairJudgeTraining
+    from transnli.generator.pair_judge import TEMPLATES, PairJudgeTraining
 
     d = PairJudgeTraining()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -235,6 +235,12 @@ def parse_args(argv):
         type=float,
         default=1.0,
         help="train on the rows of this share of the fine-tuning sentences (a learning curve)",
+    )
+    ap.add_argument(
+        "--template",
+        choices=sorted(TEMPLATES),
+        default=next(name for name, text in TEMPLATES.items() if text == d.template),
+        help="the prompt that shows the pair (transnli.generator.pair_judge.TEMPLATES)",
     )
     ap.add_argument("--seed", type=int, default=d.seed)
     ap.add_argument("--device", default="cpu")
@@ -273,6 +279,7 @@ def main(argv=None) -> None:
     from transnli.common.lm.conversion import resolve_model_folder
     from transnli.common.lm.settings import LMSettings
     from transnli.generator.pair_judge import (
+        TEMPLATES,
         PairJudgeError,
         PairJudgeTraining,
         calibrated,
@@ -291,6 +298,7 @@ def main(argv=None) -> None:
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,
         seed=args.seed,
+        template=TEMPLATES[args.template],
     )
     train, held, left_out = leave_out_rows(args.leave_out, args.score)
     fit_rows, cal_rows = split_calibration(train, args.calibration_share, args.seed)
@@ -317,7 +325,7 @@ def main(argv=None) -> None:
         try:
             losses = train_pair_judge(
                 judge,
-                [pair_prompt(r["hypothesis"], r["modified"]) for r in fit_rows],
+                [pair_prompt(r["hypothesis"], r["modified"], training.template) for r in fit_rows],
                 [r["good"] for r in fit_rows],
                 training,
                 progress=show,
@@ -329,7 +337,9 @@ def main(argv=None) -> None:
     seconds = time.perf_counter() - t0
 
     def raw(rs):
-        return judge.raw_scores([pair_prompt(r["hypothesis"], r["modified"]) for r in rs])
+        return judge.raw_scores(
+            [pair_prompt(r["hypothesis"], r["modified"], training.template) for r in rs]
+        )
 
     cal_raw = raw(cal_rows)
     calibration = platt(cal_raw, [r["good"] for r in cal_rows])

@@ -17,6 +17,7 @@ from transnli.generator.pair_judge import (  # noqa: E402
     HEAD_FILE,
     META_FILE,
     TEMPLATE,
+    TEMPLATES,
     PairJudgeError,
     PairJudgeTraining,
     load_pair_judge,
@@ -84,6 +85,13 @@ def test_the_prompt_marks_the_swap_in_both_sentences():
     assert "Original: He is [happy] today." in prompt
     assert "Changed: He is [unhappy] today." in prompt
     assert "[happy] was replaced by [unhappy]" in prompt
+    compact = pair_prompt("He is happy today.", "He is unhappy today.", TEMPLATES["compact"])
+    assert compact == "He is [happy] today.\nHe is [unhappy] today.\nhappy -> unhappy"
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_every_named_template_is_one_a_judge_can_be_trained_with(name):
+    PairJudgeTraining(template=TEMPLATES[name]).validate()
 
 
 def test_training_learns_the_decision(trained):
