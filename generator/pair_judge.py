@@ -166,6 +166,7 @@ class PairJudgeModel:
         batch = self.tokenizer(
             list(prompts),
             padding=True,
+            padding_side="right",  # per call: a tokenizer shared with a scorer keeps its own
             truncation=True,
             max_length=self.max_tokens,
             return_tensors="pt",
@@ -180,12 +181,12 @@ class PairJudgeModel:
 
 
 def load_tokenizer(lm_folder: str | Path):
-    """The base model's tokenizer, padding on the right (the head reads the last real token)."""
+    """The base model's tokenizer, with a padding token (PairJudgeModel pads on the right: the
+    head reads the last real token)."""
     from transformers import AutoTokenizer
     from transnli.common.lm.memory import drop_build_tables
 
     tokenizer = AutoTokenizer.from_pretrained(lm_folder)
-    tokenizer.padding_side = "right"
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     drop_build_tables(tokenizer)  # 140 MB for Gemma's, never read once the tokenizer is built
@@ -193,7 +194,7 @@ def load_tokenizer(lm_folder: str | Path):
 
 
 def load_base(lm_folder: str | Path, device: str = "cpu"):
-    """The tokenizer (padding on the right) and the float32 causal LM of a local folder."""
+    """The tokenizer and the float32 causal LM of a local folder."""
     import torch
     from transformers import AutoModelForCausalLM
     from transnli.common.lm.conversion import quiet_transformers
@@ -570,12 +571,17 @@ def read_pair_judge_meta(folder: str | Path) -> dict[str, Any]:
 
 
 def load_pair_judge(
-    folder: str | Path, lm_folder: str | Path, device: str = "cpu", loaded=None
+    folder: str | Path,
+    lm_folder: str | Path,
+    device: str = "cpu",
+    loaded=None,
+    loaded_tokenizer=None,
 ) -> PairJudge:
     """The judge in `folder` on the base model in `lm_folder`; every problem is one
     PairJudgeError line naming the file. `loaded`: that base model, already loaded in float32
     (a language model check's); the judge then shares its weights (`sharing_weights`)
-    and gives the same scores as on a model of its own."""
+    and gives the same scores as on a model of its own. `loaded_tokenizer`: that model's
+    tokenizer, used as it is when it has a padding token (a second Gemma tokenizer is 138 MB)."""
     import torch
     from peft import PeftModel
     from safetensors.torch import load_file
@@ -590,7 +596,9 @@ def load_pair_judge(
                 f"{folder}: the pair judge reads its base model in float32, not {loaded.dtype}"
             )
         device = loaded.device
-        tokenizer, base = load_tokenizer(lm_folder), sharing_weights(loaded)
+        shareable = loaded_tokenizer is not None and loaded_tokenizer.pad_token_id is not None
+        tokenizer = loaded_tokenizer if shareable else load_tokenizer(lm_folder)
+        base = sharing_weights(loaded)
     try:
         with warnings.catch_warnings():  # a deprecation inside peft's own call, not the user's
             warnings.simplefilter("ignore", FutureWarning)

@@ -170,14 +170,18 @@ def test_a_judge_on_a_model_already_loaded_shares_its_weights_and_leaves_it_alon
     """A stack's pair judge reads the linear judge's language model: the same scores as on a
     model of its own, no second copy of any weight, and the model it was given still computes
     what it did (the adapter wraps the judge's layers, not the model's)."""
+    from transformers import AutoTokenizer
     from transnli.generator.pair_judge import load_base
 
     folder = trained[2]
     _, model = load_base(tiny_lm_dir)
+    # the scorer's tokenizer as it loads it: padding on the left, which the judge must not use
+    tokenizer = AutoTokenizer.from_pretrained(tiny_lm_dir, padding_side="left")
     ids = torch.tensor([[1, 2, 3, 4]])
     with torch.inference_mode():
         before = model(input_ids=ids).logits
-    shared = load_pair_judge(folder, tiny_lm_dir, loaded=model)
+    shared = load_pair_judge(folder, tiny_lm_dir, loaded=model, loaded_tokenizer=tokenizer)
+    assert shared.model.tokenizer is tokenizer and tokenizer.padding_side == "left"
     prompts = [pair_prompt(h, m) for h, m in PAIRS]
     assert shared.model.raw_scores(prompts) == load_pair_judge(
         folder, tiny_lm_dir

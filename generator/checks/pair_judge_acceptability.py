@@ -79,9 +79,16 @@ class PairJudgeAcceptability:
                 lm=lm, judge_model=str(linear_file), device=device
             )
         try:
-            # a stack's two judges read one copy of the model's weights (docs/quality-model.md)
-            loaded = linear.scorer.model if linear is not None else None
-            judge = load_pair_judge(folder, where, str(resolve_device(device)), loaded=loaded)
+            # a stack's two judges read one copy of the model's weights and one tokenizer
+            # (docs/quality-model.md)
+            scorer = linear.scorer if linear is not None else None
+            judge = load_pair_judge(
+                folder,
+                where,
+                str(resolve_device(device)),
+                loaded=scorer.model if scorer is not None else None,
+                loaded_tokenizer=scorer.tokenizer if scorer is not None else None,
+            )
         except PairJudgeError as exc:
             if linear is not None:
                 linear.close()
