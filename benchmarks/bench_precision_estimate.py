@@ -463,8 +463,10 @@ def user_review(p: np.ndarray, good: np.ndarray, splits: int = 50) -> dict:
     """`transnli judge fit` measured: the accepted triples of a genre the judge never saw, as a
     user's review; the calibration refitted (review.refit.platt) on a random half of them, the
     figures read on the other half, before and after; averaged over `splits` seeded halvings
-    (one halving of ~150 items is too noisy to read)."""
-    from transnli.review.refit import figures, platt
+    (one halving of ~150 items is too noisy to read). A halving whose review half the command
+    would refuse (fewer than MIN_JUDGEMENTS, or under FOLDS good or bad) is not read; a genre
+    with none left says so instead of giving figures."""
+    from transnli.review.refit import FOLDS, MIN_JUDGEMENTS, figures, platt
 
     q = np.clip(p, 1e-4, 1 - 1e-4)
     s = np.log(q / (1 - q))
@@ -472,6 +474,9 @@ def user_review(p: np.ndarray, good: np.ndarray, splits: int = 50) -> dict:
     for seed in range(splits):
         order = np.random.default_rng(seed).permutation(len(p))
         fit_rows, held = order[: len(p) // 2], order[len(p) // 2 :]
+        n_good = int(good[fit_rows].sum())
+        if len(fit_rows) < MIN_JUDGEMENTS or min(n_good, len(fit_rows) - n_good) < FOLDS:
+            continue
         alpha, beta = platt(s[fit_rows], good[fit_rows])
         new = 1 / (1 + np.exp(-(alpha * s[held] + beta)))
         rows["before"].append(figures(p[held], good[held]))
@@ -481,8 +486,15 @@ def user_review(p: np.ndarray, good: np.ndarray, splits: int = 50) -> dict:
         return round(float(np.mean([f(r[key]) for r in rows[side]])), 4)
 
     keys = ("log_loss", "brier", "ece", "estimate_error")
+    if not rows["after"]:
+        return {
+            "splits": 0,
+            "skipped": f"{len(p)} kept triples ({int(good.sum())} good): no half of them is a "
+            f"review `transnli judge fit` accepts ({MIN_JUDGEMENTS} judgements, {FOLDS} good "
+            f"and {FOLDS} bad at least)",
+        }
     return {
-        "splits": splits,
+        "splits": len(rows["after"]),
         "fitted_on": len(p) // 2,
         "measured_on": len(p) - len(p) // 2,
         **{side: {k: mean(side, k) for k in keys} for side in rows},
