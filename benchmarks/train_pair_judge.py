@@ -8,6 +8,8 @@ it never saw: a LoRA adapter and a head fine-tuned on prompts that show H and H'
     .venv/bin/python benchmarks/train_pair_judge.py --leave-out genres2,test --score gate
     .venv/bin/python benchmarks/train_pair_judge.py --leave-out genres2,test --score gate \
         --fraction 0.25      # a learning curve: a quarter of the fine-tuning sentences
+    .venv/bin/python benchmarks/train_pair_judge.py --leave-out test --template compact
+                             # the pair in a third fewer tokens (pair_judge.TEMPLATES)
 
 Training rows: every judged candidate of the training sets (dev: WordNet examples; genres: news,
 reviews, dialogue, instructions; genres2, genres3 and genres4, seven genres each), except those of
