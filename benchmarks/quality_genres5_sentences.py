@@ -202,20 +202,27 @@ def worlds_texts(src: Path):
         yield "naev", where(src, NAEV, path), naev_descriptions(path)
 
 
-def xenobiology_texts(src: Path):
-    """FreeOrion's descriptions of its species and space monsters (body, society, history),
-    one text and one collection an entry; a heading line ("Society:") is no sentence."""
+def fo_entries(src: Path, keys: re.Pattern):
+    """(key, source, paragraphs) of each entry of FreeOrion's English stringtable whose key
+    `keys` matches: one paragraph a line, a heading line ("Society:") is no sentence, and a link
+    to another entry ([[...]]) spoils its sentence."""
     path = folder(src, FREEORION)
     raw = path.read_text(encoding="utf-8", errors="replace")
     for m in FO_ENTRY.finditer(raw):
         key = m.group(1)
-        if not FO_DESC.match(key):
+        if not keys.match(key):
             continue
         body = m.group(2) if m.group(2) is not None else m.group(3)
         body = re.sub(r"\[\[[^\]]*\]\]", " \x00 ", untag(body))
         lines = [ln.strip() for ln in body.splitlines()]
         paras = [(f"{key}.line{i}", ln) for i, ln in enumerate(lines) if ln and ln[-1] != ":"]
         yield key, where(src, FREEORION, path), paras
+
+
+def xenobiology_texts(src: Path):
+    """FreeOrion's descriptions of its species and space monsters (body, society, history),
+    one text and one collection an entry."""
+    yield from fo_entries(src, FO_DESC)
 
 
 def chemistry_texts(src: Path):

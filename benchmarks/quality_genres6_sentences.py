@@ -73,14 +73,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from quality_genres2_sentences import untag  # noqa: E402 - one set of cleaning rules for all sets
 from quality_genres5_sentences import (  # noqa: E402 - one way to read these games' data
     ENDLESS_SKY,
-    FO_ENTRY,
     FREEORION,
     build_from_packages,
     es_blocks,
     es_descriptions,
+    fo_entries,
     folder,
     naev_descriptions,
     where,
@@ -122,18 +121,9 @@ def equipment_texts(src: Path):
 
 def technology_texts(src: Path):
     """FreeOrion's technologies and buildings, one text an entry, one collection a prefix
-    (a field of research, or BLD); a link to another entry ([[...]]) spoils its sentence."""
-    path = folder(src, FREEORION)
-    raw = path.read_text(encoding="utf-8", errors="replace")
-    for m in FO_ENTRY.finditer(raw):
-        key = m.group(1)
-        if not FO_TECH.match(key):
-            continue
-        body = m.group(2) if m.group(2) is not None else m.group(3)
-        body = re.sub(r"\[\[[^\]]*\]\]", " \x00 ", untag(body))
-        lines = [ln.strip() for ln in body.splitlines()]
-        paras = [(f"{key}.line{i}", ln) for i, ln in enumerate(lines) if ln and ln[-1] != ":"]
-        yield key.split("_")[0], where(src, FREEORION, path), paras
+    (a field of research, or BLD)."""
+    for key, source, paras in fo_entries(src, FO_TECH):
+        yield key.split("_")[0], source, paras
 
 
 def cdda_text(value) -> str:
