@@ -466,7 +466,7 @@ def user_review(p: np.ndarray, good: np.ndarray, splits: int = 50) -> dict:
     (one halving of ~150 items is too noisy to read). A halving whose review half the command
     would refuse (fewer than MIN_JUDGEMENTS, or under FOLDS good or bad) is not read; a genre
     with none left says so instead of giving figures."""
-    from transnli.review.refit import FOLDS, MIN_JUDGEMENTS, figures, platt
+    from transnli.review.refit import FOLDS, MIN_JUDGEMENTS, figures, platt, refit_accepts
 
     q = np.clip(p, 1e-4, 1 - 1e-4)
     s = np.log(q / (1 - q))
@@ -474,8 +474,7 @@ def user_review(p: np.ndarray, good: np.ndarray, splits: int = 50) -> dict:
     for seed in range(splits):
         order = np.random.default_rng(seed).permutation(len(p))
         fit_rows, held = order[: len(p) // 2], order[len(p) // 2 :]
-        n_good = int(good[fit_rows].sum())
-        if len(fit_rows) < MIN_JUDGEMENTS or min(n_good, len(fit_rows) - n_good) < FOLDS:
+        if not refit_accepts(len(fit_rows), int(good[fit_rows].sum())):
             continue
         alpha, beta = platt(s[fit_rows], good[fit_rows])
         new = 1 / (1 + np.exp(-(alpha * s[held] + beta)))

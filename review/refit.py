@@ -154,12 +154,18 @@ def cross_validate(p: np.ndarray, good: np.ndarray, seed: int = 0) -> dict[str, 
     return {"folds": FOLDS, "before": figures(p, good), "after": figures(new, good)}
 
 
+def refit_accepts(n: int, good: int) -> bool:
+    """Whether n judged triples, `good` of them good, are enough to refit on: the two
+    parameters need MIN_JUDGEMENTS, and the cross-validation FOLDS of each verdict."""
+    return n >= MIN_JUDGEMENTS and min(good, n - good) >= FOLDS
+
+
 def fit_judge(run_dirs: list[Path], out: Path) -> dict[str, Any]:
     """Refit, validate and write the judge file (or pair judge folder) `out`; returns its record
     of the fit."""
     judged = read_judged(run_dirs)
     n, good = len(judged.p), int(judged.good.sum())
-    if n < MIN_JUDGEMENTS or min(good, n - good) < FOLDS:
+    if not refit_accepts(n, good):
         raise ReviewError(
             f"{n} judged triples ({good} good) in these runs; refitting needs at least "
             f"{MIN_JUDGEMENTS}, with {FOLDS} good and {FOLDS} bad ones at least (its "
