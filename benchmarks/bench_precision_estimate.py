@@ -531,6 +531,76 @@ def logo(data: dict, threshold: float, recorded_error: float) -> dict:
     return per_genre
 
 
+END_TO_END_MIN_KEPT = 50  # below it a genre's error is mostly its own sampling (notes: 22 kept)
+
+
+def end_to_end_errors(files: list[Path]) -> dict[str, dict]:
+    """The shipped judge's estimate error, genre by genre, in end-to-end runs of the default
+    preset (bench_quality.py --preset default --judged-only) on judged sets it was never trained
+    on: the card's mean p of what the preset kept, against people's verdicts. Genres with fewer
+    than END_TO_END_MIN_KEPT judged triples are listed but do not count."""
+    trained_on = {
+        Path(d).name for d in json.loads(OUT.read_text(encoding="utf-8"))["training"]["data"]
+    }
+    out = {}
+    for path in files:
+        run = json.loads(path.read_text(encoding="utf-8"))
+        where = f"{path}: "
+        if run.get("preset") != "default" or run.get("overrides"):
+            sys.exit(where + "not a run of the default preset without overrides")
+        if run.get("judgements_file") in trained_on:
+            sys.exit(where + f"the judge was trained on {run['judgements_file']}")
+        for genre, g in sorted((run.get("per_genre") or {}).items()):
+            if g.get("estimate_error") is None:
+                sys.exit(where + f"per_genre.{genre} has no estimate_error")
+            out[genre] = {
+                "file": path.name,
+                "judged": g["judged"],
+                "error": g["estimate_error"],
+                "counts": g["judged"] >= END_TO_END_MIN_KEPT,
+            }
+    return out
+
+
+def record_end_to_end(files: list[Path], shipped: dict, write: bool) -> dict:
+    """The largest end-to-end error beside the recorded one: the judge file's max_abs_error must
+    cover both, or the card's interval is narrower than what the judge has done on new text."""
+    errors = end_to_end_errors(files)
+    counted = {g: e for g, e in errors.items() if e["counts"]}
+    if not counted:
+        sys.exit(f"no genre of {len(errors)} has {END_TO_END_MIN_KEPT} judged triples")
+    worst = max(counted, key=lambda g: abs(counted[g]["error"]))
+    estimate = shipped["precision_estimate"]
+    recorded = float(estimate["max_abs_error"])
+    needed = max(recorded, abs(counted[worst]["error"]))
+    result = {
+        "recorded_error": recorded,
+        "end_to_end": errors,
+        "worst": {"genre": worst, **counted[worst]},
+        "within_recorded": sum(abs(e["error"]) <= recorded for e in counted.values()),
+        "genres_counted": len(counted),
+        "needed_error": needed,
+    }
+    if write and needed > recorded:
+        estimate["max_abs_error"] = needed
+        estimate["end_to_end"] = {
+            "files": sorted({e["file"] for e in errors.values()}),
+            "min_judged": END_TO_END_MIN_KEPT,
+            "errors": {g: e["error"] for g, e in sorted(counted.items())},
+        }
+        estimate["validation"] = (
+            f"{estimate['validation'].split(' The largest end-to-end')[0].rstrip('.')}. "
+            "The largest end-to-end "
+            f"error of the default preset on genres the judge never saw, over "
+            f"{len(counted)} genres with {END_TO_END_MIN_KEPT} judged triples or more: {worst} "
+            f"{counted[worst]['error']:+.3f} ({counted[worst]['file']}; benchmarks/"
+            "bench_precision_estimate.py --record-end-to-end)."
+        )
+        OUT.write_text(json.dumps(shipped, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        result["written"] = str(OUT.relative_to(OUT.parents[2]))
+    return result
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write-judge", action="store_true", help=f"Record the choice in {OUT}.")
@@ -540,9 +610,22 @@ def main(argv=None) -> None:
         help="Only the shipped judge on these judge_data.py file stems, comma-separated (e.g. "
         "test, or samples of it): no leave-one-genre-out, no retraining.",
     )
+    ap.add_argument(
+        "--record-end-to-end",
+        nargs="+",
+        type=Path,
+        default=None,
+        metavar="BENCH_QUALITY_JSON",
+        help="The default preset's end-to-end runs on judged sets the judge never saw: their "
+        "largest per-genre estimate error, against the recorded one (with --write-judge: "
+        "recorded when larger). No retraining.",
+    )
     args = ap.parse_args(argv)
     shipped = json.loads(OUT.read_text(encoding="utf-8"))
     threshold = float(shipped["threshold"])
+    if args.record_end_to_end:
+        print(json.dumps(record_end_to_end(args.record_end_to_end, shipped, args.write_judge)))
+        return
     if args.shipped_on:
         print(json.dumps(shipped_on(args.shipped_on, shipped), indent=1))
         return
