@@ -1,0 +1,104 @@
+"""How far a pair judge's own card estimate (the mean p of what it keeps) strays from people's
+verdicts, genre by genre, on genres it never saw: read from the score files that
+train_pair_judge.py --scores and read_pair_judge.py --scores write (one line a gate candidate:
+key, genre, good, p).
+
+    .venv/bin/python benchmarks/pair_judge_estimate.py --threshold 0.5 \
+        --scores benchmarks/data/pair_judge_compact_trained_all_but_test_genres4_scores.jsonl \
+        --scores benchmarks/data/pair_judge_compact_read_genres5_genres6_scores.jsonl
+
+Per genre: gate candidates, good, AUC, ECE (10 bins), and at the threshold: kept, good,
+precision (Wilson 95%), the estimate (mean p over the kept) and its error (estimate - precision).
+Summary: mean AUC, mean ECE, and the largest absolute error over the genres with at least
+--min-kept kept triples (smaller ones measure their own sampling more than the estimator): what a
+folder's precision_estimate.max_abs_error would have to record. Prints one JSON object. Not a
+test: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from judge_stack import write  # noqa: E402 - one way to print and save a result
+from train_judge import auc, reliability  # noqa: E402 - the figures every judge is read by
+from transnli.generator.precision import wilson_interval  # noqa: E402
+
+
+def genre_figures(p: np.ndarray, y: np.ndarray, threshold: float) -> dict:
+    kept = p >= threshold
+    out = {
+        "candidates": len(p),
+        "good": int(y.sum()),
+        "auc": auc(p, y),
+        "ece": reliability(p, y)["ece"],
+        "kept": int(kept.sum()),
+    }
+    if kept.any():
+        good = int(y[kept].sum())
+        precision, estimate = good / int(kept.sum()), float(p[kept].mean())
+        out.update(
+            kept_good=good,
+            precision=round(precision, 4),
+            interval=[round(x, 4) for x in wilson_interval(good, int(kept.sum()))],
+            estimate=round(estimate, 4),
+            estimate_error=round(estimate - precision, 4),
+        )
+    return out
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scores", type=Path, action="append", required=True)
+    ap.add_argument("--threshold", type=float, required=True)
+    ap.add_argument("--min-kept", type=int, default=50)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    rows = {}
+    for path in args.scores:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                r = json.loads(line)
+                rows[r["key"]] = (r["genre"], int(r["good"]), float(r["p"]))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                sys.exit(f"{path}:{n}: expected key, genre, good, p ({exc})")
+    genres = {}
+    for name in sorted({g for g, _, _ in rows.values()}):
+        mine = [(y, p) for g, y, p in rows.values() if g == name]
+        y, p = (np.array(x) for x in zip(*mine, strict=True))
+        genres[name] = genre_figures(p, y, args.threshold)
+    counted = {
+        g: abs(f["estimate_error"])
+        for g, f in genres.items()
+        if f["kept"] >= args.min_kept and "estimate_error" in f
+    }
+    worst = max(counted, key=counted.get) if counted else None
+    write(
+        {
+            "benchmark": "pair_judge_estimate",
+            "scores": [str(p) for p in args.scores],
+            "threshold": args.threshold,
+            "summary": {
+                "genres": len(genres),
+                "mean_auc": round(float(np.mean([f["auc"] for f in genres.values()])), 4),
+                "mean_ece": round(float(np.mean([f["ece"] for f in genres.values()])), 4),
+                "min_kept": args.min_kept,
+                "within_0.03": sum(e <= 0.03 for e in counted.values()),
+                "counted": len(counted),
+                "max_abs_error": {"genre": worst, "error": counted.get(worst)},
+            },
+            "genres": genres,
+        },
+        args.out,
+    )
+
+
+if __name__ == "__main__":
+    main()
