@@ -24,7 +24,9 @@ each count) beside the bare model's: a plain full forward pass over the same sen
 same way without the check's savings (bare_forward_sentences_per_s), and their ratio. That reference
 computes the full logits (batch x tokens x 262k words for Gemma) and reads the whole output layer
 into memory, which generation never does: it comes after the timed loop, and its peak is reported
-apart (lm.peak_rss_with_reference_mb). Not a test: nothing is asserted.
+apart (lm.peak_rss_with_reference_mb). A pair judge that is not stacked (--set
+acceptability=pair-judge --set judge_model=FOLDER) gets the same reference: the bare forward pass
+of its base model, adapter switched off, in the scorer's batches. Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -168,14 +170,32 @@ def lm_check(pipeline):
     return check
 
 
+def lone_pair_judge(pipeline):
+    """The pair judge of a pair-judge check that is not stacked (it reads the language model
+    through its own adapter, with no scorer), or None."""
+    check = next((c for c in pipeline.checks if c.backend == "pair-judge"), None)
+    return check.judge if check is not None and check.linear is None else None
+
+
 def uncached_lm(pipeline) -> list | None:
     """With a check that reads the language model: take its score cache away and record the
-    pairs it scores."""
+    pairs it scores (a lone pair judge keeps no cache across runs: only the pairs)."""
     from transnli.common.lm.scorer import CausalLMScorer
 
     check = lm_check(pipeline)
     if check is None:
-        return None
+        judge = lone_pair_judge(pipeline)
+        if judge is None:
+            return None
+        seen_pairs: list = []
+        probabilities = judge.probabilities
+
+        def probabilities_recording(pairs):
+            seen_pairs.extend(pairs)
+            return probabilities(pairs)
+
+        judge.probabilities = probabilities_recording
+        return seen_pairs
     old = check.scorer
     check.scorer = CausalLMScorer(old.model, old.tokenizer, old.identity, old.settings, cache=None)
     seen: list = []
@@ -197,25 +217,47 @@ def uncached_lm(pipeline) -> list | None:
 def lm_rates(pipeline, pairs: list, check_seconds: float) -> dict:
     """The check's rate, and a bare full forward pass over the same sentences (no cache, every
     position's logits, equal-length batches of the check's batch size)."""
+    import contextlib
+
     import torch
 
-    scorer = lm_check(pipeline).scorer
+    check = lm_check(pipeline)
+    if check is not None:
+        scorer = check.scorer
+        model, encode, size, identity = (
+            scorer.model,
+            scorer.encode,
+            scorer.settings.batch_size,
+            scorer.identity,
+        )
+        bare_model = contextlib.nullcontext
+    else:  # a lone pair judge: the same bare forward of its base model, adapter switched off,
+        # in the batches a scorer would use, so the reference is the default preset's
+        from transnli.common.lm.settings import LMSettings
+
+        judge = lone_pair_judge(pipeline)
+        model, size = judge.model.model, LMSettings().batch_size
+        identity = {"base_of": str(judge.source)}
+
+        def encode(text):
+            return judge.model.tokenizer(text)["input_ids"]
+
+        bare_model = model.disable_adapter
     sentences = [s for pair in pairs for s in pair]
     by_length: dict[int, list] = {}
-    for ids in map(scorer.encode, sentences):
+    for ids in map(encode, sentences):
         by_length.setdefault(len(ids), []).append(ids)
-    size = scorer.settings.batch_size
     t0 = time.perf_counter()
-    with torch.inference_mode():
+    with torch.inference_mode(), bare_model():
         for group in by_length.values():
             for k in range(0, len(group), size):
-                ids = torch.tensor(group[k : k + size], device=scorer.model.device)
-                scorer.model(input_ids=ids).logits.log_softmax(-1)
+                ids = torch.tensor(group[k : k + size], device=model.device)
+                model(input_ids=ids).logits.log_softmax(-1)
     bare = time.perf_counter() - t0
     check_rate = len(sentences) / check_seconds if check_seconds else None
     bare_rate = len(sentences) / bare if bare else None
     return {
-        "model": scorer.identity,
+        "model": identity,
         "pairs_scored": len(pairs),
         "check_seconds": round(check_seconds, 3),
         "sentences_per_s": round(check_rate, 2) if check_rate else None,
