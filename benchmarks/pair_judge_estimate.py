@@ -1,7 +1,7 @@
 """How far a pair judge's own card estimate (the mean p of what it keeps) strays from people's
 verdicts, genre by genre, on genres it never saw: read from the score files that
-train_pair_judge.py --scores and read_pair_judge.py --scores write (one line a gate candidate:
-key, genre, good, p).
+train_pair_judge.py --scores and read_pair_judge.py --scores write (one line a gate candidate),
+each candidate's genre and verdict from the judged sets.
 
     .venv/bin/python benchmarks/pair_judge_estimate.py --threshold 0.5 \
         --scores benchmarks/data/pair_judge_compact_trained_all_but_test_genres4_scores.jsonl \
@@ -18,7 +18,6 @@ test: nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -28,28 +27,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from judge_stack import write  # noqa: E402 - one way to print and save a result
-from train_judge import auc, reliability  # noqa: E402 - the figures every judge is read by
+from train_judge import at_threshold, auc, reliability  # noqa: E402 - every judge's figures
+from train_pair_judge import judged_rows, read_scores  # noqa: E402 - the score files' reader
 from transnli.generator.precision import wilson_interval  # noqa: E402
 
 
 def genre_figures(p: np.ndarray, y: np.ndarray, threshold: float) -> dict:
     kept = p >= threshold
+    cut = at_threshold(p, y, threshold)
     out = {
         "candidates": len(p),
         "good": int(y.sum()),
         "auc": auc(p, y),
         "ece": reliability(p, y)["ece"],
-        "kept": int(kept.sum()),
+        "kept": cut["kept"],
     }
-    if kept.any():
-        good = int(y[kept].sum())
-        precision, estimate = good / int(kept.sum()), float(p[kept].mean())
+    if cut["kept"]:
+        estimate = float(p[kept].mean())
         out.update(
-            kept_good=good,
-            precision=round(precision, 4),
-            interval=[round(x, 4) for x in wilson_interval(good, int(kept.sum()))],
+            kept_good=cut["good"],
+            precision=cut["precision"],
+            interval=[round(x, 4) for x in wilson_interval(cut["good"], cut["kept"])],
             estimate=round(estimate, 4),
-            estimate_error=round(estimate - precision, 4),
+            estimate_error=round(estimate - cut["good"] / cut["kept"], 4),
         )
     return out
 
@@ -61,14 +61,12 @@ def main(argv=None) -> None:
     ap.add_argument("--min-kept", type=int, default=50)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
-    rows = {}
-    for path in args.scores:
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            try:
-                r = json.loads(line)
-                rows[r["key"]] = (r["genre"], int(r["good"]), float(r["p"]))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                sys.exit(f"{path}:{n}: expected key, genre, good, p ({exc})")
+    scores = {k: p for path in args.scores for k, p in read_scores(path).items()}
+    judged = {r["key"]: r for r in judged_rows()}
+    unknown = next((k for k in scores if k not in judged), None)
+    if unknown is not None:
+        sys.exit(f"--scores: {unknown!r} is no judged candidate of benchmarks/data's sets")
+    rows = {k: (judged[k]["genre"], judged[k]["good"], p) for k, p in scores.items()}
     genres = {}
     for name in sorted({g for g, _, _ in rows.values()}):
         mine = [(y, p) for g, y, p in rows.values() if g == name]
