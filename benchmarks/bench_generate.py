@@ -170,11 +170,11 @@ def lm_check(pipeline):
     return check
 
 
-def lone_pair_judge(pipeline):
-    """The pair judge of a pair-judge check that is not stacked (it reads the language model
-    through its own adapter, with no scorer), or None."""
+def lone_pair_check(pipeline):
+    """A pair-judge check that is not stacked (its judge reads the language model through its own
+    adapter, with no scorer), or None."""
     check = next((c for c in pipeline.checks if c.backend == "pair-judge"), None)
-    return check.judge if check is not None and check.linear is None else None
+    return check if check is not None and check.linear is None else None
 
 
 def uncached_lm(pipeline) -> list | None:
@@ -184,9 +184,10 @@ def uncached_lm(pipeline) -> list | None:
 
     check = lm_check(pipeline)
     if check is None:
-        judge = lone_pair_judge(pipeline)
-        if judge is None:
+        lone = lone_pair_check(pipeline)
+        if lone is None:
             return None
+        judge = lone.judge
         seen_pairs: list = []
         probabilities = judge.probabilities
 
@@ -235,9 +236,9 @@ def lm_rates(pipeline, pairs: list, check_seconds: float) -> dict:
         # in the batches a scorer would use, so the reference is the default preset's
         from transnli.common.lm.settings import LMSettings
 
-        judge = lone_pair_judge(pipeline)
-        model, size = judge.model.model, LMSettings().batch_size
-        identity = {"base_of": str(judge.source)}
+        lone = lone_pair_check(pipeline)
+        judge = lone.judge
+        model, size, identity = judge.model.model, LMSettings().batch_size, lone.identity
 
         def encode(text):
             return judge.model.tokenizer(text)["input_ids"]
