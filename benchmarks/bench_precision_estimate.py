@@ -534,14 +534,12 @@ def logo(data: dict, threshold: float, recorded_error: float) -> dict:
 END_TO_END_MIN_KEPT = 50  # below it a genre's error is mostly its own sampling (notes: 22 kept)
 
 
-def end_to_end_errors(files: list[Path]) -> dict[str, dict]:
+def end_to_end_errors(files: list[Path], shipped: dict) -> dict[str, dict]:
     """The shipped judge's estimate error, genre by genre, in end-to-end runs of the default
     preset (bench_quality.py --preset default --judged-only) on judged sets it was never trained
     on: the card's mean p of what the preset kept, against people's verdicts. Genres with fewer
     than END_TO_END_MIN_KEPT judged triples are listed but do not count."""
-    trained_on = {
-        Path(d).name for d in json.loads(OUT.read_text(encoding="utf-8"))["training"]["data"]
-    }
+    trained_on = {Path(d).name for d in shipped["training"]["data"]}
     out = {}
     for path in files:
         run = json.loads(path.read_text(encoding="utf-8"))
@@ -565,7 +563,7 @@ def end_to_end_errors(files: list[Path]) -> dict[str, dict]:
 def record_end_to_end(files: list[Path], shipped: dict, write: bool) -> dict:
     """The largest end-to-end error beside the recorded one: the judge file's max_abs_error must
     cover both, or the card's interval is narrower than what the judge has done on new text."""
-    errors = end_to_end_errors(files)
+    errors = end_to_end_errors(files, shipped)
     counted = {g: e for g, e in errors.items() if e["counts"]}
     if not counted:
         sys.exit(f"no genre of {len(errors)} has {END_TO_END_MIN_KEPT} judged triples")
