@@ -3,7 +3,7 @@ probabilities the pair-judge check averages (transnli.generator.pair_judge, fiel
 
     .venv/bin/python benchmarks/build_judge_stack.py --pair PAIR_FOLDER \
         --validation benchmarks/data/judge_stack_trained_dev_genres.json \
-        --write resources/models/pair_judge_gemma3_270m
+        --write benchmarks/data/pair_judge_stack_gemma3_270m
 
 The threshold is chosen on the training genres only, by the rule the linear judge's was: the
 highest cut (to two decimals, rounded down) that keeps 80% of the fast preset's good triples among
@@ -20,6 +20,19 @@ validated precision estimate (stack.precision_estimate). `--calibration-scores` 
 calibration rows' p from the file `train_pair_judge.py --calibration-scores` wrote, instead of
 reading them again with the model (3,296 prompts for a judge trained on four sets). Prints one JSON
 object. The folder is written through a temporary one renamed into place and never replaces one.
+
+`--alone` makes a lone pair judge ready to ship instead (no linear judge beside it): the threshold
+is chosen by the same rule on the pair judge's own probabilities, and `--scores` (score files of
+genres it never saw: train_pair_judge.py --scores, read_pair_judge.py --scores) give, at that
+threshold, its figures per genre and the card's validated estimate (pair_judge_estimate.py's
+largest error over the genres with enough kept triples), all under the folder's 'release':
+
+    P=benchmarks/data/pair_judge_compact
+    .venv/bin/python benchmarks/build_judge_stack.py --alone --pair ${P}_gemma3_270m \\
+        --calibration-scores ${P}_trained_all_but_test_genres4_cal_scores.jsonl \\
+        --scores ${P}_trained_all_but_test_genres4_scores.jsonl \\
+        --scores ${P}_read_genres5_genres6_scores.jsonl \\
+        --write resources/models/pair_judge_gemma3_270m
 """
 
 from __future__ import annotations
@@ -37,6 +50,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from pair_judge_estimate import estimate_figures  # noqa: E402
 from train_judge import population_keys  # noqa: E402
 from train_pair_judge import (  # noqa: E402
     folder_training_sets,
@@ -136,15 +150,108 @@ def validation_summary(path: Path, threshold: float) -> dict:
     }
 
 
-def main(argv=None) -> None:
-    from transnli.common.digest import sha256_file
+def threshold_on_calibration_rows(rows: list[dict], p: np.ndarray) -> tuple[float, dict]:
+    """The shipped rule's threshold on the calibration rows' probabilities, and what it keeps."""
+    pops = {name: population_keys(name) for name in {r["set"] for r in rows}}
+    gate = np.array([r["key"] in pops[r["set"]]["gate"] for r in rows])
+    good = np.array([r["good"] for r in rows])
+    fast_good = sum(1 for r in rows if r["good"] and r["key"] in pops[r["set"]]["fast"])
+    threshold = cut_keeping(p[gate], good[gate], fast_good)
+    kept = gate & (p >= threshold)
+    return threshold, {
+        "rows": len(rows),
+        "gate_candidates": int(gate.sum()),
+        "fast_good": fast_good,
+        "kept": int(kept.sum()),
+        "precision": round(float(good[kept].mean()), 4),
+    }
+
+
+def threshold_rule(whose: str) -> str:
+    return (
+        f"the highest cut keeping {KEEP_SHARE:.0%} of the fast preset's good triples among the "
+        f"gate candidates of the pair judge's calibration rows, on {whose} probability"
+    )
+
+
+def pair_probabilities(args, meta: dict, rows: list[dict]) -> list[float]:
+    """The pair judge's p of the calibration rows: from --calibration-scores, else read."""
     from transnli.common.lm.conversion import resolve_model_folder
     from transnli.common.lm.settings import LMSettings
+    from transnli.generator.pair_judge import load_pair_judge
+
+    if args.calibration_scores:
+        return saved_calibration_scores(args.calibration_scores, rows)
+    lm_folder, _ = resolve_model_folder(LMSettings(spec=meta["language_model"]))
+    return load_pair_judge(args.pair, lm_folder).probabilities(
+        [(r["hypothesis"], r["modified"]) for r in rows]
+    )
+
+
+def release_record(meta: dict, rows: list[dict], pair: list[float], scores: list[Path]) -> dict:
+    """A lone folder's 'release': its threshold, and at it its figures on the genres the --scores
+    files hold (genres it never saw; exits on one it was trained on) and the card's validated
+    estimate."""
+    sets, left_out = folder_training_sets(meta), set(meta.get("validation") or ())
+    trained = {r["genre"] for r in judged_rows() if r["set"] in sets} - left_out
+    read = {k: p for path in scores for k, p in read_scores(path).items()}
+    threshold, threshold_rows = threshold_on_calibration_rows(rows, np.array(pair))
+    figures = estimate_figures(read, threshold)
+    summary = figures["summary"]
+    seen = sorted(trained & set(figures["genres"]))
+    if seen:
+        sys.exit(f"--scores hold genres the pair judge was trained on: {', '.join(seen)}")
+    counted = sorted(
+        (
+            (g, f["estimate_error"])
+            for g, f in figures["genres"].items()
+            if "estimate_error" in f and f["kept"] >= summary["min_kept"]
+        ),
+        key=lambda item: -abs(item[1]),
+    )
+    largest = ", ".join(f"{g} {e:+.3f}" for g, e in counted[:4])
+    return {
+        "threshold": threshold,
+        "threshold_rule": threshold_rule("its own"),
+        "threshold_rows": threshold_rows,
+        "validation": {
+            "scores": [path.name for path in scores],
+            "genres": {
+                g: {
+                    "candidates": f["candidates"],
+                    "auc": f["auc"],
+                    "ece": f["ece"],
+                    "at_threshold": {
+                        "kept": f["kept"],
+                        "good": f.get("kept_good", 0),
+                        "precision": f.get("precision"),
+                        "threshold": threshold,
+                    },
+                }
+                for g, f in figures["genres"].items()
+            },
+            "summary": {k: summary[k] for k in ("genres", "mean_auc", "mean_ece")},
+            "pooled_at_threshold": summary["pooled_at_threshold"],
+        },
+        "precision_estimate": {
+            "method": "mean",
+            "max_abs_error": summary["max_abs_error"]["error"],
+            "validation": (
+                "the largest error of the mean p_good over what the judge keeps at its "
+                f"threshold, on genres it never saw ({summary['counted']} of "
+                f"{summary['genres']} genres: those with at least {summary['min_kept']} kept): "
+                f"{largest}; within 0.03 on {summary['within_0.03']}"
+            ),
+        },
+    }
+
+
+def main(argv=None) -> None:
+    from transnli.common.digest import sha256_file
     from transnli.generator.judge import default_judge_path
     from transnli.generator.pair_judge import (
         META_FILE,
         STACK_COMBINE,
-        load_pair_judge,
         read_pair_judge_meta,
         stack_probability,
     )
@@ -166,78 +273,83 @@ def main(argv=None) -> None:
         help="the calibration rows' p as train_pair_judge.py --calibration-scores wrote them "
         "(instead of reading them again with the model)",
     )
+    ap.add_argument(
+        "--alone", action="store_true", help="no linear judge: the pair judge ships on its own"
+    )
+    ap.add_argument(
+        "--scores",
+        type=Path,
+        action="append",
+        default=[],
+        help="with --alone: a score file of genres the pair judge never saw (repeatable)",
+    )
     ap.add_argument("--write", type=Path, required=True)
     args = ap.parse_args(argv)
     if args.write.exists():
         sys.exit(f"{args.write}: already exists; a judge folder is never replaced")
-    linear = args.linear or default_judge_path()
+    if args.alone and (args.linear or args.validation or args.calibration or not args.scores):
+        sys.exit("--alone takes --scores, and none of --linear, --validation, --calibration")
+    if args.scores and not args.alone:
+        sys.exit("--scores: only with --alone (a stack's figures come from --validation)")
     meta = read_pair_judge_meta(args.pair)
+    if "stack" in meta or "release" in meta:
+        sys.exit(f"{args.pair}: already made ready to ship; give the folder training wrote")
+    rows = calibration_rows(meta)
+    pair = pair_probabilities(args, meta, rows)
     partial = args.write.with_name(args.write.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     shutil.copytree(args.pair, partial)
-    shutil.copyfile(linear, partial / LINEAR_FILE)
-    meta["stack"] = {"linear_judge": LINEAR_FILE, "combine": STACK_COMBINE}
-    calibration = None
-    if args.calibration:
-        fitted = json.loads(args.calibration.read_text(encoding="utf-8"))
-        calibration = fitted["calibration"]
+    if args.alone:
+        meta["release"] = release_record(meta, rows, pair, args.scores)
+        meta["threshold"] = meta["release"].pop("threshold")
+        printed = meta["release"]
+    else:
+        linear = args.linear or default_judge_path()
+        shutil.copyfile(linear, partial / LINEAR_FILE)
+        meta["stack"] = {"linear_judge": LINEAR_FILE, "combine": STACK_COMBINE}
+        calibration = None
+        if args.calibration:
+            fitted = json.loads(args.calibration.read_text(encoding="utf-8"))
+            calibration = fitted["calibration"]
+            meta["stack"].update(
+                {
+                    "calibration": calibration,
+                    "calibration_fit": {
+                        "map": fitted["chosen"],
+                        "fitted_on": fitted["fitted_on"],
+                        "cross_validation": fitted["maps"][fitted["chosen"]]["cross_validation"][
+                            "summary"
+                        ],
+                    },
+                    "precision_estimate": fitted["precision_estimate"],
+                }
+            )
+        linear_p = linear_out_of_sample(rows, linear_training_sets(linear))
+        p = np.array(
+            [
+                stack_probability(float(q), x, calibration)
+                for q, x in zip(linear_p, pair, strict=True)
+            ]
+        )
+        threshold, threshold_rows = threshold_on_calibration_rows(rows, p)
+        meta["threshold"] = threshold
         meta["stack"].update(
             {
-                "calibration": calibration,
-                "calibration_fit": {
-                    "map": fitted["chosen"],
-                    "fitted_on": fitted["fitted_on"],
-                    "cross_validation": fitted["maps"][fitted["chosen"]]["cross_validation"][
-                        "summary"
-                    ],
-                },
-                "precision_estimate": fitted["precision_estimate"],
+                "linear_judge_sha256": sha256_file(linear),
+                "threshold_rule": threshold_rule("the stack's"),
+                "threshold_rows": threshold_rows,
             }
         )
-    (partial / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
-
-    rows = calibration_rows(meta)
-    if args.calibration_scores:
-        pair = saved_calibration_scores(args.calibration_scores, rows)
-    else:
-        lm_folder, _ = resolve_model_folder(LMSettings(spec=meta["language_model"]))
-        pair = load_pair_judge(args.pair, lm_folder).probabilities(
-            [(r["hypothesis"], r["modified"]) for r in rows]
-        )
-    linear_p = linear_out_of_sample(rows, linear_training_sets(linear))
-    pops = {name: population_keys(name) for name in {r["set"] for r in rows}}
-    gate = np.array([r["key"] in pops[r["set"]]["gate"] for r in rows])
-    good = np.array([r["good"] for r in rows])
-    p = np.array(
-        [stack_probability(float(q), x, calibration) for q, x in zip(linear_p, pair, strict=True)]
-    )
-    fast_good = sum(1 for r in rows if r["good"] and r["key"] in pops[r["set"]]["fast"])
-    threshold = cut_keeping(p[gate], good[gate], fast_good)
-    kept = gate & (p >= threshold)
-    meta["threshold"] = threshold
-    meta["stack"].update(
-        {
-            "linear_judge_sha256": sha256_file(linear),
-            "threshold_rule": (
-                f"the highest cut keeping {KEEP_SHARE:.0%} of the fast preset's good triples "
-                "among the gate candidates of the pair judge's calibration rows"
-            ),
-            "threshold_rows": {
-                "rows": len(rows),
-                "gate_candidates": int(gate.sum()),
-                "fast_good": fast_good,
-                "kept": int(kept.sum()),
-                "precision": round(float(good[kept].mean()), 4),
-            },
-        }
-    )
-    if args.validation:
-        meta["stack"]["validation"] = validation_summary(args.validation, threshold)
+        if args.validation:
+            meta["stack"]["validation"] = validation_summary(args.validation, threshold)
+        printed = meta["stack"]
     (partial / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     read_pair_judge_meta(partial)
     os.replace(partial, args.write)
     print(
-        json.dumps({"written": str(args.write), "threshold": threshold, **meta["stack"]}, indent=1)
+        json.dumps(
+            {"written": str(args.write), "threshold": meta["threshold"], **printed}, indent=1
+        )
     )
 
 

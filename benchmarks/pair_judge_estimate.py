@@ -9,10 +9,10 @@ each candidate's genre and verdict from the judged sets.
 
 Per genre: gate candidates, good, AUC, ECE (10 bins), and at the threshold: kept, good,
 precision (Wilson 95%), the estimate (mean p over the kept) and its error (estimate - precision).
-Summary: mean AUC, mean ECE, and the largest absolute error over the genres with at least
---min-kept kept triples (smaller ones measure their own sampling more than the estimator): what a
-folder's precision_estimate.max_abs_error would have to record. Prints one JSON object. Not a
-test: nothing is asserted.
+Summary: mean AUC, mean ECE, the kept and good pooled over the genres, and the largest absolute
+error over the genres with at least --min-kept kept triples (smaller ones measure their own
+sampling more than the estimator): what a folder's precision_estimate.max_abs_error would have to
+record. Prints one JSON object. Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -54,14 +54,9 @@ def genre_figures(p: np.ndarray, y: np.ndarray, threshold: float) -> dict:
     return out
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scores", type=Path, action="append", required=True)
-    ap.add_argument("--threshold", type=float, required=True)
-    ap.add_argument("--min-kept", type=int, default=50)
-    ap.add_argument("--out", type=Path, default=None)
-    args = ap.parse_args(argv)
-    scores = {k: p for path in args.scores for k, p in read_scores(path).items()}
+def estimate_figures(scores: dict[str, float], threshold: float, min_kept: int = 50) -> dict:
+    """Per genre of the scored candidates, and summed up: what the judge's card estimate at
+    `threshold` would have said, against people's verdicts; exits on a key no judged set has."""
     judged = {r["key"]: r for r in judged_rows()}
     unknown = next((k for k in scores if k not in judged), None)
     if unknown is not None:
@@ -71,28 +66,48 @@ def main(argv=None) -> None:
     for name in sorted({g for g, _, _ in rows.values()}):
         mine = [(y, p) for g, y, p in rows.values() if g == name]
         y, p = (np.array(x) for x in zip(*mine, strict=True))
-        genres[name] = genre_figures(p, y, args.threshold)
+        genres[name] = genre_figures(p, y, threshold)
     counted = {
         g: abs(f["estimate_error"])
         for g, f in genres.items()
-        if f["kept"] >= args.min_kept and "estimate_error" in f
+        if f["kept"] >= min_kept and "estimate_error" in f
     }
     worst = max(counted, key=counted.get) if counted else None
+    kept = sum(f["kept"] for f in genres.values())
+    kept_good = sum(f.get("kept_good", 0) for f in genres.values())
+    return {
+        "summary": {
+            "genres": len(genres),
+            "mean_auc": round(float(np.mean([f["auc"] for f in genres.values()])), 4),
+            "mean_ece": round(float(np.mean([f["ece"] for f in genres.values()])), 4),
+            "pooled_at_threshold": {
+                "kept": kept,
+                "good": kept_good,
+                "precision": round(kept_good / kept, 4) if kept else None,
+            },
+            "min_kept": min_kept,
+            "within_0.03": sum(e <= 0.03 for e in counted.values()),
+            "counted": len(counted),
+            "max_abs_error": {"genre": worst, "error": counted.get(worst)},
+        },
+        "genres": genres,
+    }
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scores", type=Path, action="append", required=True)
+    ap.add_argument("--threshold", type=float, required=True)
+    ap.add_argument("--min-kept", type=int, default=50)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    scores = {k: p for path in args.scores for k, p in read_scores(path).items()}
     write(
         {
             "benchmark": "pair_judge_estimate",
             "scores": [str(p) for p in args.scores],
             "threshold": args.threshold,
-            "summary": {
-                "genres": len(genres),
-                "mean_auc": round(float(np.mean([f["auc"] for f in genres.values()])), 4),
-                "mean_ece": round(float(np.mean([f["ece"] for f in genres.values()])), 4),
-                "min_kept": args.min_kept,
-                "within_0.03": sum(e <= 0.03 for e in counted.values()),
-                "counted": len(counted),
-                "max_abs_error": {"genre": worst, "error": counted.get(worst)},
-            },
-            "genres": genres,
+            **estimate_figures(scores, args.threshold, args.min_kept),
         },
         args.out,
     )

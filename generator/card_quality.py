@@ -6,10 +6,11 @@
   plus the method's largest validation error) and the judge file it came from. Records whose
   probability is missing (another backend, no entry) or broken (NaN, out of [0, 1], not a number)
   are counted and said, never averaged.
-- A run judged by a stacked pair judge whose folder records a validated estimate
-  (stack.precision_estimate): the same estimate, over its p_good, with that error; with none
-  recorded, its probabilities and no estimate. Either way, at the folder's own threshold, what
-  people measured for it on genres it never saw.
+- A run judged by a pair judge whose folder records a validated estimate (a stack's
+  stack.precision_estimate, a lone folder's release.precision_estimate; the shipped folder is
+  lone): the same estimate, over its p_good, with that error; with none recorded, its
+  probabilities and no estimate. Either way, at the folder's own threshold, what people measured
+  for it on genres it never saw.
 - A run of a preset without a judge (`fast`): the precision people measured on the project's
   judged sets for that preset (resources/models/preset_precision.json), named as such and marked
   as not estimated for this run.
@@ -35,6 +36,7 @@ from transnli.generator.precision import (
 # where docs/quality-model.md says how each judge's estimate was validated
 ESTIMATE_SECTION = "The estimate on genres the judge never saw"
 STACK_ESTIMATE_SECTION = "The stack's calibration and the card's estimate"
+PAIR_ESTIMATE_SECTION = "The pair judge's estimate on genres it never saw"
 
 # The settings a preset's measured precision depends on: a run that changes one is not the
 # preset that was measured.
@@ -139,12 +141,13 @@ def card_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, Any]) -
 
 
 def pair_judge_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, Any]) -> dict:
-    """A pair judge's run: the estimate its folder validated for it (a stacked folder's
-    stack.precision_estimate), else its probabilities without an estimate; and what people
-    measured for the folder on genres it never saw, at its own threshold."""
+    """A pair judge's run: the estimate its folder validated for it (`measured_record`), else its
+    probabilities without an estimate; and what people measured for the folder on genres it never
+    saw, at its own threshold."""
     from transnli.generator.pair_judge import (
         PairJudgeError,
         default_pair_judge_path,
+        measured_record,
         read_pair_judge_meta,
     )
 
@@ -154,8 +157,9 @@ def pair_judge_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, A
         meta = read_pair_judge_meta(folder)
     except PairJudgeError as exc:
         meta, problem = {}, str(exc)
-    stack = meta.get("stack") or {}
-    validation = stack.get("validation") or {}
+    record = measured_record(meta)
+    stacked = "stack" in meta
+    validation = record.get("validation") or {}
     own_threshold = cfg.get("judge_threshold") in (None, meta.get("threshold"))
     pooled = validation.get("pooled_at_threshold") if own_threshold else None
     per_genre = {
@@ -174,7 +178,7 @@ def pair_judge_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, A
         else None
     )
     accepted = read_probabilities(_acceptability(splits.get("test", [])), "pair-judge")
-    validated = stack.get("precision_estimate")
+    validated = record.get("precision_estimate")
     if not validated:
         return {
             "kind": "unvalidated",
@@ -196,15 +200,15 @@ def pair_judge_quality(splits: dict[str, list[dict[str, Any]]], cfg: dict[str, A
         ),
         "accepted": accepted,
         "rejected_invalid": rejected.invalid,
-        "judge": "the stacked pair judge",
+        "judge": "the stacked pair judge" if stacked else "the pair judge",
         "judge_kind": "Judge folder",
         "judge_file": folder.name,
         "judge_problem": problem,
         "validated": True,
         "training_prior": None,
-        "provenance": stack.get("fitted_on"),
-        "refit": "refit" in stack,
-        "error_section": STACK_ESTIMATE_SECTION,
+        "provenance": record.get("fitted_on"),
+        "refit": "refit" in record,
+        "error_section": STACK_ESTIMATE_SECTION if stacked else PAIR_ESTIMATE_SECTION,
         "validation": {},
         "out_of_genre": out_of_genre,
     }

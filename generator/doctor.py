@@ -316,6 +316,35 @@ def _judge(deep: bool = False) -> ResourceStatus:
     )
 
 
+def _pair_judge(deep: bool = False) -> ResourceStatus:
+    """The default preset's check: the shipped pair judge folder, valid, its head as wide as the
+    default language model's states (read without loading weights)."""
+    from transnli.common.lm.settings import DEFAULT_LM
+    from transnli.generator.pair_judge import default_pair_judge_path
+
+    fix = "reinstall transnli (the pair judge ships with it), or pass --judge-model FOLDER"
+    return pair_judge_folder_status(
+        f"acceptability: pair judge ({DEFAULT_LM})", default_pair_judge_path(), fix
+    )
+
+
+def pair_judge_folder_status(name: str, path: Path, fix: str) -> ResourceStatus:
+    """A pair judge folder, every field checked and its head fitting the default language model;
+    no weights are read."""
+    from transnli.generator.pair_judge import PairJudgeError, read_pair_judge_meta
+
+    try:
+        meta = read_pair_judge_meta(path)
+    except PairJudgeError as exc:
+        return ResourceStatus(name, False, None, str(exc), fix)
+    version = f"pair judge on {meta.get('language_model')}, threshold {meta['threshold']}"
+    width = _head_width(Path(path))
+    row = ResourceStatus(name, True, version, "--acceptability pair-judge", fix)
+    if width is None:
+        return replace(row, usable=False, detail=f"{path}: the head file cannot be read")
+    return _fits_default_lm(row, width)
+
+
 def _fits_default_lm(row: ResourceStatus, width: int, layer: int | None = None) -> ResourceStatus:
     """`row` (a usable judge), unless the default language model's conversion (its config.json)
     has another width or fewer layers than the judge was trained for."""
@@ -351,24 +380,14 @@ def judge_model_status(path: str) -> ResourceStatus:
     judge file (`--acceptability judge`) or a pair judge folder (`--acceptability pair-judge`),
     every field checked, and fitting the default language model."""
     from transnli.generator.judge import JudgeError, load_judge
-    from transnli.generator.pair_judge import PairJudgeError, read_pair_judge_meta
 
     name = f"judge: {path}"
     if Path(path).is_dir():
         fix = (
-            "train one with benchmarks/train_pair_judge.py --write FOLDER, or refit a stacked "
-            "one on your reviews with `transnli judge fit`"
+            "train one with benchmarks/train_pair_judge.py --write FOLDER, or refit one on your "
+            "reviews with `transnli judge fit`"
         )
-        try:
-            meta = read_pair_judge_meta(path)
-        except PairJudgeError as exc:
-            return ResourceStatus(name, False, None, str(exc), fix)
-        version = f"pair judge on {meta.get('language_model')}, threshold {meta['threshold']}"
-        width = _head_width(Path(path))
-        row = ResourceStatus(name, True, version, "--acceptability pair-judge", fix)
-        if width is None:
-            return replace(row, usable=False, detail=f"{path}: the head file cannot be read")
-        return _fits_default_lm(row, width)
+        return pair_judge_folder_status(name, Path(path), fix)
     fix = "name a judge file written by `transnli judge fit` or benchmarks/train_judge.py"
     try:
         judge = load_judge(path)
@@ -401,6 +420,7 @@ CHECKS: list[Callable[..., ResourceStatus]] = [
     _cola,
     _language_model,
     _judge,
+    _pair_judge,
 ]
 
 
@@ -430,6 +450,8 @@ def preset_needs(config) -> list[str]:
         needs.append(f"acceptability: lm ({DEFAULT_LM})")
     if backend == "judge" and config.judge_model is None:
         needs.append(f"acceptability: judge ({DEFAULT_LM})")
+    if backend == "pair-judge" and config.judge_model is None:
+        needs.append(f"acceptability: pair judge ({DEFAULT_LM})")
     return needs
 
 

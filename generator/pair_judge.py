@@ -19,7 +19,9 @@ A trained pair judge is a folder that its libraries load:
 A stacked folder also holds a linear judge file, named by pair_judge.json's 'stack': the two
 probabilities are averaged, the mean mapped by the stack's own calibration (fitted on genres
 neither judge saw), and the card's precision estimate for the stack is validated the same way
-(stack.precision_estimate).
+(stack.precision_estimate). A folder made ready to ship on its own (the one that ships) records
+the same in 'release': the rule that chose its threshold, its figures on genres it never saw, and
+its validated estimate (release.precision_estimate).
 
 Scoring is deterministic: prompts are read in a fixed order (sorted by token length, then text)
 in batches of the judge's own size, padded on the right (the last real token never sees the
@@ -441,6 +443,13 @@ def validate_meta(doc: Any, where: Path) -> None:
         raise PairJudgeError(f"{where}: field 'max_tokens' must be an integer >= 16")
     if "stack" in doc:
         validate_stack(doc["stack"], where)
+    if "release" in doc:
+        if "stack" in doc:
+            raise PairJudgeError(
+                f"{where}: fields 'stack' and 'release' exclude each other (a stack records "
+                "its measurements in 'stack')"
+            )
+        validate_release(doc["release"], where)
 
 
 def validate_stack(stack: Any, where: Path) -> None:
@@ -463,7 +472,20 @@ def validate_stack(stack: Any, where: Path) -> None:
         raise PairJudgeError(
             f"{where}: field 'stack.calibration' must hold finite numbers 'a' (> 0) and 'b'"
         )
-    estimate = stack.get("precision_estimate")
+    validate_estimate(stack.get("precision_estimate"), "stack.precision_estimate", where)
+
+
+def validate_release(release: Any, where: Path) -> None:
+    """A lone folder's optional 'release': how its threshold was chosen ('threshold_rule',
+    'threshold_rows'), what it measured on genres it never saw ('validation') and the card's
+    validated precision estimate ('precision_estimate')."""
+    if not isinstance(release, dict):
+        raise PairJudgeError(f"{where}: field 'release' must be a JSON object")
+    validate_estimate(release.get("precision_estimate"), "release.precision_estimate", where)
+
+
+def validate_estimate(estimate: Any, name: str, where: Path) -> None:
+    """A validated precision estimate (absent is allowed): its method and its largest error."""
     if estimate is not None and not (
         isinstance(estimate, dict)
         and estimate.get("method") in ESTIMATE_METHODS
@@ -471,9 +493,16 @@ def validate_stack(stack: Any, where: Path) -> None:
         and 0.0 <= estimate["max_abs_error"] < 1.0
     ):
         raise PairJudgeError(
-            f"{where}: field 'stack.precision_estimate' must hold 'method' (one of "
+            f"{where}: field '{name}' must hold 'method' (one of "
             f"{', '.join(ESTIMATE_METHODS)}) and 'max_abs_error' (a number from 0 to 1)"
         )
+
+
+def measured_record(meta: dict[str, Any]) -> dict[str, Any]:
+    """Where a folder records its threshold's rule, its figures on genres it never saw and the
+    card's validated estimate: a stacked folder's 'stack', a lone folder's 'release' ({} when
+    it has neither: a folder as training wrote it)."""
+    return meta.get("stack") or meta.get("release") or {}
 
 
 def stacked_judge_file(folder: str | Path, meta: dict[str, Any]) -> Path | None:
@@ -509,7 +538,8 @@ def stack_calibration(meta: dict[str, Any]) -> dict[str, float] | None:
 
 
 def default_pair_judge_path() -> Path:
-    """The pair judge folder that ships with transnli: stacked with the shipped linear judge."""
+    """The pair judge folder that ships with transnli: the compact-template judge, alone (the
+    default preset's judge; docs/quality-model.md, "The pair judge")."""
     from transnli.resources import resource_path
 
     return Path(resource_path("models", "pair_judge_gemma3_270m"))
@@ -553,6 +583,11 @@ def read_pair_judge_meta(folder: str | Path) -> dict[str, Any]:
     be there; reads no weights (doctor uses it as it is)."""
     folder = Path(folder)
     meta_path = folder / META_FILE
+    if folder.is_file():
+        raise PairJudgeError(
+            f"{folder}: a file, not a pair judge folder (a linear judge file runs with "
+            "--acceptability judge)"
+        )
     if not meta_path.is_file():
         raise PairJudgeError(f"{folder}: not a pair judge folder (no {META_FILE})")
     try:

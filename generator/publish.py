@@ -470,7 +470,7 @@ def _settings_rows(cfg: dict[str, Any]) -> list[tuple[str, Any]]:
             for k in ("lm", "lm_threshold", "lm_antonyms", "max_per_sentence")
             if k in cfg
         ]
-    if cfg.get("acceptability") == "judge":
+    if cfg.get("acceptability") in ("judge", "pair-judge"):
         rows += [
             (k, cfg.get(k))
             for k in ("lm", "judge_model", "judge_threshold", "lm_antonyms", "max_per_sentence")

@@ -3,11 +3,12 @@ reviewed judgements, so that its probability (and the card's estimated precision
 user's genre.
 
 The runs must have been judged by one judge (the same digest on each run's config.json), still
-where the runs found it: a judge file (`--acceptability judge`) or a stacked pair judge folder
-(`--acceptability pair-judge`). Each triple the user judged (transnli.review.integrity: the
-judgements that count; several annotators: good only when all said good) gives a pair (p_good,
-good). The judge's probability is p = sigmoid(a z + b) of its score z (a judge file's linear
-score; a stacked folder's log-odds of the mean of its two probabilities, `stack.calibration`);
+where the runs found it: a judge file (`--acceptability judge`) or a pair judge folder
+(`--acceptability pair-judge`, the default preset's). Each triple the user judged
+(transnli.review.integrity: the judgements that count; several annotators: good only when all
+said good) gives a pair (p_good, good). The judge's probability is p = sigmoid(a z + b) of its
+score z (a judge file's linear score; a lone pair judge's head score, its folder's `calibration`;
+a stacked folder's log-odds of the mean of its two probabilities, `stack.calibration`);
 Platt scaling on s = logit(p) (scikit-learn's logistic regression, unpenalised) gives
 p' = sigmoid(alpha s + beta), which folds in as a' = alpha a, b' = alpha b + beta: the language
 model is not read again. A judge file's refit is a judge file; a pair judge's is a copy of its
@@ -237,24 +238,27 @@ def write_judge_file(base: Path, out: Path, alpha: float, beta: float, refitted:
 
 
 def write_pair_judge(base: Path, out: Path, alpha: float, beta: float, refitted: dict) -> None:
-    """A copy of the stacked pair judge folder whose stack calibration takes the refit; what it
-    measured on the project's genres describes the old calibration, so it is not carried over."""
+    """A copy of the pair judge folder whose final calibration takes the refit (a stacked
+    folder's stack calibration, a lone folder's own); what it measured on the project's genres
+    describes the old calibration, so it is not carried over."""
     from transnli.generator.pair_judge import META_FILE, PairJudgeError, read_pair_judge_meta
 
     try:
         meta = read_pair_judge_meta(base)
     except PairJudgeError as e:
         raise ReviewError(str(e)) from e
-    stack = meta.get("stack")
-    if not stack:
-        raise ReviewError(
-            f"{base}: a pair judge without a linear judge stacked with it; `judge fit` refits a "
-            "stacked folder's calibration (the shipped folder is one)"
+    if "stack" in meta:
+        record = meta["stack"]
+        record["calibration"] = folded(
+            record.get("calibration") or {"a": 1.0, "b": 0.0}, alpha, beta
         )
-    stack["calibration"] = folded(stack.get("calibration") or {"a": 1.0, "b": 0.0}, alpha, beta)
-    for measured in ("validation", "calibration_fit"):
-        stack.pop(measured, None)
-    stack.update(refitted)
+    else:
+        # p = sigmoid(a raw + b), so its logit is a raw + b: the refit folds into (a, b)
+        meta["calibration"] = folded(meta["calibration"], alpha, beta)
+        record = meta.setdefault("release", {})
+    for measured in ("validation", "calibration_fit", "threshold_rows"):
+        record.pop(measured, None)
+    record.update(refitted)
     partial = out.with_name(out.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     out.parent.mkdir(parents=True, exist_ok=True)
