@@ -24,9 +24,9 @@ each count) beside the bare model's: a plain full forward pass over the same sen
 same way without the check's savings (bare_forward_sentences_per_s), and their ratio. That reference
 computes the full logits (batch x tokens x 262k words for Gemma) and reads the whole output layer
 into memory, which generation never does: it comes after the timed loop, and its peak is reported
-apart (lm.peak_rss_with_reference_mb). A pair judge that is not stacked (--set
-acceptability=pair-judge --set judge_model=FOLDER) gets the same reference: the bare forward pass
-of its base model, adapter switched off, in the scorer's batches. Not a test: nothing is asserted.
+apart (lm.peak_rss_with_reference_mb). A pair judge that is not stacked (the default preset's;
+another with --set judge_model=FOLDER) gets the same reference: the bare forward pass of its base
+model, adapter switched off, in the scorer's batches. Not a test: nothing is asserted.
 """
 
 from __future__ import annotations

@@ -544,8 +544,17 @@ def end_to_end_errors(files: list[Path], shipped: dict) -> dict[str, dict]:
     for path in files:
         run = json.loads(path.read_text(encoding="utf-8"))
         where = f"{path}: "
-        if run.get("preset") != "default" or run.get("overrides"):
-            sys.exit(where + "not a run of the default preset without overrides")
+        # runs saved before bench_quality.py recorded the backend were the linear judge's
+        linear = run.get("acceptability", "judge") == "judge"
+        if (
+            run.get("preset") != "default"
+            or set(run.get("overrides") or {}) - {"acceptability"}
+            or not linear
+        ):
+            sys.exit(
+                where + "not a run of the default preset's settings with the linear judge "
+                "(--set acceptability=judge and no other override)"
+            )
         if run.get("judgements_file") in trained_on:
             sys.exit(where + f"the judge was trained on {run['judgements_file']}")
         for genre, g in sorted((run.get("per_genre") or {}).items()):
@@ -614,7 +623,8 @@ def main(argv=None) -> None:
         type=Path,
         default=None,
         metavar="BENCH_QUALITY_JSON",
-        help="The default preset's end-to-end runs on judged sets the judge never saw: their "
+        help="End-to-end runs of the default preset's settings with the linear judge (--set "
+        "acceptability=judge) on judged sets it never saw: their "
         "largest per-genre estimate error, against the recorded one (with --write-judge: "
         "recorded when larger). No retraining.",
     )

@@ -250,6 +250,7 @@ def main(argv=None) -> None:
     result = {
         "preset": args.preset,
         "overrides": overrides,
+        "acceptability": config.acceptability,
         "filters": config.filters,
         "sentences_file": args.sentences.name,
         "judged_only": args.judged_only,

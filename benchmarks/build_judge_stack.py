@@ -25,13 +25,17 @@ object. The folder is written through a temporary one renamed into place and nev
 is chosen by the same rule on the pair judge's own probabilities, and `--scores` (score files of
 genres it never saw: train_pair_judge.py --scores, read_pair_judge.py --scores) give, at that
 threshold, its figures per genre and the card's validated estimate (pair_judge_estimate.py's
-largest error over the genres with enough kept triples), all under the folder's 'release':
+largest error over the genres with enough kept triples, or the --end-to-end runs' where larger),
+all under the folder's 'release':
 
     P=benchmarks/data/pair_judge_compact
     .venv/bin/python benchmarks/build_judge_stack.py --alone --pair ${P}_gemma3_270m \\
         --calibration-scores ${P}_trained_all_but_test_genres4_cal_scores.jsonl \\
         --scores ${P}_trained_all_but_test_genres4_scores.jsonl \\
         --scores ${P}_read_genres5_genres6_scores.jsonl \\
+        --end-to-end benchmarks/data/bench_quality_genres4_default_pair_compact.json \\
+        --end-to-end benchmarks/data/bench_quality_genres5_default_pair_compact.json \\
+        --end-to-end benchmarks/data/bench_quality_genres6_default_pair_compact.json \\
         --write resources/models/pair_judge_gemma3_270m
 """
 
@@ -188,10 +192,34 @@ def pair_probabilities(args, meta: dict, rows: list[dict]) -> list[float]:
     )
 
 
-def release_record(meta: dict, rows: list[dict], pair: list[float], scores: list[Path]) -> dict:
+def end_to_end_errors(files: list[Path], trained: set[str], min_judged: int) -> dict[str, float]:
+    """Per genre with at least `min_judged` judged triples, the card estimate's error in end-to-end
+    runs of the default preset with this pair judge (bench_quality.py --preset default
+    --judged-only, saved with --save); exits on another run or a genre the judge was trained on."""
+    out = {}
+    for path in files:
+        run = json.loads(path.read_text(encoding="utf-8"))
+        if run.get("preset") != "default" or run.get("overrides"):
+            sys.exit(f"{path}: not a run of the default preset without overrides")
+        if run.get("acceptability") != "pair-judge":
+            sys.exit(
+                f"{path}: not a run of the pair judge (acceptability {run.get('acceptability')})"
+            )
+        for genre, g in sorted((run.get("per_genre") or {}).items()):
+            if genre in trained:
+                sys.exit(f"{path}: the pair judge was trained on genre {genre}")
+            if g["judged"] >= min_judged and g.get("estimate_error") is not None:
+                out[genre] = g["estimate_error"]
+    return out
+
+
+def release_record(
+    meta: dict, rows: list[dict], pair: list[float], scores: list[Path], end_to_end: list[Path]
+) -> dict:
     """A lone folder's 'release': its threshold, and at it its figures on the genres the --scores
     files hold (genres it never saw; exits on one it was trained on) and the card's validated
-    estimate."""
+    estimate, whose error also covers the --end-to-end runs' (the same candidates, read through
+    the generator's own records)."""
     sets, left_out = folder_training_sets(meta), set(meta.get("validation") or ())
     trained = {r["genre"] for r in judged_rows() if r["set"] in sets} - left_out
     read = {k: p for path in scores for k, p in read_scores(path).items()}
@@ -210,6 +238,15 @@ def release_record(meta: dict, rows: list[dict], pair: list[float], scores: list
         key=lambda item: -abs(item[1]),
     )
     largest = ", ".join(f"{g} {e:+.3f}" for g, e in counted[:4])
+    runs = end_to_end_errors(end_to_end, trained, summary["min_kept"])
+    error = max([summary["max_abs_error"]["error"], *(abs(e) for e in runs.values())])
+    run_text = (
+        f"; in end-to-end runs of the default preset on {len(runs)} of these genres "
+        f"({', '.join(p.name for p in end_to_end)}) the largest was "
+        f"{max(abs(e) for e in runs.values()):.4f}"
+        if runs
+        else ""
+    )
     return {
         "threshold": threshold,
         "threshold_rule": threshold_rule("its own"),
@@ -235,13 +272,14 @@ def release_record(meta: dict, rows: list[dict], pair: list[float], scores: list
         },
         "precision_estimate": {
             "method": "mean",
-            "max_abs_error": summary["max_abs_error"]["error"],
+            "max_abs_error": error,
             "validation": (
                 "the largest error of the mean p_good over what the judge keeps at its "
                 f"threshold, on genres it never saw ({summary['counted']} of "
                 f"{summary['genres']} genres: those with at least {summary['min_kept']} kept): "
-                f"{largest}; within 0.03 on {summary['within_0.03']}"
+                f"{largest}; within 0.03 on {summary['within_0.03']}{run_text}"
             ),
+            "end_to_end": {"files": [p.name for p in end_to_end], "errors": runs},
         },
     }
 
@@ -283,14 +321,22 @@ def main(argv=None) -> None:
         default=[],
         help="with --alone: a score file of genres the pair judge never saw (repeatable)",
     )
+    ap.add_argument(
+        "--end-to-end",
+        type=Path,
+        action="append",
+        default=[],
+        help="with --alone: a bench_quality.py --save run of the default preset with this pair "
+        "judge on genres it never saw (repeatable); the recorded error covers its errors too",
+    )
     ap.add_argument("--write", type=Path, required=True)
     args = ap.parse_args(argv)
     if args.write.exists():
         sys.exit(f"{args.write}: already exists; a judge folder is never replaced")
     if args.alone and (args.linear or args.validation or args.calibration or not args.scores):
         sys.exit("--alone takes --scores, and none of --linear, --validation, --calibration")
-    if args.scores and not args.alone:
-        sys.exit("--scores: only with --alone (a stack's figures come from --validation)")
+    if (args.scores or args.end_to_end) and not args.alone:
+        sys.exit("--scores, --end-to-end: only with --alone (a stack's come from --validation)")
     meta = read_pair_judge_meta(args.pair)
     if "stack" in meta or "release" in meta:
         sys.exit(f"{args.pair}: already made ready to ship; give the folder training wrote")
@@ -300,7 +346,7 @@ def main(argv=None) -> None:
     shutil.rmtree(partial, ignore_errors=True)
     shutil.copytree(args.pair, partial)
     if args.alone:
-        meta["release"] = release_record(meta, rows, pair, args.scores)
+        meta["release"] = release_record(meta, rows, pair, args.scores, args.end_to_end)
         meta["threshold"] = meta["release"].pop("threshold")
         printed = meta["release"]
     else:

@@ -2,7 +2,7 @@
 written for judge_stack.py, and the figures train_pair_judge.py reports for a left-out genre.
 
     .venv/bin/python benchmarks/read_pair_judge.py \
-        --folder resources/models/pair_judge_gemma3_270m --genres genres4 --score gate \
+        --folder benchmarks/data/pair_judge_stack_gemma3_270m --genres genres4 --score gate \
         --scores PAIR.jsonl [--out PAIR.json]
     .venv/bin/python benchmarks/judge_stack.py --train-sets dev,genres --scores pair=PAIR.jsonl \
         --stack-calibration benchmarks/data/stack_calibration_fit.json

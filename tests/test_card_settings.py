@@ -36,8 +36,8 @@ def test_the_card_shows_the_judges_file_and_threshold_when_the_config_left_them_
     out = tmp_path / "run"
     args = [
         "generate", str(pairs), "--out", str(out), "--preset", "default", "--grammar", "none",
-        "--filters", "none", "--lm", str(tiny_lm_dir), "--judge-model", str(judge),
-        "--device", "cpu", "--quiet",
+        "--filters", "none", "--acceptability", "judge", "--lm", str(tiny_lm_dir),
+        "--judge-model", str(judge), "--device", "cpu", "--quiet",
     ]  # fmt: skip
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output

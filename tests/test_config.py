@@ -12,7 +12,7 @@ def test_presets_ship_default_and_paper():
         "cola",
     )
     default = resolve_config("default")
-    assert (default.grammar, default.acceptability) == ("harper", "judge")
+    assert (default.grammar, default.acceptability) == ("harper", "pair-judge")
     fast = resolve_config("fast")
     assert (fast.grammar, fast.acceptability) == ("harper", "link-grammar")
     # fast is the default without the language model, and with fixed_phrase, which under the
@@ -25,7 +25,7 @@ def test_a_run_that_names_no_preset_takes_transnli_preset_else_default(monkeypat
     monkeypatch.setenv("TRANSNLI_PRESET", "paper")
     assert resolve_config().preset == "paper"
     monkeypatch.delenv("TRANSNLI_PRESET")
-    assert resolve_config().preset == "default" and resolve_config().acceptability == "judge"
+    assert resolve_config().preset == "default" and resolve_config().acceptability == "pair-judge"
 
 
 def test_command_line_overrides_win_and_none_means_keep():

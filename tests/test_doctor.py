@@ -266,23 +266,26 @@ def test_a_local_llm_judge_is_checked_as_a_folder_not_a_server(tmp_path, monkeyp
 def test_doctor_has_a_row_for_the_default_judge_and_fails_when_the_preset_cannot_run(
     tmp_path, monkeypatch
 ):
-    """The default preset's check is the judge on Gemma: its row says whether the judge file is
-    valid and fits the converted model, and doctor exits 1 when the preset cannot run."""
-    import transnli.generator.judge as judge_module
+    """The default preset's check is the pair judge on Gemma: its row says whether the shipped
+    folder is valid and its head fits the converted model, and doctor exits 1 when the preset
+    cannot run; the linear judge's row stays for `--acceptability judge`."""
+    import transnli.generator.pair_judge as pair_judge_module
 
-    judge = "acceptability: judge (gemma3-270m)"
+    pair = "acceptability: pair judge (gemma3-270m)"
     result = CliRunner().invoke(main, ["doctor", "--json", "--preset", "default"])
     assert result.exit_code == 0, result.output  # setup.sh converted Gemma on this machine
     rows = {r["name"]: r for r in json.loads(result.stdout)}
-    assert rows[judge]["usable"] and "fits gemma-3-270m" in rows[judge]["detail"]
+    assert rows[pair]["usable"] and "fits gemma-3-270m" in rows[pair]["detail"]
+    assert rows["acceptability: judge (gemma3-270m)"]["usable"]
     assert rows["preset: default"]["usable"]
-    broken = tmp_path / "judge.json"
-    broken.write_text("{not json")
-    monkeypatch.setattr(judge_module, "default_judge_path", lambda: broken)
+    broken = tmp_path / "pair_judge"
+    broken.mkdir()
+    (broken / "pair_judge.json").write_text("{not json")
+    monkeypatch.setattr(pair_judge_module, "default_pair_judge_path", lambda: broken)
     result = CliRunner().invoke(main, ["doctor", "--preset", "default"])
     assert result.exit_code == 1
-    assert "judge.json: line 1: not valid JSON" in result.output  # the why, beside the fix
-    assert f"default preset: cannot run: {judge} not usable" in result.output
+    assert "pair_judge.json: not readable JSON" in result.output  # the why, beside the fix
+    assert f"default preset: cannot run: {pair} not usable" in result.output
     fast = CliRunner().invoke(main, ["doctor", "--preset", "fast"])  # needs no judge
     assert fast.exit_code == 0 and "fast preset: can run here" in fast.output
     unknown = CliRunner().invoke(main, ["doctor", "--preset", "bogus"])
@@ -293,7 +296,7 @@ def test_a_judge_for_another_model_is_reported(converted_lm):
     """The tiny conversion stands in for Gemma: the shipped judge's layer and width do not fit."""
     result = CliRunner().invoke(main, ["doctor", "--json", "--preset", "default"])
     rows = {r["name"]: r for r in json.loads(result.stdout)}
-    row = rows["acceptability: judge (gemma3-270m)"]
-    assert (
-        result.exit_code == 1 and not row["usable"] and "trained for hidden states" in row["detail"]
-    )
+    for name in ("acceptability: judge (gemma3-270m)", "acceptability: pair judge (gemma3-270m)"):
+        row = rows[name]
+        assert not row["usable"] and "trained for hidden states" in row["detail"], row
+    assert result.exit_code == 1

@@ -110,17 +110,17 @@ def test_the_wheel_runs_doctor_generation_and_the_review_page(installed):
     # The shipped pair judge is package data: its folder reads whole from the wheel.
     code = (
         "from transnli.generator.pair_judge import default_pair_judge_path as d, "
-        "read_pair_judge_meta as r, stacked_judge_file as s; m = r(d()); print(s(d(), m))"
+        "read_pair_judge_meta as r; m = r(d()); print(d() / 'head.safetensors')"
     )
-    linear = subprocess.run(
+    shipped = subprocess.run(
         [venv / "bin" / "python", "-c", code],
         env=env,
         cwd=venv.parent,
         capture_output=True,
         text=True,
     )
-    assert linear.returncode == 0, linear.stderr
-    assert linear.stdout.strip().startswith(str(venv)), linear.stdout
+    assert shipped.returncode == 0, shipped.stderr
+    assert shipped.stdout.strip().startswith(str(venv)), shipped.stdout
 
     # No WordNet anywhere: doctor says what to install and which command then runs (one that this
     # install has) and fails for the preset; generate refuses in one line and writes nothing.

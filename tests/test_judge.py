@@ -130,8 +130,8 @@ def test_generate_refuses_a_damaged_judge_file_in_one_line_before_writing(
     out = tmp_path / "run"
     args = [
         "generate", str(pairs), "--out", str(out), "--preset", "default", "--grammar", "none",
-        "--filters", "none", "--lm", str(tiny_lm_dir), "--judge-model", str(path),
-        "--device", "cpu", "--quiet",
+        "--filters", "none", "--acceptability", "judge", "--lm", str(tiny_lm_dir),
+        "--judge-model", str(path), "--device", "cpu", "--quiet",
     ]  # fmt: skip
     result = CliRunner().invoke(main, args)
     assert result.exit_code != 0
@@ -208,8 +208,8 @@ def test_a_generation_with_the_judge_records_it_and_the_card_states_the_estimate
     out = tmp_path / "run"
     args = [
         "generate", str(pairs), "--out", str(out), "--preset", "default", "--grammar", "none",
-        "--filters", "none", "--lm", str(tiny_lm_dir), "--judge-model", str(judge_file),
-        "--judge-threshold", "0.0", "--device", "cpu", "--quiet",
+        "--filters", "none", "--acceptability", "judge", "--lm", str(tiny_lm_dir),
+        "--judge-model", str(judge_file), "--judge-threshold", "0.0", "--device", "cpu", "--quiet",
     ]  # fmt: skip
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
@@ -248,8 +248,8 @@ def test_the_sentence_limit_ranks_by_the_judges_probability(tiny_lm_dir, judge_f
     from transnli.generator.readers import NLIPair
 
     config = resolve_config(
-        "default", lm=str(tiny_lm_dir), judge_model=str(judge_file), judge_threshold=0.0,
-        grammar="none", filters="none", device="cpu", max_per_sentence=1,
+        "default", acceptability="judge", lm=str(tiny_lm_dir), judge_model=str(judge_file),
+        judge_threshold=0.0, grammar="none", filters="none", device="cpu", max_per_sentence=1,
     )  # fmt: skip
     pipeline = build_pipeline(config)
     sentence = "the big dog is hot , he changed his mind ."

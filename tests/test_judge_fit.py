@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -128,17 +129,48 @@ def test_a_damaged_run_config_is_refused_in_one_line(tmp_path, judge_path):
     assert "Traceback" not in result.output
 
 
+STACK = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "pair_judge_stack_gemma3_270m"
+
+
 @pytest.fixture
 def pair_folder(tmp_path):
-    """A copy of the shipped stacked pair judge folder (read, never loaded: the refit does not
+    """A copy of the measured stacked pair judge folder (read, never loaded: the refit does not
     read the language model)."""
     import shutil
 
-    from transnli.generator.pair_judge import default_pair_judge_path
-
     folder = tmp_path / "stack"
-    shutil.copytree(default_pair_judge_path(), folder)
+    shutil.copytree(STACK, folder)
     return folder
+
+
+def test_a_run_of_the_shipped_pair_judge_refits_its_own_calibration(tmp_path):
+    """Runs of the shipped (lone) pair judge: the refit folds into the folder's own calibration
+    (the head score's map), its release figures (which described the old calibration) are not
+    carried over, and the card of a run made with it names the reviews its error comes from."""
+    import shutil
+
+    from transnli.generator.pair_judge import default_pair_judge_path, read_pair_judge_meta
+
+    base = tmp_path / "shipped"
+    shutil.copytree(default_pair_judge_path(), base)
+    old = read_pair_judge_meta(base)["calibration"]
+    run = judged_run(tmp_path / "run", base, kind="pair-judge")
+    out = tmp_path / "mine"
+    result = cli("judge", "fit", run, "--out", out)
+    assert result.exit_code == 0, result.output
+    meta = read_pair_judge_meta(out)
+    release = meta["release"]
+    alpha, beta = (release["refit"]["platt_on_logit"][k] for k in ("alpha", "beta"))
+    assert meta["calibration"]["a"] == pytest.approx(alpha * old["a"], abs=2e-6)
+    assert meta["calibration"]["b"] == pytest.approx(alpha * old["b"] + beta, abs=2e-6)
+    assert "stack" not in meta and "validation" not in release
+    assert release["precision_estimate"]["method"] == "mean"
+    assert (out / "head.safetensors").read_bytes() == (base / "head.safetensors").read_bytes()
+    rows = [{"checks": {"acceptability": {"backend": "pair-judge", "p_good": 0.8}}}]
+    cfg = {"acceptability": "pair-judge", "judge_model": str(out), "judge_threshold": None}
+    card = "\n".join(quality_text(card_quality({"test": rows, "rejected": []}, cfg)))
+    assert "Judge folder: `mine` (fitted on 200 reviewed judgements of 1 run(s)" in card
+    assert "Wilson half-width of the share judged good in the reviews" in card
 
 
 def test_a_pair_judge_run_refits_the_stack_calibration_into_a_new_folder(tmp_path, pair_folder):
@@ -179,18 +211,9 @@ def test_a_pair_judge_run_refits_the_stack_calibration_into_a_new_folder(tmp_pat
     assert sha256_file(out) == before and not (tmp_path / "mine.partial").exists()
 
 
-def test_a_pair_judge_without_a_stack_or_a_mix_of_judges_is_refused(
-    tmp_path, pair_folder, judge_path
-):
-    from transnli.generator.pair_judge import META_FILE
-
-    meta = json.loads((pair_folder / META_FILE).read_text(encoding="utf-8"))
-    del meta["stack"]
-    (pair_folder / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+def test_a_mix_of_judges_is_refused(tmp_path, pair_folder, judge_path):
     run = judged_run(tmp_path / "run", pair_folder, n=120, kind="pair-judge")
-    result = cli("judge", "fit", run, "--out", tmp_path / "x")
-    assert result.exit_code == 1 and "without a linear judge stacked with it" in result.output
     linear = judged_run(tmp_path / "linear", judge_path, n=120)
     mixed = cli("judge", "fit", linear, run, "--out", tmp_path / "x")
     assert mixed.exit_code == 1 and "another judge file" in mixed.output
-    assert "Traceback" not in result.output + mixed.output and not (tmp_path / "x").exists()
+    assert "Traceback" not in mixed.output and not (tmp_path / "x").exists()

@@ -165,7 +165,7 @@ def test_the_options_need_the_lm_check():
         resolve_config("fast", lm_antonyms=3)
     with pytest.raises(ConfigError, match="--acceptability lm, judge or pair-judge"):
         resolve_config("fast", max_per_sentence=1)
-    assert resolve_config("default", max_per_sentence=1).acceptability == "judge"
+    assert resolve_config("default", max_per_sentence=1).acceptability == "pair-judge"
     with pytest.raises(ConfigError, match="lm_antonyms must be >= 1"):
         resolve_config("default", acceptability="lm", lm_antonyms=0)
     assert resolve_config("default", acceptability="lm", lm_antonyms=3).lm_antonyms == 3

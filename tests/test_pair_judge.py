@@ -30,6 +30,11 @@ from transnli.generator.pair_judge import (  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
+#: the stacked folder the project measured beside the shipped lone judge (docs/quality-model.md)
+MEASURED_STACK = (
+    Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "pair_judge_stack_gemma3_270m"
+)
+
 TRAINING = PairJudgeTraining(epochs=6, batch_size=4, head_learning_rate=2e-2, max_tokens=48)
 # good when the soup became cold, bad when it became warm: learnable from the changed word alone
 PAIRS = [
@@ -249,6 +254,8 @@ def test_probabilities_do_not_depend_on_batch_size_or_order(trained, tiny_lm_dir
             {"stack": {**STACK, "precision_estimate": {"method": "mean", "max_abs_error": 1.5}}},
             "stack.precision_estimate",
         ),
+        ({"release": ["threshold"]}, "release"),
+        ({"release": {"precision_estimate": {"method": "em"}}}, "release.precision_estimate"),
     ],
 )
 def test_a_damaged_judge_file_is_refused_naming_the_field(
@@ -407,10 +414,10 @@ def test_a_stacked_folder_averages_the_pair_and_the_linear_judge(
     assert "Traceback" not in refused.output
 
 
-def test_the_shipped_pair_judge_is_a_stack_whose_files_are_the_ones_it_names():
-    """The folder that ships reads without loading weights, names its linear judge by digest,
-    and carries its threshold rule and its figures on genres it was never trained on."""
-    from transnli.common.digest import sha256_file
+def test_the_shipped_pair_judge_ships_alone_with_its_threshold_rule_and_figures():
+    """The folder that ships (the default preset's judge) reads without loading weights, stacks
+    no linear judge, and carries its threshold rule, its figures on genres it was never trained
+    on and the card's validated estimate."""
     from transnli.generator.pair_judge import (
         default_pair_judge_path,
         read_pair_judge_meta,
@@ -419,12 +426,44 @@ def test_the_shipped_pair_judge_is_a_stack_whose_files_are_the_ones_it_names():
 
     folder = default_pair_judge_path()
     meta = read_pair_judge_meta(folder)
-    linear = stacked_judge_file(folder, meta)
+    assert stacked_judge_file(folder, meta) is None and "stack" not in meta
+    assert meta["language_model"] == "gemma3-270m" and 0.3 <= meta["threshold"] < 0.7
+    release = meta["release"]
+    assert "80%" in release["threshold_rule"] and release["threshold_rows"]["kept"] > 0
+    genres = release["validation"]["genres"]
+    assert "test" in genres and not set(genres) & {"wordnet", "news", "recipes"}
+    assert all(g["at_threshold"]["threshold"] == meta["threshold"] for g in genres.values())
+    assert release["validation"]["pooled_at_threshold"]["kept"] > 0
+    assert 0 < release["precision_estimate"]["max_abs_error"] < 0.5
+
+
+def test_the_measured_stack_is_a_folder_whose_files_are_the_ones_it_names():
+    """The stacked folder kept beside it names its linear judge by digest and carries its
+    threshold rule and its figures on genres it was never trained on."""
+    from transnli.common.digest import sha256_file
+    from transnli.generator.pair_judge import read_pair_judge_meta, stacked_judge_file
+
+    meta = read_pair_judge_meta(MEASURED_STACK)
+    linear = stacked_judge_file(MEASURED_STACK, meta)
     assert sha256_file(linear) == meta["stack"]["linear_judge_sha256"]
     assert meta["language_model"] == "gemma3-270m" and 0.5 <= meta["threshold"] < 0.7
     validation = meta["stack"]["validation"]
     assert "test" in validation["genres"] and not set(validation["genres"]) & {"wordnet", "news"}
     assert validation["pooled_at_threshold"]["kept"] > 0
+
+
+def test_a_folder_may_not_record_both_a_stack_and_a_release(tmp_path):
+    import shutil
+
+    from transnli.generator.pair_judge import read_pair_judge_meta
+
+    folder = tmp_path / "both"
+    shutil.copytree(MEASURED_STACK, folder)
+    meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+    meta["release"] = {}
+    (folder / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(PairJudgeError, match="'stack' and 'release' exclude each other"):
+        read_pair_judge_meta(folder)
 
 
 def test_doctor_checks_a_named_pair_judge_without_loading_it(
@@ -480,27 +519,36 @@ def pair_judged(*p_good: float) -> list[dict]:
     return [{"checks": {"acceptability": {"backend": "pair-judge", "p_good": p}}} for p in p_good]
 
 
-def test_a_card_of_the_shipped_stack_estimates_its_precision_and_says_what_was_measured():
-    """The card of a run with the shipped folder states the estimate the folder validated (the
-    mean p_good, its interval widened by the recorded largest error on genres never seen) and, at
-    the folder's own threshold, the precision people measured for it on such genres; at another
-    threshold only the estimate."""
+@pytest.mark.parametrize("which", ["shipped", "stack"])
+def test_a_card_estimates_its_precision_and_says_what_was_measured(which):
+    """The card of a run with the shipped folder (lone) or the measured stack states the estimate
+    the folder validated (the mean p_good, its interval widened by the recorded largest error on
+    genres never seen) and, at the folder's own threshold, the precision people measured for it
+    on such genres; at another threshold only the estimate."""
     from transnli.generator.card_quality import card_quality, quality_text
-    from transnli.generator.pair_judge import default_pair_judge_path, read_pair_judge_meta
+    from transnli.generator.pair_judge import (
+        default_pair_judge_path,
+        measured_record,
+        read_pair_judge_meta,
+    )
 
-    stack = read_pair_judge_meta(default_pair_judge_path())["stack"]
-    pooled = stack["validation"]["pooled_at_threshold"]
-    error = stack["precision_estimate"]["max_abs_error"]
-    cfg = {"acceptability": "pair-judge", "judge_model": None, "judge_threshold": None}
+    folder = default_pair_judge_path() if which == "shipped" else MEASURED_STACK
+    record = measured_record(read_pair_judge_meta(folder))
+    pooled = record["validation"]["pooled_at_threshold"]
+    error = record["precision_estimate"]["max_abs_error"]
+    named = None if which == "shipped" else str(MEASURED_STACK)
+    cfg = {"acceptability": "pair-judge", "judge_model": named, "judge_threshold": None}
     records = {"test": pair_judged(0.9, 0.8, 0.7), "rejected": pair_judged(0.2)}
     text = "".join(quality_text(card_quality(records, cfg)))
     assert "**Estimated precision: 0.800**" in text
     low = 0.8 - 1.96 * math.sqrt(0.09 + 0.16 + 0.21) / 3 - error
     assert f"(95% interval {low:.3f}-" in text, text
-    assert "Judge folder: `pair_judge_gemma3_270m`" in text
+    assert f"Judge folder: `{folder.name}`" in text
+    judge = "the stacked pair judge" if which == "stack" else "the pair judge"
+    assert f"The probability is {judge}'s that H' is good" in text
     assert f"{pooled['good']} of the {pooled['kept']} triples it kept were good" in text
     assert "no precision is estimated" not in text
-    other = "".join(quality_text(card_quality(records, {**cfg, "judge_threshold": 0.9})))
+    other = "".join(quality_text(card_quality(records, {**cfg, "judge_threshold": 0.99})))
     assert "triples it kept were good" not in other and "Estimated precision" in other
 
 
@@ -510,10 +558,10 @@ def test_a_card_of_a_pair_judge_without_a_validated_estimate_claims_none(tmp_pat
     import shutil
 
     from transnli.generator.card_quality import card_quality, quality_text
-    from transnli.generator.pair_judge import META_FILE, default_pair_judge_path
+    from transnli.generator.pair_judge import META_FILE
 
     folder = tmp_path / "stack"
-    shutil.copytree(default_pair_judge_path(), folder)
+    shutil.copytree(MEASURED_STACK, folder)
     meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
     del meta["stack"]["precision_estimate"]
     (folder / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
@@ -530,10 +578,10 @@ def test_a_card_names_the_one_genre_a_stack_was_measured_on(tmp_path):
     import shutil
 
     from transnli.generator.card_quality import card_quality, quality_text
-    from transnli.generator.pair_judge import META_FILE, default_pair_judge_path
+    from transnli.generator.pair_judge import META_FILE
 
     folder = tmp_path / "stack"
-    shutil.copytree(default_pair_judge_path(), folder)
+    shutil.copytree(MEASURED_STACK, folder)
     meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
     at = {"threshold": meta["threshold"], "kept": 10, "good": 8, "precision": 0.8}
     meta["stack"]["validation"]["pooled_at_threshold"] = at
@@ -550,3 +598,14 @@ def test_a_card_names_the_one_genre_a_stack_was_measured_on(tmp_path):
     two = {"test": {"at_threshold": at}, "legal": {"at_threshold": {**at, "precision": 0.7}}}
     assert "on 2 genres it was never trained on" in card_with(two)
     assert "(0.800; 0.700-0.800 by genre;" in card_with(two)
+
+
+def test_a_linear_judge_file_named_as_a_pair_judge_is_refused_with_the_option_it_needs(tmp_path):
+    """The default preset's check is the pair judge: a judge file named with --judge-model is
+    refused in one line that says which acceptability backend runs it."""
+    from transnli.generator.pair_judge import read_pair_judge_meta
+
+    path = tmp_path / "judge.json"
+    path.write_text("{}", encoding="utf-8")
+    with pytest.raises(PairJudgeError, match="runs with --acceptability judge"):
+        read_pair_judge_meta(path)
