@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -42,7 +43,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_quality import key, load_judgements, ratio, run_preset  # noqa: E402
+from bench_quality import (  # noqa: E402
+    judged_sentence_lines,
+    key,
+    load_judgements,
+    ratio,
+    run_preset,
+)
 from judge_data import SETS as JUDGEMENT_FILES  # noqa: E402
 from train_judge import SENTENCE_FILES  # noqa: E402
 
@@ -259,6 +266,12 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--verify", action="append", default=[], help="-NAME or +NAME: also check on the real run."
     )
+    ap.add_argument(
+        "--judged-only",
+        action="store_true",
+        help="Read only the sentences that have judged candidates (a genre set's judged "
+        "candidates are a choice of whole sentences; as bench_quality.py --judged-only).",
+    )
     ap.add_argument("--out", type=Path, help="Also write the JSON here.")
     args = ap.parse_args(argv)
     args.extra = [f for f in args.extra.split(",") if f]
@@ -272,10 +285,37 @@ def main(argv=None) -> None:
     config = resolve_config(args.preset)
     if config.lm_antonyms != 1 or config.max_per_sentence:
         sys.exit(f"bench_filter_yield: preset {args.preset} chooses among candidates; see --help")
-    sets = {n: (SENTENCE_FILES[n], load_judgements(JUDGEMENT_FILES[n])) for n in names}
-    result = {"preset": args.preset, "preset_filters": list(config.filters), "tune": args.tune}
-    result["sets"] = {n: {"sentences": s.name, "judgements": len(j)} for n, (s, j) in sets.items()}
-    result |= measure(args, config, sets)
+    with tempfile.TemporaryDirectory() as tmp:
+        sets = {n: read_set(n, args.judged_only, Path(tmp)) for n in names}
+        result = {"preset": args.preset, "preset_filters": list(config.filters), "tune": args.tune}
+        result["judged_only"] = args.judged_only
+        result["sets"] = {
+            n: {"sentences": SENTENCE_FILES[n].name, "judgements": len(j)}
+            for n, (_, j) in sets.items()
+        }
+        result |= measure(args, config, sets)
+        result["lm_antonyms"] = lm_antonyms_runs(args, sets, result)
+    text = json.dumps(result, indent=1, ensure_ascii=False)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+
+
+def read_set(name: str, judged_only: bool, tmp: Path) -> tuple[Path, dict[str, dict]]:
+    """A judged set's sentences file (with `judged_only`, a copy in `tmp` holding only the
+    sentences that have judged candidates) and its judgements."""
+    judged = load_judgements(JUDGEMENT_FILES[name])
+    if not judged_only:
+        return SENTENCE_FILES[name], judged
+    lines = SENTENCE_FILES[name].read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp / SENTENCE_FILES[name].name
+    path.write_text("".join(judged_sentence_lines(lines, judged)), encoding="utf-8")
+    return path, judged
+
+
+def lm_antonyms_runs(args, sets: dict, result: dict) -> dict:
+    """The baseline pooled over the tuning sets the lm_antonyms runs read, and a real run of each
+    `--lm-antonyms` N."""
     lm_sets = {k: v for k, v in sets.items() if k in (args.lm_sets or args.sets).split(",")}
     lm_tune = [t for t in args.tune if t in lm_sets]
     # the baseline over the same sets, to compare with
@@ -283,11 +323,7 @@ def main(argv=None) -> None:
     for n in [int(x) for x in args.lm_antonyms.split(",") if x]:
         lm[f"lm_antonyms={n}"] = runs = run_real(args.preset, {"lm_antonyms": n}, lm_sets)
         runs["tune_pooled"] = pooled(runs, lm_tune)
-    result["lm_antonyms"] = lm
-    text = json.dumps(result, indent=1, ensure_ascii=False)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
-    print(text)
+    return lm
 
 
 if __name__ == "__main__":

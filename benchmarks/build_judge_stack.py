@@ -215,11 +215,12 @@ def end_to_end_errors(files: list[Path], trained: set[str], min_judged: int) -> 
 
 def release_record(
     meta: dict, rows: list[dict], pair: list[float], scores: list[Path], end_to_end: list[Path]
-) -> dict:
-    """A lone folder's 'release': its threshold, and at it its figures on the genres the --scores
-    files hold (genres it never saw; exits on one it was trained on) and the card's validated
-    estimate, whose error also covers the --end-to-end runs' (the same candidates, read through
-    the generator's own records)."""
+) -> tuple[float, dict]:
+    """The threshold chosen on the pair judge's own probability, and a lone folder's 'release':
+    the rule, and at the threshold its figures on the genres the --scores files hold (genres it
+    never saw; exits on one it was trained on) and the card's validated estimate, whose error
+    also covers the --end-to-end runs' (the same candidates, read through the generator's own
+    records)."""
     sets, left_out = folder_training_sets(meta), set(meta.get("validation") or ())
     trained = {r["genre"] for r in judged_rows() if r["set"] in sets} - left_out
     read = {k: p for path in scores for k, p in read_scores(path).items()}
@@ -247,8 +248,7 @@ def release_record(
         if runs
         else ""
     )
-    return {
-        "threshold": threshold,
+    return threshold, {
         "threshold_rule": threshold_rule("its own"),
         "threshold_rows": threshold_rows,
         "validation": {
@@ -284,15 +284,53 @@ def release_record(
     }
 
 
-def main(argv=None) -> None:
+def stack_record(args, rows: list[dict], pair: list[float], partial: Path) -> tuple[float, dict]:
+    """The threshold chosen on the stack's probability, and a stacked folder's 'stack': the
+    linear judge file (copied into `partial`), the optional map of the mean and its validated
+    estimate."""
     from transnli.common.digest import sha256_file
     from transnli.generator.judge import default_judge_path
-    from transnli.generator.pair_judge import (
-        META_FILE,
-        STACK_COMBINE,
-        read_pair_judge_meta,
-        stack_probability,
+    from transnli.generator.pair_judge import STACK_COMBINE, stack_probability
+
+    linear = args.linear or default_judge_path()
+    shutil.copyfile(linear, partial / LINEAR_FILE)
+    stack = {"linear_judge": LINEAR_FILE, "combine": STACK_COMBINE}
+    calibration = None
+    if args.calibration:
+        fitted = json.loads(args.calibration.read_text(encoding="utf-8"))
+        calibration = fitted["calibration"]
+        stack.update(
+            {
+                "calibration": calibration,
+                "calibration_fit": {
+                    "map": fitted["chosen"],
+                    "fitted_on": fitted["fitted_on"],
+                    "cross_validation": fitted["maps"][fitted["chosen"]]["cross_validation"][
+                        "summary"
+                    ],
+                },
+                "precision_estimate": fitted["precision_estimate"],
+            }
+        )
+    linear_p = linear_out_of_sample(rows, linear_training_sets(linear))
+    p = np.array(
+        [stack_probability(float(q), x, calibration) for q, x in zip(linear_p, pair, strict=True)]
     )
+    threshold, threshold_rows = threshold_on_calibration_rows(rows, p)
+    stack.update(
+        {
+            "linear_judge_sha256": sha256_file(linear),
+            "threshold_rule": threshold_rule("the stack's"),
+            "threshold_rows": threshold_rows,
+        }
+    )
+    if args.validation:
+        stack["validation"] = validation_summary(args.validation, threshold)
+    return threshold, stack
+
+
+def main(argv=None) -> None:
+    from transnli.generator.pair_judge import META_FILE, read_pair_judge_meta
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pair", type=Path, required=True, help="a trained pair judge folder")
@@ -346,48 +384,12 @@ def main(argv=None) -> None:
     shutil.rmtree(partial, ignore_errors=True)
     shutil.copytree(args.pair, partial)
     if args.alone:
-        meta["release"] = release_record(meta, rows, pair, args.scores, args.end_to_end)
-        meta["threshold"] = meta["release"].pop("threshold")
+        meta["threshold"], meta["release"] = release_record(
+            meta, rows, pair, args.scores, args.end_to_end
+        )
         printed = meta["release"]
     else:
-        linear = args.linear or default_judge_path()
-        shutil.copyfile(linear, partial / LINEAR_FILE)
-        meta["stack"] = {"linear_judge": LINEAR_FILE, "combine": STACK_COMBINE}
-        calibration = None
-        if args.calibration:
-            fitted = json.loads(args.calibration.read_text(encoding="utf-8"))
-            calibration = fitted["calibration"]
-            meta["stack"].update(
-                {
-                    "calibration": calibration,
-                    "calibration_fit": {
-                        "map": fitted["chosen"],
-                        "fitted_on": fitted["fitted_on"],
-                        "cross_validation": fitted["maps"][fitted["chosen"]]["cross_validation"][
-                            "summary"
-                        ],
-                    },
-                    "precision_estimate": fitted["precision_estimate"],
-                }
-            )
-        linear_p = linear_out_of_sample(rows, linear_training_sets(linear))
-        p = np.array(
-            [
-                stack_probability(float(q), x, calibration)
-                for q, x in zip(linear_p, pair, strict=True)
-            ]
-        )
-        threshold, threshold_rows = threshold_on_calibration_rows(rows, p)
-        meta["threshold"] = threshold
-        meta["stack"].update(
-            {
-                "linear_judge_sha256": sha256_file(linear),
-                "threshold_rule": threshold_rule("the stack's"),
-                "threshold_rows": threshold_rows,
-            }
-        )
-        if args.validation:
-            meta["stack"]["validation"] = validation_summary(args.validation, threshold)
+        meta["threshold"], meta["stack"] = stack_record(args, rows, pair, partial)
         printed = meta["stack"]
     (partial / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     read_pair_judge_meta(partial)
