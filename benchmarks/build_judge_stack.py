@@ -29,13 +29,12 @@ largest error over the genres with enough kept triples, or the --end-to-end runs
 all under the folder's 'release':
 
     P=benchmarks/data/pair_judge_compact
+    RUNS=benchmarks/data/bench_quality_genres?_default_pair_compact*.json
     .venv/bin/python benchmarks/build_judge_stack.py --alone --pair ${P}_gemma3_270m \\
         --calibration-scores ${P}_trained_all_but_test_genres4_cal_scores.jsonl \\
         --scores ${P}_trained_all_but_test_genres4_scores.jsonl \\
         --scores ${P}_read_genres5_genres6_scores.jsonl \\
-        --end-to-end benchmarks/data/bench_quality_genres4_default_pair_compact.json \\
-        --end-to-end benchmarks/data/bench_quality_genres5_default_pair_compact.json \\
-        --end-to-end benchmarks/data/bench_quality_genres6_default_pair_compact.json \\
+        $(printf -- '--end-to-end %s ' $RUNS) \\
         --write resources/models/pair_judge_gemma3_270m
 """
 
@@ -192,11 +191,14 @@ def pair_probabilities(args, meta: dict, rows: list[dict]) -> list[float]:
     )
 
 
-def end_to_end_errors(files: list[Path], trained: set[str], min_judged: int) -> dict[str, float]:
-    """Per genre with at least `min_judged` judged triples, the card estimate's error in end-to-end
-    runs of the default preset with this pair judge (bench_quality.py --preset default
-    --judged-only, saved with --save); exits on another run or a genre the judge was trained on."""
-    out = {}
+def end_to_end_errors(
+    files: list[Path], trained: set[str], min_judged: int
+) -> dict[str, dict[str, float]]:
+    """Per run and per genre with at least `min_judged` judged triples, the card estimate's error
+    in end-to-end runs of the default preset with this pair judge (bench_quality.py --preset
+    default --judged-only, saved with --save); exits on another run or a genre the judge was
+    trained on."""
+    out: dict[str, dict[str, float]] = {}
     for path in files:
         run = json.loads(path.read_text(encoding="utf-8"))
         if run.get("preset") != "default" or run.get("overrides"):
@@ -209,7 +211,7 @@ def end_to_end_errors(files: list[Path], trained: set[str], min_judged: int) -> 
             if genre in trained:
                 sys.exit(f"{path}: the pair judge was trained on genre {genre}")
             if g["judged"] >= min_judged and g.get("estimate_error") is not None:
-                out[genre] = g["estimate_error"]
+                out.setdefault(path.name, {})[genre] = g["estimate_error"]
     return out
 
 
@@ -240,12 +242,13 @@ def release_record(
     )
     largest = ", ".join(f"{g} {e:+.3f}" for g, e in counted[:4])
     runs = end_to_end_errors(end_to_end, trained, summary["min_kept"])
-    error = max([summary["max_abs_error"]["error"], *(abs(e) for e in runs.values())])
+    run_errors = [abs(e) for errors in runs.values() for e in errors.values()]
+    error = max([summary["max_abs_error"]["error"], *run_errors])
+    genres = {g for errors in runs.values() for g in errors}
     run_text = (
-        f"; in end-to-end runs of the default preset on {len(runs)} of these genres "
-        f"({', '.join(p.name for p in end_to_end)}) the largest was "
-        f"{max(abs(e) for e in runs.values()):.4f}"
-        if runs
+        f"; in {len(runs)} end-to-end runs of the default preset on {len(genres)} of these "
+        f"genres ({', '.join(runs)}) the largest was {max(run_errors):.4f}"
+        if run_errors
         else ""
     )
     return threshold, {
@@ -279,7 +282,7 @@ def release_record(
                 f"{summary['genres']} genres: those with at least {summary['min_kept']} kept): "
                 f"{largest}; within 0.03 on {summary['within_0.03']}{run_text}"
             ),
-            "end_to_end": {"files": [p.name for p in end_to_end], "errors": runs},
+            "end_to_end": runs,
         },
     }
 

@@ -159,7 +159,7 @@ def test_the_shipped_judges_recorded_error_covers_its_end_to_end_runs_on_unseen_
 
 def test_the_shipped_pair_judges_recorded_error_covers_its_end_to_end_runs_on_unseen_genres():
     """The default preset's pair judge makes the same promise: on its end-to-end runs over the
-    genre sets it never saw (benchmarks/data/bench_quality_genres*_default_pair_compact.json),
+    genre sets it never saw (benchmarks/data/bench_quality_genres*_default_pair_compact*.json),
     in every genre with at least 50 judged triples, the card's mean p_good strayed from people's
     verdicts by no more than the error its folder records (release.precision_estimate)."""
     from pathlib import Path
@@ -169,7 +169,7 @@ def test_the_shipped_pair_judges_recorded_error_covers_its_end_to_end_runs_on_un
     data = Path(__file__).resolve().parents[1] / "benchmarks/data"
     recorded = read_pair_judge_meta(default_pair_judge_path())["release"]["precision_estimate"]
     errors = {}
-    for run in sorted(data.glob("bench_quality_genres*_default_pair_compact.json")):
+    for run in sorted(data.glob("bench_quality_genres*_default_pair_compact*.json")):
         doc = json.loads(run.read_text(encoding="utf-8"))
         assert doc["acceptability"] == "pair-judge" and not doc["overrides"], run
         for genre, g in doc["per_genre"].items():
