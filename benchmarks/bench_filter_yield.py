@@ -4,7 +4,7 @@ costs in good triples, and what it buys in precision, once the judge decides aft
     .venv/bin/python benchmarks/bench_filter_yield.py [--preset default] \
         [--sets dev,genres,genres2,test] [--tune dev,genres,genres2] [--extra sense_fit,...] \
         [--max-per-sentence 1,2,3] [--lm-antonyms 2,3] [--lm-sets dev,genres,test] \
-        [--verify -collocation] [--out FILE]
+        [--verify -collocation] [--judged-only] [--out FILE]
 
 For each judged set (the sentences and their hand-judged raw candidates, benchmarks/data/), the
 preset's pipeline builds every candidate once; every filter studied (the preset's own and the
