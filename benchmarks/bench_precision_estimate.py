@@ -52,7 +52,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_quality import load_judgements  # noqa: E402
+from bench_quality import default_run_errors, load_judgements  # noqa: E402
 from judge_data import CACHE, SETS  # noqa: E402
 from judge_logo import MODELS, all_sets, subset  # noqa: E402 - one definition of the genres
 from train_judge import (  # noqa: E402
@@ -542,28 +542,14 @@ def end_to_end_errors(files: list[Path], shipped: dict) -> dict[str, dict]:
     trained_on = {Path(d).name for d in shipped["training"]["data"]}
     out = {}
     for path in files:
-        run = json.loads(path.read_text(encoding="utf-8"))
-        where = f"{path}: "
-        # runs saved before bench_quality.py recorded the backend were the linear judge's
-        linear = run.get("acceptability", "judge") == "judge"
-        if (
-            run.get("preset") != "default"
-            or set(run.get("overrides") or {}) - {"acceptability"}
-            or not linear
-        ):
-            sys.exit(
-                where + "not a run of the default preset's settings with the linear judge "
-                "(--set acceptability=judge and no other override)"
-            )
+        run, genres = default_run_errors(path, "judge")
         if run.get("judgements_file") in trained_on:
-            sys.exit(where + f"the judge was trained on {run['judgements_file']}")
-        for genre, g in sorted((run.get("per_genre") or {}).items()):
-            if g.get("estimate_error") is None:
-                sys.exit(where + f"per_genre.{genre} has no estimate_error")
+            sys.exit(f"{path}: the judge was trained on {run['judgements_file']}")
+        for genre, g in genres.items():
             out[genre] = {
                 "file": path.name,
                 "judged": g["judged"],
-                "error": g["estimate_error"],
+                "error": g["error"],
                 "counts": g["judged"] >= END_TO_END_MIN_KEPT,
             }
     return out

@@ -194,6 +194,27 @@ def judged_sentence_lines(lines: list[str], judged: dict[str, dict]) -> list[str
     return [line for line in lines if line.strip() and json.loads(line)["hypothesis"] in hypotheses]
 
 
+def default_run_errors(path: Path, backend: str) -> tuple[dict, dict[str, dict]]:
+    """A run this script saved (--save) with the default preset's settings judged by `backend`
+    (no override but --set acceptability=BACKEND; a run saved before the backend was recorded
+    was the linear judge's), and per genre its judged triples and the card estimate's error;
+    exits naming the file on another run, or on a genre without an error."""
+    run = json.loads(path.read_text(encoding="utf-8"))
+    overrides = run.get("overrides") or {}
+    used = run.get("acceptability", overrides.get("acceptability", "judge"))
+    if run.get("preset") != "default" or set(overrides) - {"acceptability"} or used != backend:
+        sys.exit(
+            f"{path}: not a run of the default preset's settings with acceptability {backend} "
+            f"(--set acceptability={backend} and no other override)"
+        )
+    genres = {}
+    for genre, g in sorted((run.get("per_genre") or {}).items()):
+        if g.get("estimate_error") is None:
+            sys.exit(f"{path}: per_genre.{genre} has no estimate_error")
+        genres[genre] = {"judged": g["judged"], "error": g["estimate_error"]}
+    return run, genres
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", default="default")

@@ -53,6 +53,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_quality import default_run_errors  # noqa: E402
 from pair_judge_estimate import estimate_figures  # noqa: E402
 from train_judge import population_keys  # noqa: E402
 from train_pair_judge import (  # noqa: E402
@@ -200,18 +201,12 @@ def end_to_end_errors(
     trained on."""
     out: dict[str, dict[str, float]] = {}
     for path in files:
-        run = json.loads(path.read_text(encoding="utf-8"))
-        if run.get("preset") != "default" or run.get("overrides"):
-            sys.exit(f"{path}: not a run of the default preset without overrides")
-        if run.get("acceptability") != "pair-judge":
-            sys.exit(
-                f"{path}: not a run of the pair judge (acceptability {run.get('acceptability')})"
-            )
-        for genre, g in sorted((run.get("per_genre") or {}).items()):
+        _, genres = default_run_errors(path, "pair-judge")
+        for genre, g in genres.items():
             if genre in trained:
                 sys.exit(f"{path}: the pair judge was trained on genre {genre}")
-            if g["judged"] >= min_judged and g.get("estimate_error") is not None:
-                out.setdefault(path.name, {})[genre] = g["estimate_error"]
+            if g["judged"] >= min_judged:
+                out.setdefault(path.name, {})[genre] = g["error"]
     return out
 
 
