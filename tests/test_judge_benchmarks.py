@@ -1,5 +1,5 @@
 """The judge benchmarks' bookkeeping that later runs rely on (benchmarks/train_pair_judge.py,
-benchmarks/bench_precision_estimate.py)."""
+benchmarks/bench_precision_estimate.py, benchmarks/pair_judge_curve.py)."""
 
 import sys
 from pathlib import Path
@@ -10,6 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import bench_precision_estimate  # noqa: E402
+import pair_judge_curve  # noqa: E402
 import train_pair_judge  # noqa: E402
 
 
@@ -44,3 +45,41 @@ def test_a_simulated_review_reads_only_halves_the_refit_command_would_accept():
     good = (rng.uniform(size=200) < p.repeat(5)).astype(int)
     read = bench_precision_estimate.user_review(p.repeat(5), good, splits=5)
     assert read["splits"] == 5 and read["fitted_on"] == 100
+
+
+def curve_run(fraction: float, rows: int, p_at_80: dict[str, float], seed: int = 0) -> dict:
+    """A train_pair_judge.py output, as much of it as the curve reads."""
+
+    def gate(p80: float) -> dict:
+        at = {"0.80": {"precision": p80}, "0.65": {"precision": p80 + 0.05}}
+        return {
+            "candidates": 100,
+            "auc": p80 + 0.1,
+            "precision_at_kept_of_fast_good": at,
+            "calibration": {"ece": 0.05},
+        }
+
+    return {
+        "training": {"fraction": fraction, "rows": rows, "calibration_rows": 50, "seed": seed},
+        "training_seconds": rows / 2,
+        "held_out": {genre: {"gate": gate(p)} for genre, p in p_at_80.items()},
+    }
+
+
+def test_a_learning_curve_orders_its_points_and_refuses_runs_that_differ_beyond_the_share():
+    """The curve's points come from runs that differ only in the training share: its means and
+    worst genre are each point's own, and a run with another seed is refused by name."""
+    runs = {
+        "full.json": curve_run(1.0, 400, {"news": 0.8, "faq": 0.7}),
+        "quarter.json": curve_run(0.25, 100, {"news": 0.6, "faq": 0.65}),
+    }
+    curve = pair_judge_curve.learning_curve(runs)
+    assert [p["fraction"] for p in curve["points"]] == [0.25, 1.0]
+    quarter = curve["points"][0]
+    assert quarter["rows"] == 100 and quarter["mean_p_at_80"] == pytest.approx(0.625)
+    assert quarter["worst_p_at_80"] == [0.6, "news"]
+    assert curve["points"][1]["mean_auc"] == pytest.approx(0.85)
+
+    runs["seed1.json"] = curve_run(0.5, 200, {"news": 0.7, "faq": 0.7}, seed=1)
+    with pytest.raises(SystemExit, match="seed1.json: training.seed is 1"):
+        pair_judge_curve.learning_curve(runs)

@@ -1,0 +1,97 @@
+"""A pair judge's learning curve, from the outputs of train_pair_judge.py runs that differ only in
+`--fraction`: per point, the rows it was fine-tuned on, its training time, and how it reads each
+left-out genre on the candidates the default preset decides on (AUC, precision at 80% and 65% of
+fast's good triples kept, expected calibration error), with their means over the genres.
+
+    .venv/bin/python benchmarks/pair_judge_curve.py RUN_25.json RUN_50.json RUN_100.json \
+        [--out FILE]
+
+The runs must share everything but the fraction (template, epochs, seed, rank, left-out genres);
+a run that differs exits naming the field. Prints one JSON object. Not a test: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from statistics import mean
+
+# what may differ between the points of one curve
+VARYING = ("rows", "calibration_rows", "fraction")
+
+
+def genre_figures(gate: dict) -> dict:
+    """One left-out genre's figures on the default preset's population."""
+    at = gate["precision_at_kept_of_fast_good"]
+    return {
+        "candidates": gate["candidates"],
+        "auc": gate["auc"],
+        "p_at_80": at["0.80"]["precision"],
+        "p_at_65": at["0.65"]["precision"],
+        "ece": gate["calibration"]["ece"],
+    }
+
+
+def curve_point(run: dict) -> dict:
+    """One train_pair_judge.py output as a point of the curve."""
+    genres = {
+        genre: genre_figures(figures["gate"])
+        for genre, figures in sorted(run["held_out"].items())
+        if isinstance(figures.get("gate"), dict)
+    }
+    point = {
+        "fraction": run["training"]["fraction"],
+        "rows": run["training"]["rows"],
+        "training_seconds": run["training_seconds"],
+    }
+    for name in ("auc", "p_at_80", "p_at_65", "ece"):
+        point[f"mean_{name}"] = round(mean(g[name] for g in genres.values()), 4)
+    worst = min(genres, key=lambda g: genres[g]["p_at_80"])
+    point["worst_p_at_80"] = [genres[worst]["p_at_80"], worst]
+    point["genres"] = genres
+    return point
+
+
+def learning_curve(runs: dict[str, dict]) -> dict:
+    """The curve of `runs` (path: output), checked to differ only in the training share."""
+    first_path, first = next(iter(runs.items()))
+    shared = {k: v for k, v in first["training"].items() if k not in VARYING}
+    for path, run in runs.items():
+        for k, v in shared.items():
+            if run["training"].get(k) != v:
+                sys.exit(
+                    f"{path}: training.{k} is {run['training'].get(k)!r}, {first_path} has {v!r}"
+                )
+        if sorted(run["held_out"]) != sorted(first["held_out"]):
+            sys.exit(f"{path}: left out other genres than {first_path}")
+    points = sorted((curve_point(run) for run in runs.values()), key=lambda p: p["fraction"])
+    return {
+        "benchmark": "pair_judge_curve",
+        "runs": list(runs),
+        "training": shared,
+        "left_out": sorted(first["held_out"]),
+        "points": points,
+    }
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("runs", nargs="+", type=Path, help="train_pair_judge.py outputs (--out)")
+    ap.add_argument("--out", type=Path, help="Also write the JSON here.")
+    args = ap.parse_args(argv)
+    runs = {}
+    for path in args.runs:
+        try:
+            runs[str(path)] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            sys.exit(f"{path}: not a train_pair_judge.py output: {exc}")
+    text = json.dumps(learning_curve(runs), indent=1)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
