@@ -187,6 +187,33 @@ def score(accepted, rejected, judged: dict[str, dict], n_sentences: int) -> dict
     }
 
 
+def rescored(run: dict, judged: dict[str, dict]) -> dict:
+    """A saved run's headline figures again, with judgements added since to its unjudged triples
+    (no re-run: the accepted triples are those it lists, judged or not); its per-POS, per-genre
+    and per-stage tables are left as the run had them, and say so."""
+    newly = [judged.get(key(u["hypothesis"], u["modified_hypothesis"])) for u in run["unjudged"]]
+    good_keys = set(run["good_keys"]) | {
+        key(u["hypothesis"], u["modified_hypothesis"])
+        for u, j in zip(run["unjudged"], newly, strict=True)
+        if j is not None and j["good"]
+    }
+    judged_accepted = run["judged_accepted"] + sum(j is not None for j in newly)
+    return {
+        **run,
+        "judged_accepted": judged_accepted,
+        "coverage": ratio(judged_accepted, run["accepted"]),
+        "good_accepted": len(good_keys),
+        "precision": ratio(len(good_keys), judged_accepted),
+        "good_keys": sorted(good_keys),
+        "unjudged": [u for u, j in zip(run["unjudged"], newly, strict=True) if j is None],
+        "rescored": {
+            "judgements": len(judged),
+            "newly_judged": sum(j is not None for j in newly),
+            "tables_as_run": ["recall", "recall_dev", "per_pos", "per_genre", "accepted_errors"],
+        },
+    }
+
+
 def judged_sentence_lines(lines: list[str], judged: dict[str, dict]) -> list[str]:
     """The sentence lines whose hypothesis has judged candidates: a genre set's candidates were
     chosen whole sentence by whole sentence, so its precision is read on those sentences only."""
@@ -249,6 +276,12 @@ def main(argv=None) -> None:
         help="Judged candidates of those sentences (test set: data/quality_test.jsonl).",
     )
     ap.add_argument(
+        "--rescore",
+        type=Path,
+        help="Score a run this script saved again, with the judgements given now, instead of "
+        "generating (its unjudged triples judged since count; --save writes the result).",
+    )
+    ap.add_argument(
         "--judged-only",
         action="store_true",
         help="Generate from the sentences that have judged candidates only (a genre set, whose "
@@ -258,6 +291,10 @@ def main(argv=None) -> None:
 
     overrides = dict(parse_override(item) for item in args.set)
     judged = load_judgements(args.judgements)
+    if args.rescore:
+        result = rescored(json.loads(args.rescore.read_text(encoding="utf-8")), judged)
+        report(result, args)
+        return
     lines = args.sentences.read_text(encoding="utf-8").splitlines(keepends=True)
     if args.judged_only:
         lines = judged_sentence_lines(lines, judged)
@@ -292,6 +329,11 @@ def main(argv=None) -> None:
             "good_kept_share": ratio(len(base_good & now_good), len(base_good)),
             "good_accepted_vs_baseline": ratio(len(now_good), len(base_good)),
         }
+    report(result, args)
+
+
+def report(result: dict, args) -> None:
+    """Save, list the unjudged triples, and print, as the options ask."""
     if args.save:
         args.save.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     if args.unjudged_out:
