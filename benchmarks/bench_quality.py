@@ -4,6 +4,8 @@ hand-judged candidates (docs/judging.md says how they were judged).
     .venv/bin/python benchmarks/bench_quality.py [--preset default] [--set filters=none] \
         [--set antonyms=broad --set include_aux=true] [--baseline OLD.json] [--save NEW.json] \
         [--unjudged-out FILE.jsonl]
+    .venv/bin/python benchmarks/bench_quality.py --rescore SAVED.json --judgements FILE \
+        [--save SAVED.json]      # a saved run scored again once its unjudged triples are judged
 
 Data (benchmarks/data/):
 - quality_dev_sentences.jsonl: the dev sentences, WordNet 3.0 example sentences sampled with a fixed
@@ -208,8 +210,17 @@ def rescored(run: dict, judged: dict[str, dict]) -> dict:
         "unjudged": [u for u, j in zip(run["unjudged"], newly, strict=True) if j is None],
         "rescored": {
             "judgements": len(judged),
-            "newly_judged": sum(j is not None for j in newly),
-            "tables_as_run": ["recall", "recall_dev", "per_pos", "per_genre", "accepted_errors"],
+            # a run rescored again counts every judgement added since it ran
+            "newly_judged": (run.get("rescored") or {}).get("newly_judged", 0)
+            + sum(j is not None for j in newly),
+            "tables_as_run": [
+                "recall",
+                "recall_dev",
+                "per_pos",
+                "per_genre",
+                "accepted_errors",
+                "rejected_by",
+            ],
         },
     }
 

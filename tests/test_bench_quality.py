@@ -64,3 +64,4 @@ def test_a_rescored_run_counts_the_triples_judged_since_and_lists_the_rest_as_un
     assert out["good_keys"] == [key("h1", "m1"), key("h3", "m3")]
     assert [u["hypothesis"] for u in out["unjudged"]] == ["h5"]
     assert out["rescored"]["newly_judged"] == 2
+    assert rescored(out, judged)["rescored"]["newly_judged"] == 2  # again: nothing new
