@@ -283,8 +283,9 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--judgements",
         type=Path,
-        default=JUDGEMENTS,
-        help="Judged candidates of those sentences (test set: data/quality_test.jsonl).",
+        action="append",
+        help="Judged candidates of those sentences (default: data/quality_dev.jsonl; test set: "
+        "data/quality_test.jsonl); give it again to add a file (a later file's verdict stands).",
     )
     ap.add_argument(
         "--rescore",
@@ -301,9 +302,11 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
 
     overrides = dict(parse_override(item) for item in args.set)
-    judged = load_judgements(args.judgements)
+    judgement_files = args.judgements or [JUDGEMENTS]
+    judged = {k: j for path in judgement_files for k, j in load_judgements(path).items()}
     if args.rescore:
         result = rescored(json.loads(args.rescore.read_text(encoding="utf-8")), judged)
+        result["rescored"]["judgements_files"] = [path.name for path in judgement_files]
         report(result, args)
         return
     lines = args.sentences.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -323,7 +326,7 @@ def main(argv=None) -> None:
         "filters": config.filters,
         "sentences_file": args.sentences.name,
         "judged_only": args.judged_only,
-        "judgements_file": args.judgements.name,
+        "judgements_file": ",".join(path.name for path in judgement_files),
         "judgements": len(judged),
         **score(accepted, rejected, judged, n_sentences),
         "seconds": round(seconds, 1),
