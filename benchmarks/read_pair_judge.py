@@ -54,14 +54,20 @@ def main(argv=None) -> None:
     ap.add_argument("--score", choices=("all", "gate"), default="gate")
     ap.add_argument("--scores", type=Path, required=True, help="JSONL: key, genre, good, p")
     ap.add_argument("--out", type=Path, default=None, help="write the JSON result here too")
+    ap.add_argument(
+        "--lm",
+        default=None,
+        help="the base model's spec or folder (default: the one the folder records)",
+    )
+    ap.add_argument("--device", default="cpu", help="torch device: cpu, cuda, ...")
     args = ap.parse_args(argv)
     meta = read_pair_judge_meta(args.folder)
     _, held, genres = leave_out_rows(args.genres, args.score)
     seen = trained_on(meta, held)
     if seen:
         sys.exit(f"{args.folder} was trained on {', '.join(seen)}: read it on other genres")
-    lm_folder, _ = resolve_model_folder(LMSettings(spec=meta["language_model"]))
-    judge = load_pair_judge(args.folder, lm_folder)
+    lm_folder, _ = resolve_model_folder(LMSettings(spec=args.lm or meta["language_model"]))
+    judge = load_pair_judge(args.folder, lm_folder, args.device)
     p = np.array(judge.probabilities([(r["hypothesis"], r["modified"]) for r in held]))
     write_scores(args.scores, held, p)
     result = {
@@ -69,6 +75,7 @@ def main(argv=None) -> None:
         "folder": str(args.folder),
         "genres": sorted(genres),
         "scored": args.score,
+        "device": args.device,
         "threshold": judge.threshold,
         "held_out": held_out_figures(p, held, genres, judge.threshold),
     }
