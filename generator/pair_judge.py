@@ -199,11 +199,16 @@ def load_base(lm_folder: str | Path, device: str = "cpu"):
     """The tokenizer and the float32 causal LM of a local folder."""
     import torch
     from transformers import AutoModelForCausalLM
+    from transnli.common.devices import attention_implementation, resolve_device
     from transnli.common.lm.conversion import quiet_transformers
 
     tokenizer = load_tokenizer(lm_folder)
     with quiet_transformers():  # its "Loading weights" bar is not ours: the run's is
-        model = AutoModelForCausalLM.from_pretrained(lm_folder, dtype=torch.float32)
+        model = AutoModelForCausalLM.from_pretrained(
+            lm_folder,
+            dtype=torch.float32,
+            attn_implementation=attention_implementation(resolve_device(device)),
+        )
     return tokenizer, model.to(device)
 
 

@@ -200,6 +200,18 @@ def test_a_judge_on_a_model_already_loaded_shares_its_weights_and_leaves_it_alon
         load_pair_judge(folder, tiny_lm_dir, loaded=model.to(torch.bfloat16))
 
 
+def test_the_base_attends_with_sdpa_on_the_cpu_and_eagerly_elsewhere(tiny_lm_dir):
+    """SDPA's memory-efficient CUDA kernel misreads padded batches of some lengths
+    (common.devices.attention_implementation); off the CPU the judge's base attends eagerly. The
+    meta device stands in for a GPU: the choice is made before the weights move."""
+    from transnli.generator.pair_judge import load_base
+
+    assert load_base(tiny_lm_dir, "cpu")[1].config._attn_implementation == "sdpa"
+    on_meta = load_base(tiny_lm_dir, "meta")[1]
+    assert on_meta.config._attn_implementation == "eager"
+    assert next(on_meta.parameters()).device.type == "meta"
+
+
 def test_a_pair_read_before_is_not_read_again_and_gets_the_same_probability(trained, tiny_lm_dir):
     """--lm-antonyms ranks a word's candidates with the check, which then reads the chosen one:
     the model reads each prompt once, within the judge's memory, and the numbers are the same."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from transnli.common.devices import resolve_device
+from transnli.common.devices import attention_implementation, resolve_device
 from transnli.common.lm.conversion import quiet_transformers, resolve_model_folder
 from transnli.common.lm.memory import drop_build_tables
 from transnli.common.lm.model_folder import check_causal_lm, check_loaded
@@ -109,13 +109,17 @@ class CausalLMScorer:
         from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
         announce(f"loading the language model {settings.spec}", LOAD_TIME)
+        device = resolve_device(settings.device)
 
         try:
             with quiet_transformers():
                 check_causal_lm(where, AutoConfig.from_pretrained(where))
                 tokenizer = AutoTokenizer.from_pretrained(where)
                 model, info = AutoModelForCausalLM.from_pretrained(
-                    where, dtype=torch_dtype(settings.dtype), output_loading_info=True
+                    where,
+                    dtype=torch_dtype(settings.dtype),
+                    attn_implementation=attention_implementation(device),
+                    output_loading_info=True,
                 )
         except LMError:
             raise
@@ -124,7 +128,7 @@ class CausalLMScorer:
             raise LMError(f"language model {settings.spec} could not be loaded: {first}") from exc
         check_loaded(where, model, tokenizer, info)
         drop_build_tables(tokenizer)  # 140 MB for Gemma, unused once built (common/lm/memory.py)
-        model.to(resolve_device(settings.device)).eval()
+        model.to(device).eval()
         identity = {**identity, "class": type(model).__name__, "dtype": settings.dtype}
         cache = None
         if settings.use_cache and identity.get("weights_sha256"):
