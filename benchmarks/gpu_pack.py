@@ -27,6 +27,7 @@ import hashlib
 import json
 import lzma
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -98,18 +99,30 @@ def judged_prompt_tokens(tokenizer, max_tokens: int) -> set[int]:
     return ids
 
 
-def pack(out: Path, part_mb: float) -> list[Path]:
-    from gguf import GGUFReader
-    from safetensors.numpy import load_file
+def default_inputs() -> tuple[Path, Path, np.ndarray, dict]:
+    """The packaged GGUF, the folder transnli converts it into, the token ids of every judged
+    prompt, and the model's identity record."""
     from transnli.common.lm.conversion import packaged_gguf, resolve_model_folder
     from transnli.common.lm.settings import LMSettings, default_cache_dir
     from transnli.generator.pair_judge import PairJudgeTraining, load_tokenizer
 
     folder, identity = resolve_model_folder(LMSettings())
     gguf_path, _ = packaged_gguf(default_cache_dir())
-    converted = load_file(str(Path(folder) / "model.safetensors"))
     tokenizer = load_tokenizer(folder)
     kept = np.array(sorted(judged_prompt_tokens(tokenizer, PairJudgeTraining().max_tokens)))
+    return Path(gguf_path), Path(folder), kept, identity
+
+
+def pack(
+    out: Path, part_mb: float, gguf_path: Path, folder: Path, kept: np.ndarray, identity: dict
+) -> list[Path]:
+    """Write the pack in parts of at most `part_mb` MiB (OUT.part0, ...); exit if a tensor of
+    `gguf_path` does not dequantise to the same float32 tensor of `folder`."""
+    from gguf import GGUFReader
+    from safetensors.numpy import load_file
+
+    converted = load_file(str(folder / "model.safetensors"))
+    kept = np.asarray(kept, dtype=np.int64)
     arrays: dict[str, np.ndarray] = {"kept_tokens": kept.astype(np.int64)}
     tensors = []
     for t in GGUFReader(str(gguf_path)).tensors:
@@ -193,9 +206,12 @@ def unpack(pack_path: Path, folder: Path) -> dict:
     if not parts:
         raise SystemExit(f"gpu_pack: no {pack_path}.part* files")
     data = b"".join(p.read_bytes() for p in parts)
-    with np.load(io.BytesIO(data)) as npz:
-        arrays = {k: npz[k] for k in npz.files}
-    meta = json.loads(arrays["meta"].tobytes())
+    try:
+        with np.load(io.BytesIO(data)) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+        meta = json.loads(arrays["meta"].tobytes())
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise SystemExit(f"gpu_pack: {pack_path}: a part is damaged or missing ({exc})") from exc
     if meta.get("format") != PACK_FORMAT:
         raise SystemExit(f"gpu_pack: {pack_path}: not a {PACK_FORMAT} pack")
     kept = arrays["kept_tokens"]
@@ -256,7 +272,7 @@ def main(argv=None) -> None:
     c.add_argument("folder", type=Path)
     args = ap.parse_args(argv)
     if args.command == "pack":
-        pack(args.out, args.part_mb)
+        pack(args.out, args.part_mb, *default_inputs())
     elif args.command == "unpack":
         unpack(args.pack, args.folder)
     else:

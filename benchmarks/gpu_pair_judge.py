@@ -135,6 +135,12 @@ def compare_with_cpu(gpu_scores: Path) -> dict:
         "identical": sum(d == 0 for d in diffs),
         "max_abs_difference": max(diffs) if diffs else None,
         "decisions_differing_at_0.5": sum((cpu[k] >= 0.5) != (gpu[k] >= 0.5) for k in both),
+        # beyond a rounding tie of the 4-digit raw score: the candidates to look into
+        "differing": [
+            {"key": k, "cpu_p": cpu[k], "gpu_p": gpu[k]}
+            for k in both
+            if abs(cpu[k] - gpu[k]) > 0.001
+        ],
     }
 
 
