@@ -12,7 +12,9 @@ precision (Wilson 95%), the estimate (mean p over the kept) and its error (estim
 Summary: mean AUC, mean ECE, the kept and good pooled over the genres, and the largest absolute
 error over the genres with at least --min-kept kept triples (smaller ones measure their own
 sampling more than the estimator): what a folder's precision_estimate.max_abs_error would have to
-record. Prints one JSON object. Not a test: nothing is asserted.
+record; and the sampling floor over those genres (`sampling_floor`): how many of them an estimate
+equal to each genre's true precision would bring within 0.03 of its measured share. Prints one
+JSON object. Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -54,6 +56,27 @@ def genre_figures(p: np.ndarray, y: np.ndarray, threshold: float) -> dict:
     return out
 
 
+def sampling_floor(genres: dict[str, dict], tolerance: float = 0.03) -> dict:
+    """What sampling alone allows: were each genre's estimate its true precision, the share of
+    its `kept` triples people find good would still stray binomially. The expected number of
+    genres within `tolerance`, the chance that all are, and how many errors lie beyond the 95%
+    sampling spread (those the estimator itself must answer for)."""
+    from scipy.stats import binom
+
+    within, beyond = [], 0
+    for f in genres.values():
+        n, q = f["kept"], f["estimate"]
+        lo, hi = int(np.ceil(n * (q - tolerance) - 1e-9)), int(np.floor(n * (q + tolerance) + 1e-9))
+        within.append(float(binom.cdf(hi, n, q) - binom.cdf(lo - 1, n, q)))
+        beyond += abs(f["estimate_error"]) > 1.96 * np.sqrt(q * (1 - q) / n)
+    return {
+        "tolerance": tolerance,
+        f"expected_within_{tolerance}": round(sum(within), 2),
+        f"chance_all_within_{tolerance}": float(f"{np.prod(within):.3g}"),
+        "errors_beyond_95_sampling_spread": int(beyond),
+    }
+
+
 def estimate_figures(scores: dict[str, float], threshold: float, min_kept: int = 50) -> dict:
     """Per genre of the scored candidates, and summed up: what the judge's card estimate at
     `threshold` would have said, against people's verdicts; exits on a key no judged set has."""
@@ -89,6 +112,7 @@ def estimate_figures(scores: dict[str, float], threshold: float, min_kept: int =
             "within_0.03": sum(e <= 0.03 for e in counted.values()),
             "counted": len(counted),
             "max_abs_error": {"genre": worst, "error": counted.get(worst)},
+            "sampling_floor": sampling_floor({g: genres[g] for g in counted}),
         },
         "genres": genres,
     }

@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import bench_precision_estimate  # noqa: E402
 import pair_judge_curve  # noqa: E402
+import pair_judge_estimate  # noqa: E402
 import train_pair_judge  # noqa: E402
 
 
@@ -83,3 +84,22 @@ def test_a_learning_curve_orders_its_points_and_refuses_runs_that_differ_beyond_
     runs["seed1.json"] = curve_run(0.5, 200, {"news": 0.7, "faq": 0.7}, seed=1)
     with pytest.raises(SystemExit, match="seed1.json: training.seed is 1"):
         pair_judge_curve.learning_curve(runs)
+
+
+def test_the_sampling_floor_separates_sampling_from_the_estimators_own_error():
+    """An estimate equal to the truth still misses by sampling: on large genres nearly always
+    within 0.03, on small ones often not; an error far beyond the binomial spread is the
+    estimator's."""
+    large = {g: {"kept": 20000, "estimate": 0.7, "estimate_error": 0.004} for g in "abc"}
+    floor = pair_judge_estimate.sampling_floor(large)
+    assert floor["expected_within_0.03"] == pytest.approx(3, abs=0.01)
+    assert floor["errors_beyond_95_sampling_spread"] == 0
+    small = {"d": {"kept": 60, "estimate": 0.7, "estimate_error": 0.02}}
+    small_floor = pair_judge_estimate.sampling_floor(small)
+    assert 0.2 < small_floor["expected_within_0.03"] < 0.6
+    wrong = {"e": {"kept": 300, "estimate": 0.7, "estimate_error": 0.17}}
+    assert pair_judge_estimate.sampling_floor(wrong)["errors_beyond_95_sampling_spread"] == 1
+    both = pair_judge_estimate.sampling_floor({**large, **small})
+    assert both["chance_all_within_0.03"] == pytest.approx(
+        small_floor["chance_all_within_0.03"], rel=0.01
+    )
