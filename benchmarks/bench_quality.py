@@ -5,7 +5,8 @@ hand-judged candidates (docs/judging.md says how they were judged).
         [--set antonyms=broad --set include_aux=true] [--baseline OLD.json] [--save NEW.json] \
         [--unjudged-out FILE.jsonl]
     .venv/bin/python benchmarks/bench_quality.py --rescore SAVED.json --judgements FILE \
-        [--save SAVED.json]      # a saved run scored again once its unjudged triples are judged
+        [--baseline OLD.json] [--save SAVED.json]   # a saved run scored again once its
+                                # unjudged triples are judged (--set, --sentences: an error)
 
 Data (benchmarks/data/):
 - quality_dev_sentences.jsonl: the dev sentences, WordNet 3.0 example sentences sampled with a fixed
@@ -305,9 +306,21 @@ def main(argv=None) -> None:
     judgement_files = args.judgements or [JUDGEMENTS]
     judged = {k: j for path in judgement_files for k, j in load_judgements(path).items()}
     if args.rescore:
+        generating = [
+            flag
+            for flag, given in (
+                ("--preset", args.preset != ap.get_default("preset")),
+                ("--set", args.set),
+                ("--sentences", args.sentences != ap.get_default("sentences")),
+                ("--judged-only", args.judged_only),
+            )
+            if given
+        ]
+        if generating:  # the saved run's own settings stand; these would silently do nothing
+            ap.error(f"--rescore reads a saved run: {', '.join(generating)} cannot change it")
         result = rescored(json.loads(args.rescore.read_text(encoding="utf-8")), judged)
         result["rescored"]["judgements_files"] = [path.name for path in judgement_files]
-        report(result, args)
+        report(compared(result, args.baseline), args)
         return
     lines = args.sentences.read_text(encoding="utf-8").splitlines(keepends=True)
     if args.judged_only:
@@ -331,19 +344,24 @@ def main(argv=None) -> None:
         **score(accepted, rejected, judged, n_sentences),
         "seconds": round(seconds, 1),
     }
-    if args.baseline:
-        base = json.loads(args.baseline.read_text())
+    report(compared(result, args.baseline), args)
+
+
+def compared(result: dict, baseline: Path | None) -> dict:
+    """`result` with how many of a saved baseline's good triples it still has, when one is given."""
+    if baseline:
+        base = json.loads(baseline.read_text())
         base_good = set(base["good_keys"])
         now_good = set(result["good_keys"])
         result["baseline"] = {
-            "file": str(args.baseline),
+            "file": str(baseline),
             "precision": base["precision"],
             "good_accepted": len(base_good),
             "good_kept": len(base_good & now_good),
             "good_kept_share": ratio(len(base_good & now_good), len(base_good)),
             "good_accepted_vs_baseline": ratio(len(now_good), len(base_good)),
         }
-    report(result, args)
+    return result
 
 
 def report(result: dict, args) -> None:

@@ -1,10 +1,12 @@
+import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-import json  # noqa: E402
-
+import bench_quality  # noqa: E402
 from bench_quality import judged_sentence_lines, key, parse_override, rescored  # noqa: E402
 
 
@@ -65,3 +67,49 @@ def test_a_rescored_run_counts_the_triples_judged_since_and_lists_the_rest_as_un
     assert [u["hypothesis"] for u in out["unjudged"]] == ["h5"]
     assert out["rescored"]["newly_judged"] == 2
     assert rescored(out, judged)["rescored"]["newly_judged"] == 2  # again: nothing new
+
+
+def test_rescoring_compares_with_a_baseline_and_refuses_options_it_cannot_apply(tmp_path, capsys):
+    """--rescore reads a saved run: --baseline compares as after a real run, and an option that
+    would change the generation (--set, --sentences, ...) is an error, not silently ignored."""
+    unjudged = {"hypothesis": "h2", "modified_hypothesis": "m2", "word": "w", "pos": "ADJ"}
+    run = {
+        "accepted": 2,
+        "judged_accepted": 1,
+        "good_accepted": 1,
+        "precision": 1.0,
+        "coverage": 0.5,
+        "good_keys": [key("h1", "m1")],
+        "unjudged": [unjudged],
+    }
+    saved, base = tmp_path / "run.json", tmp_path / "base.json"
+    saved.write_text(json.dumps(run))
+    base.write_text(json.dumps({**run, "good_keys": [key("h1", "m1"), key("h9", "m9")]}))
+    judgements = tmp_path / "judged.jsonl"
+    judgements.write_text(json.dumps({"hypothesis": "h2", "modified_hypothesis": "m2", "good": 1}))
+    out = tmp_path / "out.json"
+    bench_quality.main(
+        [
+            "--rescore",
+            str(saved),
+            "--judgements",
+            str(judgements),
+            "--baseline",
+            str(base),
+            "--save",
+            str(out),
+        ]
+    )
+    result = json.loads(out.read_text())
+    assert (result["good_accepted"], result["coverage"]) == (2, 1.0)
+    assert result["baseline"]["good_kept"] == 1 and result["baseline"]["good_accepted"] == 2
+    capsys.readouterr()
+    for extra in (
+        ["--set", "max_per_sentence=2"],
+        ["--sentences", "other.jsonl"],
+        ["--judged-only"],
+    ):
+        with pytest.raises(SystemExit) as stop:
+            bench_quality.main(["--rescore", str(saved), "--judgements", str(judgements), *extra])
+        assert stop.value.code == 2
+        assert f"{extra[0]} cannot change it" in capsys.readouterr().err
