@@ -17,13 +17,14 @@ def resolve_device(device: str | None = "auto") -> str:
     return "cpu"
 
 
-def attention_implementation(device: str) -> str:
+def attention_implementation(device: str) -> str | None:
     """How a causal LM attends on `device` (transformers' `attn_implementation`).
 
-    On the CPU, SDPA: exact, and what every pinned score was read with. Elsewhere, eager attention
+    On the CPU, transformers' own choice (None: SDPA where the model has it), which every pinned
+    score was read with and which any architecture loads with. Elsewhere, eager attention
     (plain matrix products): on CUDA, SDPA's memory-efficient kernel reads a right-padded batch
     wrongly when the key length is 1 mod 32 and the keys and values are broadcast (stride 0),
     which Gemma 3's single key-value head gives (pytorch/pytorch#191937). On an H200 with torch
     2.11 it moved 14 of 9,859 pair-judge probabilities by up to 0.27, every one in a batch padded
     to 33 or 65 tokens (benchmarks/data/pair_judge_gpu_agreement.json)."""
-    return "sdpa" if device == "cpu" else "eager"
+    return None if device == "cpu" else "eager"

@@ -202,8 +202,9 @@ def test_a_judge_on_a_model_already_loaded_shares_its_weights_and_leaves_it_alon
 
 def test_the_base_attends_with_sdpa_on_the_cpu_and_eagerly_elsewhere(tiny_lm_dir):
     """SDPA's memory-efficient CUDA kernel misreads padded batches of some lengths
-    (common.devices.attention_implementation); off the CPU the judge's base attends eagerly. The
-    meta device stands in for a GPU: the choice is made before the weights move."""
+    (common.devices.attention_implementation); off the CPU the judge's base attends eagerly, on
+    it as transformers chooses (SDPA for this model). The meta device stands in for a GPU: the
+    choice is made before the weights move."""
     from transnli.generator.pair_judge import load_base
 
     assert load_base(tiny_lm_dir, "cpu")[1].config._attn_implementation == "sdpa"
