@@ -144,45 +144,11 @@ def compare_with_cpu(gpu_scores: Path) -> dict:
     }
 
 
-def run(args) -> None:
-    args.out.mkdir(parents=True, exist_ok=True)
-    t_start = time.monotonic()
-    deadline = t_start + args.seconds
-    lm = args.lm_folder
+def train_queue(args, lm: Path, probe_result: dict, deadline: float) -> tuple[int, dict]:
+    """Train VARIANTS side by side (as many at once as the probe says fit), each started only
+    while its estimate fits before `deadline`; those still running then are killed. Returns the
+    number of workers and each variant's fate."""
     py = [sys.executable, "-u"]
-
-    def step(name, cmd):
-        t0 = time.monotonic()
-        with open(args.out / "run.log", "a", encoding="utf-8") as log:
-            done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, text=True)
-            log.write(f"## {name}: rc {done.returncode} in {time.monotonic() - t0:.1f} s\n")
-        if done.returncode:
-            raise SystemExit(f"{name} failed (rc {done.returncode}); see run.log")
-
-    step("unpack", [*py, str(HERE / "gpu_pack.py"), "unpack", str(args.pack), str(lm)])
-    step("check", [*py, str(HERE / "gpu_pack.py"), "check", str(lm)])
-    read = [*py, str(HERE / "read_pair_judge.py"), "--folder", str(SHIPPED), "--score", "gate"]
-    gpu_scores = args.out / "agree_gpu_scores.jsonl"
-    step(
-        "read shipped judge on the GPU",
-        [
-            *read,
-            "--genres",
-            args.agree_genres,
-            "--lm",
-            str(lm),
-            "--device",
-            args.device,
-            "--scores",
-            str(gpu_scores),
-            "--out",
-            str(args.out / "agree_gpu.json"),
-        ],
-    )
-    agree = compare_with_cpu(gpu_scores)
-    (args.out / "agree.json").write_text(json.dumps(agree, indent=1) + "\n")
-
-    probe_result = json.loads(args.probe.read_text()) if args.probe.is_file() else {}
     together = int(probe_result.get("together", 1))
     ms = float(probe_result.get("ms_per_step_together", 150.0))
     workers = together if ms * STEPS_PER_EPOCH / 1000 + OVERHEAD_SECONDS < 0.8 * args.seconds else 2
@@ -232,6 +198,49 @@ def run(args) -> None:
                 status[name] = f"killed at the deadline after {time.monotonic() - started:.0f} s"
             break
         time.sleep(2)
+    return workers, status
+
+
+def run(args) -> None:
+    args.out.mkdir(parents=True, exist_ok=True)
+    t_start = time.monotonic()
+    deadline = t_start + args.seconds
+    lm = args.lm_folder
+    py = [sys.executable, "-u"]
+
+    def step(name, cmd):
+        t0 = time.monotonic()
+        with open(args.out / "run.log", "a", encoding="utf-8") as log:
+            done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, text=True)
+            log.write(f"## {name}: rc {done.returncode} in {time.monotonic() - t0:.1f} s\n")
+        if done.returncode:
+            raise SystemExit(f"{name} failed (rc {done.returncode}); see run.log")
+
+    step("unpack", [*py, str(HERE / "gpu_pack.py"), "unpack", str(args.pack), str(lm)])
+    step("check", [*py, str(HERE / "gpu_pack.py"), "check", str(lm)])
+    read = [*py, str(HERE / "read_pair_judge.py"), "--folder", str(SHIPPED), "--score", "gate"]
+    gpu_scores = args.out / "agree_gpu_scores.jsonl"
+    step(
+        "read shipped judge on the GPU",
+        [
+            *read,
+            "--genres",
+            args.agree_genres,
+            "--lm",
+            str(lm),
+            "--device",
+            args.device,
+            "--scores",
+            str(gpu_scores),
+            "--out",
+            str(args.out / "agree_gpu.json"),
+        ],
+    )
+    agree = compare_with_cpu(gpu_scores)
+    (args.out / "agree.json").write_text(json.dumps(agree, indent=1) + "\n")
+
+    probe_result = json.loads(args.probe.read_text()) if args.probe.is_file() else {}
+    workers, status = train_queue(args, lm, probe_result, deadline)
     summary = {
         "probe": probe_result,
         "workers": workers,
