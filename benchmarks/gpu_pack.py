@@ -10,11 +10,11 @@ here from the converted folder.
 
 What `unpack` builds is the converted model bit for bit, except the embedding rows of tokens no
 judged prompt uses, which are zero: the pair judge reads the last hidden state, never the tied
-output layer, so its scores on those prompts are the same as on the whole model. A prompt that
-uses a token outside the pack would read a zero row; `unpack` writes the kept token ids beside the
+output layer, so its scores on those prompts are the same as on the whole model. A prompt that uses
+a token outside the pack would read a zero row; `unpack` writes the kept token ids beside the
 folder (FOLDER.kept_tokens.json), and `check` tokenizes every judged prompt there and refuses a
-pack that misses one of their tokens. The folder's
-weights digest is not the converted model's, and a judge trained on it records that digest.
+pack that misses one of their tokens. The folder's weights digest is not the converted model's, and
+a judge trained on it records that digest.
 
 Gemma 3's GGUF names map one to one onto transformers' names; the RMSNorm weights are stored in
 the GGUF as 1 + w (transformers subtracts the 1 when it converts), the rest as they are.
