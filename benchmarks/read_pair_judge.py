@@ -3,7 +3,7 @@ written for judge_stack.py, and the figures train_pair_judge.py reports for a le
 
     .venv/bin/python benchmarks/read_pair_judge.py \
         --folder benchmarks/data/pair_judge_stack_gemma3_270m --genres genres4 --score gate \
-        --scores PAIR.jsonl [--out PAIR.json]
+        --scores PAIR.jsonl [--out PAIR.json] [--lm gemma3-270m] [--device cuda]
     .venv/bin/python benchmarks/judge_stack.py --train-sets dev,genres --scores pair=PAIR.jsonl \
         --stack-calibration benchmarks/data/stack_calibration_fit.json
 
@@ -11,7 +11,9 @@ written for judge_stack.py, and the figures train_pair_judge.py reports for a le
 train_pair_judge.py's `--leave-out` does; the script refuses a genre of the sets the folder was
 trained on (its record, or the sets its data digest names) that it did not leave out (the genres
 its `validation` record names), as one it may have been trained on. The folder's own calibration
-gives p (the pair judge alone, not a stack); the figures use the folder's threshold. Prints one
+gives p (the pair judge alone, not a stack); the figures use the folder's threshold. `--lm` reads
+it on another copy of its base model (a folder trained on a GPU records the folder rebuilt there
+by gpu_pack.py). Prints one
 JSON object. Not a test: nothing is asserted.
 """
 
