@@ -125,15 +125,10 @@ def probe(config_path: Path, out: Path, together: int, steps: int) -> dict:
 
 def compare_with_cpu(gpu_scores: Path) -> dict:
     """The GPU's p against the CPU's saved p, on the candidates both scored."""
-    cpu = {}
-    for path in CPU_SCORES:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            cpu[row["key"]] = row["p"]
-    gpu = {}
-    for line in gpu_scores.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        gpu[row["key"]] = row["p"]
+    from train_pair_judge import read_scores
+
+    cpu = {k: p for path in CPU_SCORES for k, p in read_scores(path).items()}
+    gpu = read_scores(gpu_scores)
     both = sorted(set(cpu) & set(gpu))
     diffs = [abs(cpu[k] - gpu[k]) for k in both]
     return {
