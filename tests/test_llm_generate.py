@@ -233,6 +233,28 @@ def test_hf_causal_client_generates(tmp_path):
     assert c.params()["chat_template"] is False
 
 
+def test_a_local_llm_attends_as_transformers_chooses_on_the_cpu_and_eagerly_elsewhere(
+    tmp_path, monkeypatch
+):
+    """As the language model and the pair judge do (common.devices.attention_implementation): the
+    meta device stands in for a GPU, the choice being made before the weights move."""
+    import transformers
+
+    folder = build_tiny_gpt2(tmp_path / "tiny-gpt2")
+    loaded = []
+    original = transformers.AutoModelForCausalLM.from_pretrained
+
+    def recording(*args, **kwargs):
+        model = original(*args, **kwargs)
+        loaded.append(model.config._attn_implementation)
+        return model
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", recording)
+    HFCausalClient(str(folder), device="cpu").prepare()
+    HFCausalClient(str(folder), device="meta").prepare()
+    assert loaded == ["sdpa", "eager"]
+
+
 # -- transnli generate --pipeline llm, end to end --------------------------------------------------
 def write_pairs(path, pairs):
     path.write_text("".join(json.dumps(p) + "\n" for p in pairs))

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from transnli.common.devices import resolve_device
+from transnli.common.devices import attention_implementation, resolve_device
 from transnli.common.llm.base import LLMClient, LLMError, LLMReply
 
 
@@ -79,7 +79,9 @@ class _HFClient(LLMClient):
         import transformers
 
         auto = getattr(transformers, self.auto_model)
-        kwargs: dict[str, Any] = {}
+        self.device = resolve_device(self.device_name)
+        # off the CPU, eager attention: SDPA's CUDA kernel misreads some padded batches
+        kwargs: dict[str, Any] = {"attn_implementation": attention_implementation(self.device)}
         if self.dtype != "auto":
             kwargs["dtype"] = getattr(torch, self.dtype)
         from safetensors import SafetensorError
@@ -99,7 +101,6 @@ class _HFClient(LLMClient):
                 f"cannot load {self.model!r} with {self.auto_model}: {str(e).rstrip('.')}. Give a "
                 "local folder or a hub id that is in the Hugging Face cache."
             ) from e
-        self.device = resolve_device(self.device_name)
         self._model = model.to(self.device).eval()
         self._tokenizer = tok
         self._prepare_tokenizer(tok)
