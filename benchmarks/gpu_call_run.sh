@@ -10,6 +10,7 @@ $PY -c "import transnli.generator.pair_judge as m; print('pair_judge from', m.__
 set +e
 $PY benchmarks/gpu_pair_judge.py run --pack /tmp/dev/gemma --probe /tmp/dev/probe.json --out /tmp/dev/out --lm-folder /tmp/dev/gemma_folder $RUNARGS
 rc=$?
-cd /tmp/dev/out && tar -czf $OUT/results.tar.gz --exclude='recipe_seed0_judge' --exclude='*.checkpoint' . ; [ -d recipe_seed0_judge ] && tar -czf $OUT/recipe_seed0_judge.tar.gz recipe_seed0_judge
+cd /tmp/dev/out && tar -czf $OUT/results.tar.gz --exclude='*_judge' --exclude='*.checkpoint' .
+for d in *_judge; do [ -d "$d" ] && tar -czf "$OUT/$d.tar.gz" "$d"; done
 cp /tmp/dev/out/summary.json $OUT/ 2>/dev/null; tail -5 /tmp/dev/out/run.log
 exit $rc

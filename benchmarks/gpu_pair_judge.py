@@ -33,21 +33,20 @@ CPU_SCORES = (
 )
 #: the shipped judge's recipe (its pair_judge.json 'training'), read on the genres it left out
 RECIPE = ["--leave-out", "test,genres4", "--score", "gate", "--template", "compact"]
-#: (name, extra arguments, epochs) in the order they are started; an entry's own --leave-out
-#: replaces the recipe's. The first run (2026-11-29) trained the recipe with seeds 0-2, rank 16,
-#: lr 1e-4 and half the data (seed 1). Next: the recipe again (eager attention, read back on the
-#: CPU); the three folds that, with the recipe's, read every training genre out of genre once (a
-#: leave-genres-out for the judge's figures and its estimate on every genre); two epochs and the
-#: question template, which the first run had no time for; lr 1e-4's seeds.
+#: (name, extra arguments, epochs, whether to write the judge folder) in the order they are
+#: started; an entry's own --leave-out replaces the recipe's. The first run (2026-11-29) trained
+#: the recipe with seeds 0-2, rank 16, lr 1e-4 and half the data (seed 1). This one: the two folds
+#: that, with the recipe's and genre set 2's (trained on the CPU), read every training genre out
+#: of genre once; the recipe on every set but test (more data, the candidate to ship; its folder
+#: is read back on the CPU); the question template; a fourth seed of the recipe.
 VARIANTS = (
-    ("recipe_seed0", ["--epochs", "1", "--seed", "0"], 1),
-    ("fold_wordnet_genres", ["--epochs", "1", "--leave-out", "dev,genres"], 1),
-    ("fold_genres2", ["--epochs", "1", "--leave-out", "genres2"], 1),
-    ("fold_genres3", ["--epochs", "1", "--leave-out", "genres3"], 1),
-    ("epochs2", ["--epochs", "2"], 2),
-    ("question_template", ["--epochs", "1", "--template", "question"], 1),
-    ("lr1e-4_seed1", ["--epochs", "1", "--learning-rate", "1e-4", "--seed", "1"], 1),
-    ("lr1e-4_seed2", ["--epochs", "1", "--learning-rate", "1e-4", "--seed", "2"], 1),
+    ("fold_wordnet_genres", ["--epochs", "1", "--leave-out", "dev,genres"], 1, False),
+    ("fold_genres3", ["--epochs", "1", "--leave-out", "genres3"], 1, False),
+    ("all_but_test", ["--epochs", "1", "--leave-out", "test"], 1, True),
+    ("question_template", ["--epochs", "1", "--template", "question"], 1, False),
+    ("recipe_seed3", ["--epochs", "1", "--seed", "3"], 1, False),
+    ("recipe_seed0", ["--epochs", "1", "--seed", "0"], 1, True),
+    ("epochs2", ["--epochs", "2"], 2, False),
 )
 #: batches of 8 in an epoch of the largest fold (about 15,300 rows; the recipe's 12,691: 1,587)
 STEPS_PER_EPOCH = 1910
@@ -163,7 +162,7 @@ def train_queue(args, lm: Path, probe_result: dict, deadline: float) -> tuple[in
                 status[name] = f"rc {proc.returncode} in {time.monotonic() - started:.0f} s"
                 del running[name]
         while queue and len(running) < workers:
-            name, extra, epochs = queue.pop(0)
+            name, extra, epochs, write = queue.pop(0)
             estimate = ms * STEPS_PER_EPOCH * epochs / 1000 + OVERHEAD_SECONDS
             if time.monotonic() + estimate > deadline:
                 status[name] = f"not started: about {estimate:.0f} s would pass the deadline"
@@ -186,8 +185,8 @@ def train_queue(args, lm: Path, probe_result: dict, deadline: float) -> tuple[in
             ]
             if args.limit:
                 cmd += ["--limit", str(args.limit)]
-            if name == "recipe_seed0":
-                cmd += ["--write", str(args.out / "recipe_seed0_judge")]
+            if write:
+                cmd += ["--write", str(args.out / f"{name}_judge")]
             with open(args.out / f"{name}.log", "w", encoding="utf-8") as fh:
                 running[name] = (
                     subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env),
