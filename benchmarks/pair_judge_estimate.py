@@ -13,8 +13,15 @@ Summary: mean AUC, mean ECE, the kept and good pooled over the genres, and the l
 error over the genres with at least --min-kept kept triples (smaller ones measure their own
 sampling more than the estimator): what a folder's precision_estimate.max_abs_error would have to
 record; and the sampling floor over those genres (`sampling_floor`): how many of them an estimate
-equal to each genre's true precision would bring within 0.03 of its measured share. Prints one
-JSON object. Not a test: nothing is asserted.
+equal to each genre's true precision would bring within 0.03 of its measured share.
+
+With `--calibration-scores` (one per `--scores`, in the same order: the file train_pair_judge.py
+--calibration-scores wrote for the judge that scored it), each genre also gets the label-shift
+correction the issue proposes (EM prior re-estimation, Saerens et al. 2002): the training prior is
+the good share of that judge's calibration rows among the gate candidates (the population its
+scores are read on), the genre's prior is re-estimated over its gate candidates, and the kept
+posteriors are moved to it (`em_estimate`, `em_error`; the summary's `em`). Prints one JSON
+object. Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -29,12 +36,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from judge_stack import write  # noqa: E402 - one way to print and save a result
-from train_judge import at_threshold, auc, reliability  # noqa: E402 - every judge's figures
+from train_judge import (  # noqa: E402 - every judge's figures
+    at_threshold,
+    auc,
+    population_keys,
+    reliability,
+)
 from train_pair_judge import judged_rows, read_scores  # noqa: E402 - the score files' reader
-from transnli.generator.precision import wilson_interval  # noqa: E402
+from transnli.generator.precision import (  # noqa: E402 - the card's own correction
+    em_prior,
+    shift_posteriors,
+    wilson_interval,
+)
 
 
-def genre_figures(p: np.ndarray, y: np.ndarray, threshold: float) -> dict:
+def genre_figures(
+    p: np.ndarray, y: np.ndarray, threshold: float, training_prior: float | None = None
+) -> dict:
+    """One genre's figures at `threshold`; with the scoring judge's `training_prior`, the EM
+    label-shift estimate beside the plain mean."""
     kept = p >= threshold
     cut = at_threshold(p, y, threshold)
     out = {
@@ -53,7 +73,41 @@ def genre_figures(p: np.ndarray, y: np.ndarray, threshold: float) -> dict:
             estimate=round(estimate, 4),
             estimate_error=round(estimate - cut["good"] / cut["kept"], 4),
         )
+        if training_prior is not None:
+            prior = em_prior(p, training_prior)
+            shifted = float(shift_posteriors(p[kept], training_prior, prior).mean())
+            out.update(
+                em_prior=round(prior, 4),
+                em_estimate=round(shifted, 4),
+                em_error=round(shifted - cut["good"] / cut["kept"], 4),
+            )
     return out
+
+
+def error_summary(genres: dict[str, dict], field: str) -> dict:
+    """How an estimate's `field` errors fall over `genres`: within 0.03, mean and largest."""
+    errors = {g: abs(f[field]) for g, f in genres.items()}
+    worst = max(errors, key=errors.get)
+    return {
+        "within_0.03": sum(e <= 0.03 for e in errors.values()),
+        "mean_abs_error": round(float(np.mean(list(errors.values()))), 4),
+        "max_abs_error": {"genre": worst, "error": genres[worst][field]},
+    }
+
+
+def calibration_priors(pairs: list[tuple[dict[str, float], Path]]) -> dict[str, float]:
+    """Each scored candidate's training prior: the good share among the gate candidates of the
+    calibration rows of the judge that scored it (`pairs`: its scores, its calibration file)."""
+    judged = {r["key"]: r for r in judged_rows()}
+    priors = {}
+    for scores, calibration in pairs:
+        rows = [judged[k] for k in read_scores(calibration) if k in judged]
+        gate = set().union(*(population_keys(name)["gate"] for name in {r["set"] for r in rows}))
+        good = [r["good"] for r in rows if r["key"] in gate]
+        if not good:
+            sys.exit(f"--calibration-scores {calibration}: no gate candidate among its rows")
+        priors.update(dict.fromkeys(scores, float(np.mean(good))))
+    return priors
 
 
 def sampling_floor(genres: dict[str, dict], tolerance: float = 0.03) -> dict:
@@ -77,9 +131,15 @@ def sampling_floor(genres: dict[str, dict], tolerance: float = 0.03) -> dict:
     }
 
 
-def estimate_figures(scores: dict[str, float], threshold: float, min_kept: int = 50) -> dict:
+def estimate_figures(
+    scores: dict[str, float],
+    threshold: float,
+    min_kept: int = 50,
+    priors: dict[str, float] | None = None,
+) -> dict:
     """Per genre of the scored candidates, and summed up: what the judge's card estimate at
-    `threshold` would have said, against people's verdicts; exits on a key no judged set has."""
+    `threshold` would have said, against people's verdicts (and the EM correction's, given each
+    candidate's training prior in `priors`); exits on a key no judged set has."""
     judged = {r["key"]: r for r in judged_rows()}
     unknown = next((k for k in scores if k not in judged), None)
     if unknown is not None:
@@ -87,9 +147,15 @@ def estimate_figures(scores: dict[str, float], threshold: float, min_kept: int =
     rows = {k: (judged[k]["genre"], judged[k]["good"], p) for k, p in scores.items()}
     genres = {}
     for name in sorted({g for g, _, _ in rows.values()}):
-        mine = [(y, p) for g, y, p in rows.values() if g == name]
-        y, p = (np.array(x) for x in zip(*mine, strict=True))
-        genres[name] = genre_figures(p, y, threshold)
+        keys = [k for k, (g, _, _) in rows.items() if g == name]
+        y, p = (np.array([rows[k][i] for k in keys]) for i in (1, 2))
+        prior = None
+        if priors is not None:
+            found = {priors[k] for k in keys}
+            if len(found) != 1:
+                sys.exit(f"genre {name}: scored by judges of different training priors {found}")
+            prior = found.pop()
+        genres[name] = genre_figures(p, y, threshold, prior)
     counted = {
         g: abs(f["estimate_error"])
         for g, f in genres.items()
@@ -98,6 +164,11 @@ def estimate_figures(scores: dict[str, float], threshold: float, min_kept: int =
     worst = max(counted, key=counted.get) if counted else None
     kept = sum(f["kept"] for f in genres.values())
     kept_good = sum(f.get("kept_good", 0) for f in genres.values())
+    compared = {g: genres[g] for g in counted}
+    shift = {}
+    if priors is not None and compared:
+        shift = {"mean": error_summary(compared, "estimate_error")}
+        shift["em"] = error_summary(compared, "em_error")
     return {
         "summary": {
             "genres": len(genres),
@@ -113,6 +184,7 @@ def estimate_figures(scores: dict[str, float], threshold: float, min_kept: int =
             "counted": len(counted),
             "max_abs_error": {"genre": worst, "error": counted.get(worst)},
             "sampling_floor": sampling_floor({g: genres[g] for g in counted}),
+            **({"methods": shift} if shift else {}),
         },
         "genres": genres,
     }
@@ -121,17 +193,31 @@ def estimate_figures(scores: dict[str, float], threshold: float, min_kept: int =
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scores", type=Path, action="append", required=True)
+    ap.add_argument(
+        "--calibration-scores",
+        type=Path,
+        action="append",
+        default=None,
+        help="the calibration scores of the judge behind each --scores, in the same order",
+    )
     ap.add_argument("--threshold", type=float, required=True)
     ap.add_argument("--min-kept", type=int, default=50)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
-    scores = {k: p for path in args.scores for k, p in read_scores(path).items()}
+    if args.calibration_scores and len(args.calibration_scores) != len(args.scores):
+        ap.error("--calibration-scores: give one for each --scores, in the same order")
+    read = [read_scores(path) for path in args.scores]
+    scores = {k: p for one in read for k, p in one.items()}
+    priors = None
+    if args.calibration_scores:
+        priors = calibration_priors(list(zip(read, args.calibration_scores, strict=True)))
     write(
         {
             "benchmark": "pair_judge_estimate",
             "scores": [str(p) for p in args.scores],
+            "calibration_scores": [str(p) for p in args.calibration_scores or []],
             "threshold": args.threshold,
-            **estimate_figures(scores, args.threshold, args.min_kept),
+            **estimate_figures(scores, args.threshold, args.min_kept, priors),
         },
         args.out,
     )

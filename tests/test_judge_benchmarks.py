@@ -103,3 +103,27 @@ def test_the_sampling_floor_separates_sampling_from_the_estimators_own_error():
     assert both["chance_all_within_0.03"] == pytest.approx(
         small_floor["chance_all_within_0.03"], rel=0.01
     )
+
+
+def test_the_em_correction_follows_a_genre_whose_share_of_good_differs_from_training():
+    """Under pure label shift (the same class-conditional scores, 80% good instead of the 50% the
+    calibration saw), EM recovers the genre's prior and its estimate the kept triples' precision,
+    where the plain mean of the probabilities stays too low."""
+    rng = np.random.default_rng(7)
+    y = (rng.random(20000) < 0.8).astype(int)
+    x = rng.normal(np.where(y == 1, 1.0, -1.0), 1.0)
+    p = 1 / (1 + np.exp(-2 * x))  # calibrated when half the candidates are good
+    figures = pair_judge_estimate.genre_figures(p, y, 0.5, training_prior=0.5)
+    assert figures["em_prior"] == pytest.approx(0.8, abs=0.01)
+    assert abs(figures["em_error"]) < 0.01
+    assert figures["estimate_error"] < -0.05
+    assert "em_error" not in pair_judge_estimate.genre_figures(p, y, 0.5)
+
+
+def test_the_estimate_benchmark_wants_one_calibration_file_for_each_score_file():
+    with pytest.raises(SystemExit) as exc:
+        pair_judge_estimate.main(
+            ["--threshold", "0.5", "--scores", "a.jsonl", "--scores", "b.jsonl"]
+            + ["--calibration-scores", "a_cal.jsonl"]
+        )
+    assert exc.value.code == 2
