@@ -81,15 +81,24 @@ def main(argv=None) -> None:
     ap.add_argument("runs", nargs="+", type=Path, help="train_pair_judge.py outputs (--out)")
     ap.add_argument("--out", type=Path, help="Also write the JSON here.")
     args = ap.parse_args(argv)
+    print_result(learning_curve(read_runs(args.runs)), args.out)
+
+
+def read_runs(paths: list[Path]) -> dict[str, dict]:
+    """train_pair_judge.py outputs by path; exits naming one that is not."""
     runs = {}
-    for path in args.runs:
+    for path in paths:
         try:
             runs[str(path)] = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             sys.exit(f"{path}: not a train_pair_judge.py output: {exc}")
-    text = json.dumps(learning_curve(runs), indent=1)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    return runs
+
+
+def print_result(result: dict, out: Path | None) -> None:
+    text = json.dumps(result, indent=1)
+    if out:
+        out.write_text(text + "\n", encoding="utf-8")
     print(text)
 
 

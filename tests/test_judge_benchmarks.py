@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import bench_precision_estimate  # noqa: E402
 import pair_judge_curve  # noqa: E402
 import pair_judge_estimate  # noqa: E402
+import pair_judge_folds  # noqa: E402
 import train_pair_judge  # noqa: E402
 
 
@@ -84,6 +85,26 @@ def test_a_learning_curve_orders_its_points_and_refuses_runs_that_differ_beyond_
     runs["seed1.json"] = curve_run(0.5, 200, {"news": 0.7, "faq": 0.7}, seed=1)
     with pytest.raises(SystemExit, match="seed1.json: training.seed is 1"):
         pair_judge_curve.learning_curve(runs)
+
+
+def test_folds_of_one_recipe_make_one_table_with_each_genre_read_once():
+    """Every genre's figures come from the fold that left it out; the means and the worst genre
+    are over all the folds' genres; a fold of another recipe, or a genre read by two folds, is
+    refused by name."""
+    runs = {
+        "a.json": curve_run(1.0, 400, {"news": 0.8, "faq": 0.7}),
+        "b.json": curve_run(1.0, 380, {"policy": 0.6}),
+    }
+    table = pair_judge_folds.folds_table(runs)
+    assert table["genres"]["policy"]["fold"] == "b.json"
+    assert table["summary"]["mean_p_at_80"] == pytest.approx(0.7)
+    assert table["summary"]["worst_p_at_80"] == [0.6, "policy"]
+    assert table["summary"]["ece_within_target"][0] == 3
+    assert table["summary"]["target_met"] is False
+    with pytest.raises(SystemExit, match="c.json: training.seed is 1"):
+        pair_judge_folds.folds_table({**runs, "c.json": curve_run(1.0, 390, {"x": 0.7}, seed=1)})
+    with pytest.raises(SystemExit, match="d.json: genre faq is left out by a.json too"):
+        pair_judge_folds.folds_table({**runs, "d.json": curve_run(1.0, 390, {"faq": 0.7})})
 
 
 def test_the_sampling_floor_separates_sampling_from_the_estimators_own_error():
