@@ -13,6 +13,7 @@ import bench_precision_estimate  # noqa: E402
 import pair_judge_curve  # noqa: E402
 import pair_judge_estimate  # noqa: E402
 import pair_judge_folds  # noqa: E402
+import pair_judge_recalibration  # noqa: E402
 import train_pair_judge  # noqa: E402
 
 
@@ -148,3 +149,24 @@ def test_the_estimate_benchmark_wants_one_calibration_file_for_each_score_file()
             + ["--calibration-scores", "a_cal.jsonl"]
         )
     assert exc.value.code == 2
+
+
+def test_a_recalibration_map_fixes_overconfidence_without_moving_a_decision():
+    """Probabilities twice as confident as the truth: the Platt step on logit p finds the slope,
+    the mapped p are calibrated, and the estimate's error shrinks, while every candidate stays on
+    its side of the (moved) cut."""
+    rng = np.random.default_rng(3)
+    truth = rng.random(20000)
+    y = (rng.random(20000) < truth).astype(int)
+    p = np.clip(1 / (1 + np.exp(-2 * np.log(truth / (1 - truth)))), 1e-4, 1 - 1e-4)
+    slope, intercept = pair_judge_recalibration.fit_map(p, y)
+    assert slope == pytest.approx(0.5, abs=0.05) and abs(intercept) < 0.05
+    mapped = pair_judge_recalibration.apply_map(p, slope, intercept)
+    assert np.array_equal(np.argsort(p, kind="stable"), np.argsort(mapped, kind="stable"))
+    genres = ["news"] * len(p)
+    effects = pair_judge_recalibration.genre_effects(p, y, genres, mapped, 0.6)["news"]
+    assert effects["ece"][1] < 0.02 < effects["ece"][0]
+    before, after = effects["estimate_error"]
+    assert abs(after) < abs(before)
+    summed = pair_judge_recalibration.summary({"news": effects}, min_kept=50)
+    assert summed["after"]["ece_within_0.05"] == 1 and summed["before"]["ece_within_0.05"] == 0
