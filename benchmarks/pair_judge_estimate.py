@@ -20,7 +20,7 @@ With `--calibration-scores` (one per `--scores`, in the same order: the file tra
 correction the issue proposes (EM prior re-estimation, Saerens et al. 2002): the training prior is
 the good share of that judge's calibration rows among the gate candidates (the population its
 scores are read on), the genre's prior is re-estimated over its gate candidates, and the kept
-posteriors are moved to it (`em_estimate`, `em_error`; the summary's `em`). Prints one JSON
+posteriors are moved to it (`em_estimate`, `em_error`; the summary's `methods`). Prints one JSON
 object. Not a test: nothing is asserted.
 """
 
