@@ -13,8 +13,11 @@ judged prompt uses, which are zero: the pair judge reads the last hidden state, 
 output layer, so its scores on those prompts are the same as on the whole model. A prompt that uses
 a token outside the pack would read a zero row; `unpack` writes the kept token ids beside the
 folder (FOLDER.kept_tokens.json), and `check` tokenizes every judged prompt there and refuses a
-pack that misses one of their tokens. The folder's weights digest is not the converted model's, and
-a judge trained on it records that digest.
+pack that misses one of their tokens. The folder's weights digest is not the converted model's; so
+that a judge trained on it can be used with the real model, `unpack` also writes the converted
+model's identity beside the folder (FOLDER.pack_source.json, `source_identity`), and
+train_pair_judge.py records that identity as the judge's language model, the rebuilt folder's
+beside it.
 
 Gemma 3's GGUF names map one to one onto transformers' names; the RMSNorm weights are stored in
 the GGUF as 1 + w (transformers subtracts the 1 when it converts), the rest as they are.
@@ -234,6 +237,7 @@ def unpack(pack_path: Path, folder: Path) -> dict:
     for name in FOLDER_FILES:
         (folder / name).write_bytes(lzma.decompress(arrays[f"file:{name}"].tobytes()))
     (folder.parent / f"{folder.name}.kept_tokens.json").write_text(json.dumps(kept.tolist()))
+    source_file(folder).write_text(json.dumps(meta["language_model"], sort_keys=True))
     out = {
         "folder": str(folder),
         "tensors": len(state),
@@ -243,6 +247,26 @@ def unpack(pack_path: Path, folder: Path) -> dict:
     }
     print(json.dumps(out))
     return out
+
+
+def source_file(folder: Path) -> Path:
+    return folder.parent / f"{folder.name}.pack_source.json"
+
+
+def source_identity(folder: Path) -> dict | None:
+    """The identity of the converted model a folder was rebuilt from by `unpack` (its spec and
+    weights digest), or None for any other folder."""
+    path = source_file(Path(folder))
+    if not path.is_file():
+        return None
+    identity = json.loads(path.read_text())
+    if (
+        not isinstance(identity, dict)
+        or not identity.get("spec")
+        or not identity.get("weights_sha256")
+    ):
+        raise SystemExit(f"gpu_pack: {path}: not the identity of a converted model")
+    return identity
 
 
 def check(folder: Path) -> dict:

@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_quality import load_judgements  # noqa: E402
+from gpu_pack import source_identity  # noqa: E402 - a folder rebuilt on a lent GPU
 from judge_data import SETS as JUDGED_FILES  # noqa: E402
 from train_judge import (  # noqa: E402 - one definition of the figures the judges are read by
     at_threshold,
@@ -274,6 +275,20 @@ def parse_args(argv):
     return ap.parse_args(argv)
 
 
+def language_model_record(spec: str, folder, identity: dict) -> dict:
+    """What a judge records as its language model: the spec and weights digest it was trained
+    on; for a folder gpu_pack.py rebuilt from the converted model (same tensors but the embedding
+    rows no judged prompt reads), the converted model's, with the rebuilt folder's beside them."""
+    source = source_identity(folder) if isinstance(folder, Path) else None
+    if source is None:
+        return {"language_model": spec, "language_model_sha256": identity.get("weights_sha256")}
+    return {
+        "language_model": source["spec"],
+        "language_model_sha256": source["weights_sha256"],
+        "rebuilt_language_model": {"folder": spec, "weights_sha256": identity["weights_sha256"]},
+    }
+
+
 def main(argv=None) -> None:
     import peft
     import torch
@@ -308,6 +323,7 @@ def main(argv=None) -> None:
     if args.limit:
         fit_rows = fit_rows[: args.limit]
     folder, identity = resolve_model_folder(LMSettings(spec=args.lm))
+    lm_record = language_model_record(args.lm, folder, identity)
     judge = new_pair_judge(folder, training, args.device)
     steps = args.epochs * -(-len(fit_rows) // args.batch_size)
     t0 = time.perf_counter()
@@ -354,7 +370,7 @@ def main(argv=None) -> None:
         write_scores(args.scores, held, p)
     result = {
         "benchmark": "train_pair_judge",
-        "language_model": args.lm,
+        **lm_record,
         "left_out": sorted(left_out),
         "scored": args.score,
         "training": {
@@ -373,8 +389,7 @@ def main(argv=None) -> None:
     }
     if args.write:
         meta = {
-            "language_model": args.lm,
-            "language_model_sha256": identity.get("weights_sha256"),
+            **lm_record,
             "template": training.template,
             "max_tokens": training.max_tokens,
             "calibration": calibration,

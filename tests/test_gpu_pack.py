@@ -56,7 +56,8 @@ def model(tmp_path):
 def test_the_pack_rebuilds_every_tensor_and_only_the_kept_embedding_rows(model, tmp_path):
     path, folder, converted = model
     kept = np.array([0, 3, 7])
-    parts = gpu_pack.pack(tmp_path / "pack", 0.001, path, folder, kept, {"spec": "tiny"})
+    identity = {"spec": "tiny", "weights_sha256": "ab" * 32}
+    parts = gpu_pack.pack(tmp_path / "pack", 0.001, path, folder, kept, identity)
     assert len(parts) > 1  # split into parts of 1 KiB
     out = gpu_pack.unpack(tmp_path / "pack", tmp_path / "rebuilt")
     from safetensors.numpy import load_file
@@ -74,6 +75,28 @@ def test_the_pack_rebuilds_every_tensor_and_only_the_kept_embedding_rows(model, 
         assert (tmp_path / "rebuilt" / name).read_bytes() == (folder / name).read_bytes()
     kept_file = tmp_path / "rebuilt.kept_tokens.json"
     assert json.loads(kept_file.read_text()) == [0, 3, 7]
+    assert gpu_pack.source_identity(tmp_path / "rebuilt") == identity
+    assert gpu_pack.source_identity(folder) is None
+
+
+def test_a_judge_trained_on_a_rebuilt_folder_records_the_model_it_was_rebuilt_from(tmp_path):
+    """So that `generate --judge-model` accepts it with the real model: the converted model's
+    spec and digest are the judge's language model, the rebuilt folder's kept beside them."""
+    import train_pair_judge
+
+    rebuilt = tmp_path / "rebuilt"
+    rebuilt.mkdir()
+    plain = train_pair_judge.language_model_record("x", rebuilt, {"weights_sha256": "cd" * 32})
+    assert plain == {"language_model": "x", "language_model_sha256": "cd" * 32}
+    source = {"spec": "gemma3-270m", "weights_sha256": "ab" * 32}
+    gpu_pack.source_file(rebuilt).write_text(json.dumps(source))
+    record = train_pair_judge.language_model_record("x", rebuilt, {"weights_sha256": "cd" * 32})
+    assert record["language_model"] == "gemma3-270m"
+    assert record["language_model_sha256"] == "ab" * 32
+    assert record["rebuilt_language_model"] == {"folder": "x", "weights_sha256": "cd" * 32}
+    gpu_pack.source_file(rebuilt).write_text(json.dumps({"spec": "gemma3-270m"}))
+    with pytest.raises(SystemExit, match="not the identity of a converted model"):
+        train_pair_judge.language_model_record("x", rebuilt, {"weights_sha256": "cd" * 32})
 
 
 def test_a_folder_the_gguf_does_not_rebuild_is_refused_before_anything_is_written(model, tmp_path):
