@@ -17,6 +17,6 @@ version=$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("
     --implementation cp --platform manylinux_2_28_x86_64 -d .devrun "gguf==$version"
 tar -cJf .devrun/data.tar.xz benchmarks/data/quality_{dev,test,genres,genres2,genres3,genres4,genres5,genres6}.jsonl \
     benchmarks/.judge-cache/population_*.json \
-    benchmarks/data/pair_judge_compact_trained_all_but_test_genres4_scores.jsonl \
-    benchmarks/data/pair_judge_compact_read_genres5_genres6_scores.jsonl
+    benchmarks/data/pair_judge_compact_all_sets_read_test_scores.jsonl \
+    benchmarks/data/pair_judge_compact_all_sets_read_genres5_genres6_scores.jsonl
 du -b .devrun/* .devrun/config/*
