@@ -77,11 +77,17 @@ def learning_curve(runs: dict[str, dict]) -> dict:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    runs_command(argv, __doc__, learning_curve)
+
+
+def runs_command(argv, doc: str, summarise) -> None:
+    """The command line of a benchmark over train_pair_judge.py outputs: RUN... [--out FILE];
+    prints (and writes) `summarise` of the runs as JSON."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("runs", nargs="+", type=Path, help="train_pair_judge.py outputs (--out)")
     ap.add_argument("--out", type=Path, help="Also write the JSON here.")
     args = ap.parse_args(argv)
-    print_result(learning_curve(read_runs(args.runs)), args.out)
+    print_result(summarise(read_runs(args.runs)), args.out)
 
 
 def read_runs(paths: list[Path]) -> dict[str, dict]:

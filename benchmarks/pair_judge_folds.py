@@ -14,14 +14,13 @@ JSON object. Not a test: nothing is asserted.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from statistics import mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pair_judge_curve import genre_figures, print_result, read_runs  # noqa: E402 - one reading
+from pair_judge_curve import genre_figures, runs_command  # noqa: E402 - one reading
 
 # what may differ between the folds of one recipe
 VARYING = ("rows", "calibration_rows")
@@ -72,11 +71,7 @@ def folds_table(runs: dict[str, dict]) -> dict:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("runs", nargs="+", type=Path, help="train_pair_judge.py outputs (--out)")
-    ap.add_argument("--out", type=Path, help="Also write the JSON here.")
-    args = ap.parse_args(argv)
-    print_result(folds_table(read_runs(args.runs)), args.out)
+    runs_command(argv, __doc__, folds_table)
 
 
 if __name__ == "__main__":
