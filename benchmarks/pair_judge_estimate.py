@@ -39,7 +39,7 @@ from judge_stack import write  # noqa: E402 - one way to print and save a result
 from train_judge import (  # noqa: E402 - every judge's figures
     at_threshold,
     auc,
-    population_keys,
+    gate_keys,
     reliability,
 )
 from train_pair_judge import judged_rows, read_scores  # noqa: E402 - the score files' reader
@@ -102,7 +102,7 @@ def calibration_priors(pairs: list[tuple[dict[str, float], Path]]) -> dict[str, 
     priors = {}
     for scores, calibration in pairs:
         rows = [judged[k] for k in read_scores(calibration) if k in judged]
-        gate = set().union(*(population_keys(name)["gate"] for name in {r["set"] for r in rows}))
+        gate = gate_keys({r["set"] for r in rows})
         good = [r["good"] for r in rows if r["key"] in gate]
         if not good:
             sys.exit(f"--calibration-scores {calibration}: no gate candidate among its rows")

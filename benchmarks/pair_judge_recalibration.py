@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from judge_stack import write  # noqa: E402 - one way to print and save a result
-from train_judge import population_keys, reliability  # noqa: E402
+from train_judge import gate_keys, reliability  # noqa: E402
 from train_pair_judge import judged_rows, read_scores  # noqa: E402
 
 EDGE = 1e-4  # the score files' p have four digits: 0 and 1 stand for "beyond 1e-4"
@@ -110,6 +110,15 @@ def gate_rows(path: Path, judged: dict, gate: set[str]) -> tuple[np.ndarray, np.
     )
 
 
+def pooled(parts: list[tuple]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Several score files' gate rows (`gate_rows`) as one: p, verdicts, genres."""
+    return (
+        np.concatenate([part[0] for part in parts]),
+        np.concatenate([part[1] for part in parts]),
+        [genre for part in parts for genre in part[2]],
+    )
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fold", type=Path, action="append", required=True)
@@ -121,14 +130,12 @@ def main(argv=None) -> None:
     if len(args.fold) < 2:
         ap.error("--fold: give at least two, so that each can be read by a map fitted on others")
     judged = {r["key"]: r for r in judged_rows()}
-    gate = set().union(*(population_keys(s)["gate"] for s in {r["set"] for r in judged.values()}))
+    gate = gate_keys({r["set"] for r in judged.values()})
     folds = {str(path): gate_rows(path, judged, gate) for path in args.fold}
     nested = {}
     for name, (p, y, genres) in folds.items():
-        others = [f for other, f in folds.items() if other != name]
-        slope, intercept = fit_map(
-            np.concatenate([f[0] for f in others]), np.concatenate([f[1] for f in others])
-        )
+        others, other_y, _ = pooled([f for other, f in folds.items() if other != name])
+        slope, intercept = fit_map(others, other_y)
         nested.update(genre_effects(p, y, genres, apply_map(p, slope, intercept), args.threshold))
     result = {
         "benchmark": "pair_judge_recalibration",
@@ -137,16 +144,8 @@ def main(argv=None) -> None:
         "nested": {"summary": summary(nested, args.min_kept), "genres": nested},
     }
     if args.apply:
-        slope, intercept = fit_map(
-            np.concatenate([f[0] for f in folds.values()]),
-            np.concatenate([f[1] for f in folds.values()]),
-        )
-        p, y, genres = (
-            np.concatenate(x) if i < 2 else sum(x, [])
-            for i, x in enumerate(
-                zip(*(gate_rows(a, judged, gate) for a in args.apply), strict=True)
-            )
-        )
+        slope, intercept = fit_map(*pooled(list(folds.values()))[:2])
+        p, y, genres = pooled([gate_rows(a, judged, gate) for a in args.apply])
         applied = genre_effects(p, y, genres, apply_map(p, slope, intercept), args.threshold)
         result["applied"] = {
             "scores": [str(a) for a in args.apply],

@@ -95,6 +95,11 @@ class Config:
         }
 
 
+def gate_keys(names) -> set[str]:
+    """The gate candidates (`population_keys`' 'gate') of every set in `names`, together."""
+    return set().union(*(population_keys(name)["gate"] for name in names))
+
+
 def fit(data: dict, rows: np.ndarray, cfg: Config):
     """(pcas, scaler, logreg) fitted on `rows`."""
     from sklearn.decomposition import PCA
