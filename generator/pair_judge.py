@@ -59,8 +59,13 @@ TEMPLATE = (
 #: the same pair in about two thirds of the tokens (52 against 76 on the test set's candidates):
 #: the marked spans and the two words, no question; the adapter learns the task either way
 COMPACT_TEMPLATE = "{original}\n{changed}\n{old} -> {new}"
+#: the compact pair and the WordNet senses the swap stands on (`sense_fields`): what the word
+#: meant for its antonym to hold, so a swap in another sense than the sentence's can be seen
+SENSES_TEMPLATE = "{original}\n{changed}\n{old}: {old_sense}\n{new}: {new_sense}"
 #: the templates a pair judge can be trained with, by name (a folder records the text itself)
-TEMPLATES = {"question": TEMPLATE, "compact": COMPACT_TEMPLATE}
+TEMPLATES = {"question": TEMPLATE, "compact": COMPACT_TEMPLATE, "senses": SENSES_TEMPLATE}
+#: what a senses template shows when WordNet holds no sense for the swap
+NO_SENSE = "(no WordNet sense)"
 #: how a stacked folder combines its pair judge with its linear judge (docs/quality-model.md)
 STACK_COMBINE = "mean"
 #: how a stacked folder's precision estimate may be made (transnli.generator.precision.METHODS)
@@ -120,16 +125,28 @@ def swapped_spans(original: str, changed: str) -> tuple[int, int, int]:
     return start, end_o, end_c
 
 
+def sense_fields(old: str, new: str) -> dict[str, str]:
+    """{old_sense, new_sense}: WordNet's definitions of the senses in which `new` is the antonym
+    of `old` (transnli.generator.wordnet.antonym_senses), or NO_SENSE for both."""
+    from transnli.generator.wordnet import antonym_senses
+
+    senses = antonym_senses(old, new)
+    old_sense, new_sense = senses if senses else (NO_SENSE, NO_SENSE)
+    return {"old_sense": old_sense, "new_sense": new_sense}
+
+
 def pair_prompt(original: str, changed: str, template: str = TEMPLATE) -> str:
     """The one text the model reads for a pair: both sentences, the swapped span bracketed in
-    each, and the words themselves."""
+    each, the words themselves, and (when the template asks for them) the senses of the swap."""
     start, end_o, end_c = swapped_spans(original, changed)
     old, new = original[start:end_o], changed[start:end_c]
+    senses = sense_fields(old, new) if "{old_sense}" in template else {}
     return template.format(
         original=f"{original[:start]}[{old}]{original[end_o:]}",
         changed=f"{changed[:start]}[{new}]{changed[end_c:]}",
         old=old,
         new=new,
+        **senses,
     )
 
 

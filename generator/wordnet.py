@@ -307,3 +307,59 @@ def is_wordnet_lemma(word: str) -> bool:
         except LookupError:  # no WordNet here: nothing is vouched for
             _LEMMA_NAMES = frozenset()
     return word.strip().lower().replace(" ", "_") in _LEMMA_NAMES
+
+
+ARTICLES = frozenset({"a", "an", "the"})
+
+
+def _lemma_forms(phrase: str, pos: str) -> frozenset[str]:
+    """WordNet names a swapped span may stand for: the span with underscores, and with its first
+    word reduced to each base form ("took away" -> take_away, "smaller" -> small)."""
+    words = phrase.lower().split()
+    if not words:
+        return frozenset()
+    rest = words[1:]
+    return frozenset("_".join([form, *rest]) for form in base_forms(words[0], pos)) | {
+        "_".join(words)
+    }
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def antonym_senses(old: str, new: str) -> tuple[str, str] | None:
+    """The definitions of the sense of `old` whose antonym is `new`, and of that antonym's sense
+    ("extensive" -> "intensive": "of agriculture; increasing productivity by using large areas
+    ..."), or None when WordNet holds no such pair.
+
+    `old` and `new` are the swapped spans as a sentence shows them (inflected, with an article
+    that agrees: "a new" -> "an old"). The first sense in WordNet's order wins, the word's own
+    lemma before its synonyms', then an adjective's indirect antonyms (through the head it is
+    similar to), as the antonym stage ranks them (transnli.generator.antonyms)."""
+    old_words, new_words = old.split(), new.split()
+    both_articled = len(old_words) > 1 and len(new_words) > 1
+    if both_articled and {old_words[0].lower(), new_words[0].lower()} <= ARTICLES:
+        old_words, new_words = old_words[1:], new_words[1:]
+    old, new = " ".join(old_words), " ".join(new_words)
+    if not old or not new:
+        return None
+    wn = wordnet()
+    synsets = wn.synsets("_".join(old.lower().split()))
+    for synset in synsets:
+        pos = fold_pos(synset.pos())
+        olds, news = _lemma_forms(old, pos), _lemma_forms(new, pos)
+        for own in (True, False):
+            for lemma in synset.lemmas():
+                if (lemma.name().lower() in olds) is not own:
+                    continue
+                for antonym in lemma.antonyms():
+                    if antonym.name().lower() in news:
+                        return synset.definition(), antonym.synset().definition()
+    news = _lemma_forms(new, "a")
+    for synset in synsets:
+        if synset.pos() != "s":
+            continue
+        for head in synset.similar_tos():
+            for lemma in head.lemmas():
+                for antonym in lemma.antonyms():
+                    if antonym.name().lower() in news:
+                        return synset.definition(), antonym.synset().definition()
+    return None

@@ -16,6 +16,7 @@ from tiny_lm import WORDS, build_tiny_causal_lm, write_pairs  # noqa: E402
 from transnli.generator.pair_judge import (  # noqa: E402
     HEAD_FILE,
     META_FILE,
+    NO_SENSE,
     TEMPLATE,
     TEMPLATES,
     PairJudgeError,
@@ -27,6 +28,7 @@ from transnli.generator.pair_judge import (  # noqa: E402
     swapped_spans,
     train_pair_judge,
 )
+from transnli.generator.wordnet import antonym_senses  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -92,6 +94,40 @@ def test_the_prompt_marks_the_swap_in_both_sentences():
     assert "[happy] was replaced by [unhappy]" in prompt
     compact = pair_prompt("He is happy today.", "He is unhappy today.", TEMPLATES["compact"])
     assert compact == "He is [happy] today.\nHe is [unhappy] today.\nhappy -> unhappy"
+
+
+def test_the_senses_template_shows_the_wordnet_senses_the_swap_stands_on():
+    prompt = pair_prompt(
+        "We ran extensive experiments.", "We ran intensive experiments.", TEMPLATES["senses"]
+    )
+    original, changed, old, new = prompt.split("\n")
+    assert (original, changed) == (
+        "We ran [extensive] experiments.",
+        "We ran [intensive] experiments.",
+    )
+    # the only sense in which these two are antonyms is farming's: a wrong-sense swap here
+    assert old.startswith("extensive: of agriculture;")
+    assert new.startswith("intensive: of agriculture;")
+
+
+@pytest.mark.parametrize(
+    "old, new, first_words",
+    [
+        ("larger", "smaller", "above average in size"),  # inflected: large / small
+        ("a new", "an old", "not of long duration"),  # the article that agrees is not the word
+        ("got", "took away", "go or come after"),  # a phrasal antonym: take_away
+        ("men", "women", "an adult person who is male"),  # a plural noun
+        ("huge", "small", "unusually great in size"),  # a satellite: through its head, large
+    ],
+)
+def test_a_swap_is_found_in_wordnet_by_its_surface_forms(old, new, first_words):
+    assert antonym_senses(old, new)[0].startswith(first_words)
+
+
+def test_a_swap_wordnet_does_not_hold_says_so_in_the_prompt():
+    assert antonym_senses("cannot", "hirenot") is None
+    prompt = pair_prompt("I cannot go.", "I hirenot go.", TEMPLATES["senses"])
+    assert prompt.endswith(f"cannot: {NO_SENSE}\nhirenot: {NO_SENSE}")
 
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
