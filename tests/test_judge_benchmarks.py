@@ -10,6 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import bench_precision_estimate  # noqa: E402
+import pair_judge_compare  # noqa: E402
 import pair_judge_curve  # noqa: E402
 import pair_judge_estimate  # noqa: E402
 import pair_judge_folds  # noqa: E402
@@ -106,6 +107,33 @@ def test_folds_of_one_recipe_make_one_table_with_each_genre_read_once():
         pair_judge_folds.folds_table({**runs, "c.json": curve_run(1.0, 390, {"x": 0.7}, seed=1)})
     with pytest.raises(SystemExit, match="d.json: genre faq is left out by a.json too"):
         pair_judge_folds.folds_table({**runs, "d.json": curve_run(1.0, 390, {"faq": 0.7})})
+
+
+def test_judges_are_compared_on_the_genres_they_all_read_against_the_first():
+    """Means and wins are over the genres every judge read (the rest are named); a judge read in
+    two files counts each genre once and may not read one twice."""
+    baseline = pair_judge_compare.judge_genres(
+        {
+            "test.json": curve_run(1.0, 400, {"test": 0.7}),
+            "sets.json": curve_run(1.0, 400, {"news": 0.6, "faq": 0.8}),
+        }
+    )
+    new = pair_judge_compare.judge_genres(
+        {"new.json": curve_run(1.0, 400, {"test": 0.75, "news": 0.5, "policy": 0.9})}
+    )
+    table = pair_judge_compare.comparison({"shipped": baseline, "new": new})
+    assert table["genres"] == ["news", "test"]
+    assert table["judges"]["shipped"]["not_compared"] == ["faq"]
+    assert table["judges"]["new"]["not_compared"] == ["policy"]
+    assert table["judges"]["new"]["mean_p_at_80"] == pytest.approx(0.625)
+    assert table["judges"]["new"]["worst_p_at_80"] == [0.5, "news"]
+    # better AUC on test only; the same ECE everywhere is better nowhere
+    assert table["judges"]["new"]["better_than_baseline_on"]["auc"] == 1
+    assert table["judges"]["new"]["better_than_baseline_on"]["ece"] == 0
+    with pytest.raises(SystemExit, match="b.json: genre faq is read by a.json too"):
+        pair_judge_compare.judge_genres(
+            {"a.json": curve_run(1.0, 1, {"faq": 0.7}), "b.json": curve_run(1.0, 1, {"faq": 0.7})}
+        )
 
 
 def test_the_sampling_floor_separates_sampling_from_the_estimators_own_error():
