@@ -10,6 +10,8 @@ it never saw: a LoRA adapter and a head fine-tuned on prompts that show H and H'
         --fraction 0.25      # a learning curve: a quarter of the fine-tuning sentences
     .venv/bin/python benchmarks/train_pair_judge.py --leave-out test --template compact
                              # the pair in a third fewer tokens (pair_judge.TEMPLATES)
+    .venv/bin/python benchmarks/train_pair_judge.py --leave-out test --template senses
+                             # and WordNet's senses of the swap (measured: no better)
 
 Training rows: every judged candidate of the training sets (dev: WordNet examples; genres: news,
 reviews, dialogue, instructions; genres2, genres3 and genres4, seven genres each), except those of
