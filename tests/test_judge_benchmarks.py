@@ -10,6 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import bench_precision_estimate  # noqa: E402
+import pair_judge_average  # noqa: E402
 import pair_judge_compare  # noqa: E402
 import pair_judge_curve  # noqa: E402
 import pair_judge_estimate  # noqa: E402
@@ -134,6 +135,16 @@ def test_judges_are_compared_on_the_genres_they_all_read_against_the_first():
         pair_judge_compare.judge_genres(
             {"a.json": curve_run(1.0, 1, {"faq": 0.7}), "b.json": curve_run(1.0, 1, {"faq": 0.7})}
         )
+
+
+def test_judges_averaged_give_each_candidate_the_mean_of_their_p_or_name_the_one_without():
+    held = [{"key": "a"}, {"key": "b"}]
+    judges = [{"a": 0.2, "b": 0.9}, {"b": 0.5, "a": 0.6, "c": 1.0}]
+    assert pair_judge_average.averaged(judges, held, ["s0", "s1"]).tolist() == pytest.approx(
+        [0.4, 0.7]
+    )
+    with pytest.raises(SystemExit, match="s1: no p for 1 left-out candidates"):
+        pair_judge_average.averaged([judges[0], {"a": 0.1}], held, ["s0", "s1"])
 
 
 def test_the_sampling_floor_separates_sampling_from_the_estimators_own_error():
