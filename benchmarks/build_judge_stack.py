@@ -59,6 +59,7 @@ from train_judge import population_keys  # noqa: E402
 from train_pair_judge import (  # noqa: E402
     folder_training_sets,
     judged_rows,
+    read_score_files,
     read_scores,
     split_calibration,
 )
@@ -220,7 +221,7 @@ def release_record(
     records)."""
     sets, left_out = folder_training_sets(meta), set(meta.get("validation") or ())
     trained = {r["genre"] for r in judged_rows() if r["set"] in sets} - left_out
-    read = {k: p for path in scores for k, p in read_scores(path).items()}
+    read = read_score_files(scores)
     threshold, threshold_rows = threshold_on_calibration_rows(rows, np.array(pair))
     figures = estimate_figures(read, threshold)
     summary = figures["summary"]

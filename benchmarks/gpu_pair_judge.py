@@ -126,9 +126,9 @@ def probe(config_path: Path, out: Path, together: int, steps: int) -> dict:
 
 def compare_with_cpu(gpu_scores: Path) -> dict:
     """The GPU's p against the CPU's saved p, on the candidates both scored."""
-    from train_pair_judge import read_scores
+    from train_pair_judge import read_score_files, read_scores
 
-    cpu = {k: p for path in CPU_SCORES for k, p in read_scores(path).items()}
+    cpu = read_score_files(CPU_SCORES)
     gpu = read_scores(gpu_scores)
     both = sorted(set(cpu) & set(gpu))
     diffs = [abs(cpu[k] - gpu[k]) for k in both]

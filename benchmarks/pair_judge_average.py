@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pair_judge_curve import print_result  # noqa: E402
-from train_pair_judge import held_out_figures, leave_out_rows, read_scores  # noqa: E402
+from train_pair_judge import held_out_figures, leave_out_rows, read_score_files  # noqa: E402
 
 
 def averaged(judges: list[dict[str, float]], held: list[dict], names: list[str]) -> np.ndarray:
@@ -48,12 +48,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if len(args.scores) < 2:
         ap.error("give --scores once per judge, two judges or more")
-    judges = []
-    for files in args.scores:
-        judge: dict[str, float] = {}
-        for path in files.split(","):
-            judge.update(read_scores(Path(path)))
-        judges.append(judge)
+    judges = [read_score_files(files.split(",")) for files in args.scores]
     _, held, left_out = leave_out_rows(args.leave_out, "gate")
     p = averaged(judges, held, args.scores)
     print_result(

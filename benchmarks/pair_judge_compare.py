@@ -20,7 +20,7 @@ from statistics import mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pair_judge_curve import genre_figures, print_result, read_runs  # noqa: E402 - one reading
+from pair_judge_curve import gate_genres, print_result, read_runs  # noqa: E402 - one reading
 
 FIGURES = ("auc", "p_at_80", "p_at_65", "ece")
 #: the figures where less is better
@@ -32,12 +32,10 @@ def judge_genres(runs: dict[str, dict]) -> dict[str, dict]:
     genres: dict[str, dict] = {}
     where: dict[str, str] = {}
     for path, run in runs.items():
-        for genre, figures in sorted(run["held_out"].items()):
-            if not isinstance(figures.get("gate"), dict):
-                continue
+        for genre, figures in gate_genres(run).items():
             if genre in genres:
                 sys.exit(f"{path}: genre {genre} is read by {where[genre]} too")
-            genres[genre], where[genre] = genre_figures(figures["gate"]), path
+            genres[genre], where[genre] = figures, path
     return genres
 
 

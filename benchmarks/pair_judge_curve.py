@@ -34,13 +34,19 @@ def genre_figures(gate: dict) -> dict:
     }
 
 
-def curve_point(run: dict) -> dict:
-    """One train_pair_judge.py output as a point of the curve."""
-    genres = {
+def gate_genres(run: dict) -> dict[str, dict]:
+    """A train_pair_judge.py (or read_pair_judge.py) output's `genre_figures` by left-out genre,
+    for the genres it read on the default preset's population, in genre order."""
+    return {
         genre: genre_figures(figures["gate"])
         for genre, figures in sorted(run["held_out"].items())
         if isinstance(figures.get("gate"), dict)
     }
+
+
+def curve_point(run: dict) -> dict:
+    """One train_pair_judge.py output as a point of the curve."""
+    genres = gate_genres(run)
     point = {
         "fraction": run["training"]["fraction"],
         "rows": run["training"]["rows"],

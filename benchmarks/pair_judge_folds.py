@@ -20,7 +20,7 @@ from statistics import mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pair_judge_curve import genre_figures, runs_command  # noqa: E402 - one reading
+from pair_judge_curve import gate_genres, runs_command  # noqa: E402 - one reading
 
 # what may differ between the folds of one recipe
 VARYING = ("rows", "calibration_rows")
@@ -40,12 +40,10 @@ def folds_table(runs: dict[str, dict]) -> dict:
                 sys.exit(
                     f"{path}: training.{k} is {run['training'].get(k)!r}, {first_path} has {v!r}"
                 )
-        for genre, figures in sorted(run["held_out"].items()):
-            if not isinstance(figures.get("gate"), dict):
-                continue
+        for genre, figures in gate_genres(run).items():
             if genre in genres:
                 sys.exit(f"{path}: genre {genre} is left out by {genres[genre]['fold']} too")
-            genres[genre] = {"fold": path, **genre_figures(figures["gate"])}
+            genres[genre] = {"fold": path, **figures}
     if not genres:
         sys.exit("no run read a left-out genre on the default preset's candidates")
     summary = {

@@ -204,6 +204,11 @@ def read_scores(path: Path) -> dict[str, float]:
     return out
 
 
+def read_score_files(paths) -> dict[str, float]:
+    """Several `read_scores` files as one {key: p} (a later file's p for a key stands)."""
+    return {k: p for path in paths for k, p in read_scores(Path(path)).items()}
+
+
 def held_out_figures(p: np.ndarray, held: list[dict], left_out: set[str], threshold: float):
     """`figures` of each left-out genre."""
     return {
