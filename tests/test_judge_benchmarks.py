@@ -1,6 +1,8 @@
 """The judge benchmarks' bookkeeping that later runs rely on (benchmarks/train_pair_judge.py,
-benchmarks/bench_precision_estimate.py, benchmarks/pair_judge_curve.py)."""
+benchmarks/bench_precision_estimate.py, benchmarks/pair_judge_curve.py,
+benchmarks/train_cross_judge.py)."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -16,6 +18,7 @@ import pair_judge_curve  # noqa: E402
 import pair_judge_estimate  # noqa: E402
 import pair_judge_folds  # noqa: E402
 import pair_judge_recalibration  # noqa: E402
+import train_cross_judge  # noqa: E402
 import train_pair_judge  # noqa: E402
 
 
@@ -209,3 +212,39 @@ def test_a_recalibration_map_fixes_overconfidence_without_moving_a_decision():
     assert abs(after) < abs(before)
     summed = pair_judge_recalibration.summary({"news": effects}, min_kept=50)
     assert summed["after"]["ece_within_0.05"] == 1 and summed["before"]["ece_within_0.05"] == 0
+
+
+def test_a_cross_judge_names_its_base_by_weights_and_trains_only_adapters_and_head(
+    tmp_path, tiny_cola_model_dir
+):
+    """A run from another checkpoint must say which weights it started from, and a LoRA run must
+    leave the base frozen so that the judge ships as a small adapter folder."""
+    import hashlib
+
+    from transformers import AutoModelForSequenceClassification
+
+    folder, named = train_cross_judge.base_model(Path(tiny_cola_model_dir))
+    weights = next(Path(tiny_cola_model_dir).glob("*.safetensors")).read_bytes()
+    assert folder == str(tiny_cola_model_dir)
+    assert hashlib.sha256(weights).hexdigest() in named
+    with pytest.raises(SystemExit, match="no \\*.safetensors"):
+        train_cross_judge.base_model(tmp_path)
+
+    model = AutoModelForSequenceClassification.from_pretrained(
+        tiny_cola_model_dir, num_labels=1, ignore_mismatched_sizes=True
+    )
+    adapted = train_cross_judge.with_lora(model, 2)
+    trained = {n for n, p in adapted.named_parameters() if p.requires_grad}
+    adapted_maps = {
+        re.sub(r".*\.layer\.\d+\.", "", n.split(".lora_A")[0]) for n in trained if "lora_A" in n
+    }
+    assert adapted_maps == {
+        "attention.self.query",
+        "attention.self.key",
+        "attention.self.value",
+        "attention.output.dense",
+        "intermediate.dense",
+        "output.dense",
+    }
+    assert all("lora_" in n or ".classifier." in n for n in trained)
+    assert any(".classifier." in n for n in trained)
