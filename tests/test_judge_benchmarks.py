@@ -1,6 +1,6 @@
 """The judge benchmarks' bookkeeping that later runs rely on (benchmarks/train_pair_judge.py,
 benchmarks/bench_precision_estimate.py, benchmarks/pair_judge_curve.py,
-benchmarks/train_cross_judge.py)."""
+benchmarks/train_cross_judge.py, benchmarks/annotator_ceiling.py)."""
 
 import re
 import sys
@@ -11,6 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
+import annotator_ceiling  # noqa: E402
 import bench_precision_estimate  # noqa: E402
 import pair_judge_average  # noqa: E402
 import pair_judge_compare  # noqa: E402
@@ -248,3 +249,67 @@ def test_a_cross_judge_names_its_base_by_weights_and_trains_only_adapters_and_he
     }
     assert all("lora_" in n or ".classifier." in n for n in trained)
     assert any(".classifier." in n for n in trained)
+
+
+def test_a_second_readers_verdicts_are_paired_with_the_first_in_each_agreement_file_shape(
+    tmp_path, monkeypatch
+):
+    """Agreement files hold both verdicts on a line, a line per annotator, or only the second
+    reader's line; each must pair two different readers' verdicts on a candidate the judge sees."""
+    import json
+
+    def row(item, good, annotator, h="H", m=None):
+        return {
+            "item": item,
+            "hypothesis": h,
+            "modified_hypothesis": m or f"H {item}",
+            "good": good,
+            "annotator": annotator,
+        }
+
+    own = [row(i, g, a) for i, g, a in zip("abcde", (1, 0, 1, 1, 1), ("A1",) * 5, strict=True)]
+    shapes = {
+        "both": [
+            {
+                "item": "a",
+                "first": {"good": True, "annotator": "A1"},
+                "second": {"good": False, "annotator": "O1"},
+            },
+            {
+                "item": "e",
+                "first": {"good": True, "annotator": "A1"},
+                "second": {"good": True, "annotator": "O1"},
+            },
+        ],
+        "lines": [row("b", False, "T1"), row("b", True, "T2"), row("b", True, "T3")],
+        "second": [row("c", False, "O1"), row("d", True, "A1")],
+    }
+    sets = {}
+    for name, lines in shapes.items():
+        sets[name] = tmp_path / f"quality_{name}.jsonl"
+        sets[name].write_text("".join(json.dumps(r) + "\n" for r in own))
+        (tmp_path / f"quality_{name}_agreement.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in lines)
+        )
+    monkeypatch.setattr(annotator_ceiling, "DATA", tmp_path)
+    monkeypatch.setattr(annotator_ceiling, "SETS", sets)
+    gate = {annotator_ceiling.key("H", f"H {i}") for i in "abcd"}  # e: not decided by the judge
+    monkeypatch.setattr(annotator_ceiling, "population_keys", lambda name: {"gate": gate})
+
+    def pairs(name):
+        return [(i["first"], i["second"]) for i in annotator_ceiling.agreement_items(name)]
+
+    assert pairs("both") == [(True, False)]
+    assert pairs("lines") == [(False, True)]
+    # c: the set's own row is the first reader's; d: the same reader twice is not a pair
+    assert pairs("second") == [(True, False)]
+
+
+def test_a_judge_kept_to_a_readers_recall_is_read_by_the_same_reference():
+    reference = np.array([1, 1, 0, 1, 0, 0], dtype=bool)
+    reader = np.array([1, 0, 1, 1, 0, 0], dtype=bool)
+    assert annotator_ceiling.reader_as_judge(reader, reference) == pytest.approx((2 / 3, 2 / 3))
+    p = np.array([0.9, 0.8, 0.7, 0.6, 0.6, 0.1])
+    # two of three good first at 0.9, 0.8; the third needs the cut at 0.6, which a bad one ties
+    assert annotator_ceiling.precision_at_recall(p, reference, 2 / 3) == pytest.approx(1.0)
+    assert annotator_ceiling.precision_at_recall(p, reference, 1.0) == pytest.approx(3 / 5)
