@@ -23,7 +23,6 @@ Prints one JSON object (and writes it with --out). Not a test: nothing is assert
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import sys
@@ -44,6 +43,7 @@ from train_pair_judge import (  # noqa: E402 - the same rows, split and figures 
     split_calibration,
     write_scores,
 )
+from transnli.common.digest import sha256_file  # noqa: E402
 
 ROUND_DIGITS = 4
 
@@ -72,12 +72,8 @@ def base_model(folder: Path | None) -> tuple[str, str]:
     weights = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin"))
     if not weights:
         raise SystemExit(f"{folder}: no *.safetensors or *.bin weights in it")
-    digest = hashlib.sha256()
-    for path in weights:
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-    return str(folder), f"{folder.name} (weights sha256 {digest.hexdigest()})"
+    digests = ", ".join(sha256_file(path) for path in weights)
+    return str(folder), f"{folder.name} (weights sha256 {digests})"
 
 
 # Every linear map inside the encoder's layers, in BERT's names (query, key, value, dense) and
