@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_quality import DATA, key  # noqa: E402
 from judge_data import SETS  # noqa: E402
+from pair_judge_curve import print_result  # noqa: E402 - one JSON output
 from train_judge import population_keys  # noqa: E402
 from train_pair_judge import read_score_files  # noqa: E402
 
@@ -159,10 +160,7 @@ def main(argv=None) -> None:
             "sets": scored,
             **figures([i for n in scored for i in by_set[n]], scores),
         }
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    print_result(result, args.out)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_lm_curve import SETS  # noqa: E402
+from pair_judge_curve import print_result  # noqa: E402 - one JSON output
 from quality_dataset import Dataset, build_dataset  # noqa: E402
 
 KEEP_SHARE = 0.80  # the constraint: keep at least 80% of the default's good triples
@@ -254,10 +255,7 @@ def main(argv=None) -> None:
         test = context_dataset(test, scorer, SETS["test"][0])
         scorers += CONTEXT_SCORERS
     result = report(dev, test, scorers, scorer.identity, args.folds, args.seeds)
-    text = json.dumps(result, indent=1)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
-    print(text)
+    print_result(result, args.out)
 
 
 if __name__ == "__main__":

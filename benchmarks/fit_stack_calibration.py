@@ -46,6 +46,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from pair_judge_curve import print_result  # noqa: E402 - one JSON output
 from train_judge import reliability  # noqa: E402
 
 FLOOR_DRAWS = 200
@@ -267,10 +268,7 @@ def main(argv=None) -> None:
             + f"; mean absolute error {np.mean([a for a, _, _ in worst]):.3f}"
         ),
     }
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.write:
-        args.write.write_text(text + "\n", encoding="utf-8")
+    print_result(result, args.write)
 
 
 if __name__ == "__main__":

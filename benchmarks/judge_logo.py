@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_quality import load_judgements  # noqa: E402
 from judge_data import SETS  # noqa: E402
+from pair_judge_curve import print_result  # noqa: E402 - one JSON output
 from train_judge import (  # noqa: E402 - one definition of the linear judge and its figures
     Config,
     at_threshold,
@@ -182,10 +183,7 @@ def main(argv=None) -> None:
         result["genres"][genre] = row
         print(json.dumps({genre: row}), file=sys.stderr, flush=True)
     result["summary"] = summary(result["genres"])
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    print_result(result, args.out)
 
 
 def summary(per_genre: dict) -> dict:

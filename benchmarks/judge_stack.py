@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_quality import load_judgements  # noqa: E402
 from judge_data import SETS  # noqa: E402
 from judge_logo import MODELS, THRESHOLD, all_sets, subset, train_model  # noqa: E402
+from pair_judge_curve import print_result  # noqa: E402 - one JSON output
 from train_judge import (  # noqa: E402
     at_threshold,
     auc,
@@ -225,7 +226,7 @@ def main(argv=None) -> None:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.merge:
-        write(merged(args.merge), args.out)
+        print_result(merged(args.merge), args.out)
         return
     if not args.scores or not args.train_sets:
         ap.error("--scores and --train-sets are required (or --merge)")
@@ -299,14 +300,7 @@ def main(argv=None) -> None:
     if args.rows:
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in per_row)
         args.rows.write_text(text, encoding="utf-8")
-    write(result, args.out)
-
-
-def write(result: dict, out: Path | None) -> None:
-    text = json.dumps(result, indent=1)
-    print(text)
-    if out:
-        out.write_text(text + "\n", encoding="utf-8")
+    print_result(result, args.out)
 
 
 if __name__ == "__main__":

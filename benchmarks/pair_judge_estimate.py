@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from judge_stack import write  # noqa: E402 - one way to print and save a result
+from pair_judge_curve import print_result  # noqa: E402 - one way to print and save a result
 from train_judge import (  # noqa: E402 - every judge's figures
     at_threshold,
     auc,
@@ -211,7 +211,7 @@ def main(argv=None) -> None:
     priors = None
     if args.calibration_scores:
         priors = calibration_priors(list(zip(read, args.calibration_scores, strict=True)))
-    write(
+    print_result(
         {
             "benchmark": "pair_judge_estimate",
             "scores": [str(p) for p in args.scores],

@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from judge_stack import write  # noqa: E402 - one way to print and save a result
+from pair_judge_curve import print_result  # noqa: E402 - one way to print and save a result
 from train_judge import gate_keys, reliability  # noqa: E402
 from train_pair_judge import judged_rows, read_scores  # noqa: E402
 
@@ -153,7 +153,7 @@ def main(argv=None) -> None:
             "summary": summary(applied, args.min_kept),
             "genres": applied,
         }
-    write(result, args.out)
+    print_result(result, args.out)
 
 
 if __name__ == "__main__":

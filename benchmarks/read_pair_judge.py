@@ -20,7 +20,6 @@ JSON object. Not a test: nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from pair_judge_curve import print_result  # noqa: E402 - one JSON output
 from train_pair_judge import (  # noqa: E402 - one way to pick and report left-out rows
     folder_training_sets,
     held_out_figures,
@@ -81,10 +81,7 @@ def main(argv=None) -> None:
         "threshold": judge.threshold,
         "held_out": held_out_figures(p, held, genres, judge.threshold),
     }
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    print_result(result, args.out)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from pair_judge_curve import print_result  # noqa: E402 - one JSON output
 from train_pair_judge import (  # noqa: E402 - the same rows, split and figures as the pair judge
     TRAINING_SETS,
     data_digest,
@@ -256,10 +257,7 @@ def main(argv=None) -> None:
         }
         (args.write / "cross_judge.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
         result["written"] = str(args.write)
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    print_result(result, args.out)
 
 
 if __name__ == "__main__":

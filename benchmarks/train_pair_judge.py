@@ -53,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_quality import load_judgements  # noqa: E402
 from gpu_pack import source_identity  # noqa: E402 - a folder rebuilt on a lent GPU
 from judge_data import SETS as JUDGED_FILES  # noqa: E402
+from pair_judge_curve import print_result  # noqa: E402 - one JSON output
 from train_judge import (  # noqa: E402 - one definition of the figures the judges are read by
     at_threshold,
     auc,
@@ -413,10 +414,7 @@ def main(argv=None) -> None:
         result["written"] = str(save_pair_judge(args.write, judge, meta))
         if checkpoint is not None and args.checkpoint is None:
             checkpoint.unlink(missing_ok=True)
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    print_result(result, args.out)
 
 
 if __name__ == "__main__":
