@@ -70,6 +70,7 @@ NO_SENSE = "(no WordNet sense)"
 STACK_COMBINE = "mean"
 #: how a stacked folder's precision estimate may be made (transnli.generator.precision.METHODS)
 ESTIMATE_METHODS = ("mean",)
+AUTOCAST = {None: None, "bfloat16": "bfloat16"}  # PairJudgeTraining.autocast: torch dtype name
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -91,8 +92,16 @@ class PairJudgeTraining:
     max_tokens: int = 192
     seed: int = 0
     template: str = TEMPLATE
+    # "bfloat16": the forward runs under torch.autocast (float32 weights and optimiser), about
+    # twice as fast on a CPU with AVX-512 BF16 for a base model of a billion parameters or more
+    autocast: str | None = None
 
     def validate(self) -> None:
+        if self.autocast not in AUTOCAST:
+            raise PairJudgeError(
+                f"pair judge training: autocast must be one of {sorted(AUTOCAST, key=str)}, "
+                f"got {self.autocast!r}"
+            )
         if self.lora_rank < 1 or self.epochs < 1 or self.batch_size < 1 or self.max_tokens < 16:
             raise PairJudgeError(
                 "pair judge training: lora_rank, epochs and batch_size must be >= 1 and "
@@ -196,7 +205,8 @@ class PairJudgeModel:
         hidden = body(input_ids=ids, attention_mask=mask).last_hidden_state
         last = mask.sum(dim=1) - 1  # right padding: the last real token of each row
         states = hidden[torch.arange(hidden.shape[0], device=device), last]
-        return self.head(states.float()).squeeze(-1)
+        with torch.autocast(device.type, enabled=False):  # the head in float32 under autocast too
+            return self.head(states.float()).squeeze(-1)
 
 
 def load_tokenizer(lm_folder: str | Path):
@@ -242,6 +252,15 @@ def sharing_weights(model):
 def hidden_width(model) -> int:
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else None
     return int((config or model.config).hidden_size)
+
+
+def autocast(judge: PairJudgeModel, training: PairJudgeTraining):
+    """The context a training run's forward passes (and its reading of held-out rows) run in."""
+    import torch
+
+    dtype = AUTOCAST[training.autocast]
+    device = judge.head.weight.device.type
+    return torch.autocast(device, dtype=getattr(torch, dtype or "float32"), enabled=bool(dtype))
 
 
 def new_pair_judge(lm_folder: str | Path, training: PairJudgeTraining, device: str = "cpu"):
@@ -363,7 +382,9 @@ def train_pair_judge(
             if step <= done["step"]:
                 continue
             rows = order[lo : lo + training.batch_size]
-            loss = loss_fn(judge.logits([prompts[i] for i in rows]), target[rows])
+            with autocast(judge, training):
+                logits = judge.logits([prompts[i] for i in rows])
+            loss = loss_fn(logits.float(), target[rows])
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from transnli.generator.pair_judge import (  # noqa: E402
     TEMPLATES,
     PairJudgeError,
     PairJudgeTraining,
+    autocast,
     load_pair_judge,
     new_pair_judge,
     pair_prompt,
@@ -143,6 +145,28 @@ def test_training_learns_the_decision(trained):
     good = [r for r, y in zip(raw, LABELS, strict=True) if y]
     bad = [r for r, y in zip(raw, LABELS, strict=True) if not y]
     assert min(good) > max(bad)
+
+
+def test_training_under_bfloat16_autocast_learns_it_too_and_keeps_the_weights_float32(
+    tiny_lm_dir,
+):
+    training = replace(TRAINING, autocast="bfloat16")
+    judge = new_pair_judge(tiny_lm_dir, training)
+    prompts = [pair_prompt(h, m) for h, m in PAIRS]
+    losses = train_pair_judge(judge, prompts, LABELS, training)
+    assert losses[-1] < losses[0]
+    with autocast(judge, training):
+        raw = judge.raw_scores(prompts)
+    good = [r for r, y in zip(raw, LABELS, strict=True) if y]
+    bad = [r for r, y in zip(raw, LABELS, strict=True) if not y]
+    assert min(good) > max(bad)
+    assert {p.dtype for p in judge.model.parameters()} == {torch.float32}
+    assert judge.logits(prompts[:2]).dtype == torch.float32
+
+
+def test_an_unknown_autocast_is_refused_naming_the_choices():
+    with pytest.raises(PairJudgeError, match="autocast must be one of"):
+        PairJudgeTraining(autocast="float16").validate()
 
 
 class Interrupted(Exception):
