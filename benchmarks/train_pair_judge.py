@@ -13,7 +13,7 @@ it never saw: a LoRA adapter and a head fine-tuned on prompts that show H and H'
     .venv/bin/python benchmarks/train_pair_judge.py --leave-out test --template senses
                              # and WordNet's senses of the swap (measured: no better)
     .venv/bin/python benchmarks/train_pair_judge.py --lm MODEL.gguf --autocast bfloat16 ...
-                             # a larger base: forward passes in bfloat16, about twice as fast
+                             # a larger base: forward passes in bfloat16, 1.6-2 times as fast
 
 Training rows: every judged candidate of the training sets (dev: WordNet examples; genres: news,
 reviews, dialogue, instructions; genres2, genres3 and genres4, seven genres each), except those of

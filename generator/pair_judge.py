@@ -70,7 +70,7 @@ NO_SENSE = "(no WordNet sense)"
 STACK_COMBINE = "mean"
 #: how a stacked folder's precision estimate may be made (transnli.generator.precision.METHODS)
 ESTIMATE_METHODS = ("mean",)
-AUTOCAST = {None: None, "bfloat16": "bfloat16"}  # PairJudgeTraining.autocast: torch dtype name
+AUTOCAST = (None, "bfloat16")  # PairJudgeTraining.autocast: none, or a torch dtype's name
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -92,8 +92,8 @@ class PairJudgeTraining:
     max_tokens: int = 192
     seed: int = 0
     template: str = TEMPLATE
-    # "bfloat16": the forward runs under torch.autocast (float32 weights and optimiser), about
-    # twice as fast on a CPU with AVX-512 BF16 for a base model of a billion parameters or more
+    # "bfloat16": the forward runs under torch.autocast (float32 weights and optimiser): 1.6-2
+    # times as fast on a CPU with AVX-512 BF16 (Gemma 3 270M, Qwen2.5 1.5B; docs/quality-model.md)
     autocast: str | None = None
 
     def validate(self) -> None:
@@ -258,9 +258,9 @@ def autocast(judge: PairJudgeModel, training: PairJudgeTraining):
     """The context a training run's forward passes (and its reading of held-out rows) run in."""
     import torch
 
-    dtype = AUTOCAST[training.autocast]
+    name = training.autocast
     device = judge.head.weight.device.type
-    return torch.autocast(device, dtype=getattr(torch, dtype or "float32"), enabled=bool(dtype))
+    return torch.autocast(device, dtype=getattr(torch, name or "float32"), enabled=bool(name))
 
 
 def new_pair_judge(lm_folder: str | Path, training: PairJudgeTraining, device: str = "cpu"):
