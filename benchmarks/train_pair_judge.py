@@ -315,7 +315,6 @@ def main(argv=None) -> None:
         TEMPLATES,
         PairJudgeError,
         PairJudgeTraining,
-        autocast,
         calibrated,
         new_pair_judge,
         pair_prompt,
@@ -373,10 +372,9 @@ def main(argv=None) -> None:
     seconds = time.perf_counter() - t0
 
     def raw(rs):
-        with autocast(judge, training):
-            return judge.raw_scores(
-                [pair_prompt(r["hypothesis"], r["modified"], training.template) for r in rs]
-            )
+        return judge.raw_scores(
+            [pair_prompt(r["hypothesis"], r["modified"], training.template) for r in rs]
+        )
 
     cal_raw = raw(cal_rows)
     calibration = platt(cal_raw, [r["good"] for r in cal_rows])

@@ -167,6 +167,7 @@ class PairJudgeModel:
     head: Any  # torch.nn.Linear(width, 1)
     tokenizer: Any
     max_tokens: int = 192
+    autocast: str | None = None  # PairJudgeTraining.autocast: the base model's forward dtype
 
     def raw_scores(self, prompts: Sequence[str], batch_size: int = 16) -> list[float]:
         """The head's score of each prompt, rounded, independent of `prompts`' order and of
@@ -202,11 +203,12 @@ class PairJudgeModel:
         device = self.head.weight.device
         ids, mask = batch["input_ids"].to(device), batch["attention_mask"].to(device)
         body = self.model.get_base_model().model
-        hidden = body(input_ids=ids, attention_mask=mask).last_hidden_state
+        dtype = getattr(torch, self.autocast or "float32")
+        with torch.autocast(device.type, dtype=dtype, enabled=self.autocast is not None):
+            hidden = body(input_ids=ids, attention_mask=mask).last_hidden_state
         last = mask.sum(dim=1) - 1  # right padding: the last real token of each row
         states = hidden[torch.arange(hidden.shape[0], device=device), last]
-        with torch.autocast(device.type, enabled=False):  # the head in float32 under autocast too
-            return self.head(states.float()).squeeze(-1)
+        return self.head(states.float()).squeeze(-1)  # float32: scores are never bf16-rounded
 
 
 def load_tokenizer(lm_folder: str | Path):
@@ -254,15 +256,6 @@ def hidden_width(model) -> int:
     return int((config or model.config).hidden_size)
 
 
-def autocast(judge: PairJudgeModel, training: PairJudgeTraining):
-    """The context a training run's forward passes (and its reading of held-out rows) run in."""
-    import torch
-
-    name = training.autocast
-    device = judge.head.weight.device.type
-    return torch.autocast(device, dtype=getattr(torch, name or "float32"), enabled=bool(name))
-
-
 def new_pair_judge(lm_folder: str | Path, training: PairJudgeTraining, device: str = "cpu"):
     """A trainable PairJudgeModel: the base LM with a fresh LoRA adapter and a zero head."""
     import torch
@@ -281,7 +274,7 @@ def new_pair_judge(lm_folder: str | Path, training: PairJudgeTraining, device: s
     head = torch.nn.Linear(hidden_width(base), 1).to(device)
     torch.nn.init.zeros_(head.weight)
     torch.nn.init.zeros_(head.bias)
-    return PairJudgeModel(model, head, tokenizer, training.max_tokens)
+    return PairJudgeModel(model, head, tokenizer, training.max_tokens, training.autocast)
 
 
 def training_fingerprint(
@@ -382,9 +375,7 @@ def train_pair_judge(
             if step <= done["step"]:
                 continue
             rows = order[lo : lo + training.batch_size]
-            with autocast(judge, training):
-                logits = judge.logits([prompts[i] for i in rows])
-            loss = loss_fn(logits.float(), target[rows])
+            loss = loss_fn(judge.logits([prompts[i] for i in rows]), target[rows])
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
