@@ -459,18 +459,32 @@ def shipped_on(name: str, shipped: dict) -> dict:
     }
 
 
+#: rules a user might follow to refit only some of the time: each says, from the reviewed half
+#: (the card's estimate, its mean p, and the judged: k good of n), whether to refit
+SKIP_RULES = {
+    "outside_95_interval": lambda estimate, k, n: (
+        not (wilson_interval(k, n)[0] <= estimate <= wilson_interval(k, n)[1])
+    ),
+    "gap_over_0.03": lambda estimate, k, n: abs(estimate - k / n) > 0.03,
+    "gap_over_0.07": lambda estimate, k, n: abs(estimate - k / n) > 0.07,
+}
+
+
 def user_review(p: np.ndarray, good: np.ndarray, splits: int = 50) -> dict:
     """`transnli judge fit` measured: the accepted triples of a genre the judge never saw, as a
     user's review; the calibration refitted (review.refit.platt) on a random half of them, the
     figures read on the other half, before and after; averaged over `splits` seeded halvings
     (one halving of ~150 items is too noisy to read). A halving whose review half the command
     would refuse (fewer than MIN_JUDGEMENTS, or under FOLDS good or bad) is not read; a genre
-    with none left says so instead of giving figures."""
+    with none left says so instead of giving figures. `refit_only_when`: the estimate's mean
+    absolute error under each rule of SKIP_RULES for when to keep the calibration as it is
+    instead (read on the review half: the mean p against the share judged good)."""
     from transnli.review.refit import FOLDS, MIN_JUDGEMENTS, figures, platt, refit_accepts
 
     q = np.clip(p, 1e-4, 1 - 1e-4)
     s = np.log(q / (1 - q))
     rows = {"before": [], "after": []}
+    skip_errors = {rule: [] for rule in SKIP_RULES}
     for seed in range(splits):
         order = np.random.default_rng(seed).permutation(len(p))
         fit_rows, held = order[: len(p) // 2], order[len(p) // 2 :]
@@ -480,6 +494,10 @@ def user_review(p: np.ndarray, good: np.ndarray, splits: int = 50) -> dict:
         new = 1 / (1 + np.exp(-(alpha * s[held] + beta)))
         rows["before"].append(figures(p[held], good[held]))
         rows["after"].append(figures(new, good[held]))
+        n, k = len(fit_rows), int(good[fit_rows].sum())
+        for rule, refits in SKIP_RULES.items():
+            chosen = new if refits(float(p[fit_rows].mean()), k, n) else p[held]
+            skip_errors[rule].append(abs(float(chosen.mean()) - float(good[held].mean())))
 
     def mean(side: str, key: str, f=lambda x: x) -> float:
         return round(float(np.mean([f(r[key]) for r in rows[side]])), 4)
@@ -498,6 +516,9 @@ def user_review(p: np.ndarray, good: np.ndarray, splits: int = 50) -> dict:
         "measured_on": len(p) - len(p) // 2,
         **{side: {k: mean(side, k) for k in keys} for side in rows},
         "mean_abs_estimate_error": {side: mean(side, "estimate_error", abs) for side in rows},
+        "refit_only_when": {
+            rule: round(float(np.mean(errors)), 4) for rule, errors in skip_errors.items()
+        },
     }
 
 

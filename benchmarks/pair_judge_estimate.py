@@ -20,8 +20,14 @@ With `--calibration-scores` (one per `--scores`, in the same order: the file tra
 correction the issue proposes (EM prior re-estimation, Saerens et al. 2002): the training prior is
 the good share of that judge's calibration rows among the gate candidates (the population its
 scores are read on), the genre's prior is re-estimated over its gate candidates, and the kept
-posteriors are moved to it (`em_estimate`, `em_error`; the summary's `methods`). Prints one JSON
-object. Not a test: nothing is asserted.
+posteriors are moved to it (`em_estimate`, `em_error`; the summary's `methods`).
+
+With `--user-review`, each genre also gets what `transnli judge fit` gains there for a lone pair
+judge folder (its calibration refitted on a user's reviewed triples): the genre's kept triples,
+judged by people, stand for a user's review, refitted on a random half and read on the other
+(bench_precision_estimate.py's `user_review`, 50 halvings); the summary's `user_review` counts
+over the genres with at least --min-kept kept. Prints one JSON object. Not a test: nothing is
+asserted.
 """
 
 from __future__ import annotations
@@ -84,6 +90,40 @@ def genre_figures(
     return out
 
 
+def user_review_summary(genres: dict[str, dict]) -> dict:
+    """What `judge fit` gains over `genres` (those whose halves the command accepts): the
+    estimate's mean absolute error and the ECE on the held-out halves, before and after the refit,
+    and the error under each rule for refitting only some of the time."""
+    read = {g: f["user_review"] for g, f in genres.items() if f["user_review"]["splits"]}
+    if not read:
+        return {"genres": 0}
+
+    def side(name: str) -> dict:
+        errors = [r["mean_abs_estimate_error"][name] for r in read.values()]
+        eces = [r[name]["ece"] for r in read.values()]
+        return {
+            "mean_abs_estimate_error": round(float(np.mean(errors)), 4),
+            "within_0.03": sum(e <= 0.03 for e in errors),
+            "mean_ece": round(float(np.mean(eces)), 4),
+            "ece_within_0.05": sum(e <= 0.05 for e in eces),
+        }
+
+    return {
+        "genres": len(read),
+        "not_read": sorted(g for g in genres if g not in read),
+        "before": side("before"),
+        "after": side("after"),
+        "error_smaller_after": sum(
+            r["mean_abs_estimate_error"]["after"] < r["mean_abs_estimate_error"]["before"]
+            for r in read.values()
+        ),
+        "refit_only_when": {
+            rule: round(float(np.mean([r["refit_only_when"][rule] for r in read.values()])), 4)
+            for rule in next(iter(read.values()))["refit_only_when"]
+        },
+    }
+
+
 def error_summary(genres: dict[str, dict], field: str) -> dict:
     """How an estimate's `field` errors fall over `genres`: within 0.03, mean and largest."""
     errors = {g: abs(f[field]) for g, f in genres.items()}
@@ -136,10 +176,15 @@ def estimate_figures(
     threshold: float,
     min_kept: int = 50,
     priors: dict[str, float] | None = None,
+    user_review: bool = False,
 ) -> dict:
     """Per genre of the scored candidates, and summed up: what the judge's card estimate at
     `threshold` would have said, against people's verdicts (and the EM correction's, given each
-    candidate's training prior in `priors`); exits on a key no judged set has."""
+    candidate's training prior in `priors`; and what a user's review gains, with
+    `user_review`); exits on a key no judged set has."""
+    if user_review:
+        from bench_precision_estimate import user_review as review_halves
+
     judged = {r["key"]: r for r in judged_rows()}
     unknown = next((k for k in scores if k not in judged), None)
     if unknown is not None:
@@ -156,6 +201,8 @@ def estimate_figures(
                 sys.exit(f"genre {name}: scored by judges of different training priors {found}")
             prior = found.pop()
         genres[name] = genre_figures(p, y, threshold, prior)
+        if user_review:
+            genres[name]["user_review"] = review_halves(p[p >= threshold], y[p >= threshold])
     counted = {
         g: abs(f["estimate_error"])
         for g, f in genres.items()
@@ -185,6 +232,7 @@ def estimate_figures(
             "max_abs_error": {"genre": worst, "error": counted.get(worst)},
             "sampling_floor": sampling_floor({g: genres[g] for g in counted}),
             **({"methods": shift} if shift else {}),
+            **({"user_review": user_review_summary(compared)} if user_review else {}),
         },
         "genres": genres,
     }
@@ -202,6 +250,11 @@ def main(argv=None) -> None:
     )
     ap.add_argument("--threshold", type=float, required=True)
     ap.add_argument("--min-kept", type=int, default=50)
+    ap.add_argument(
+        "--user-review",
+        action="store_true",
+        help="also what `transnli judge fit` gains in each genre (its kept triples as a review)",
+    )
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.calibration_scores and len(args.calibration_scores) != len(args.scores):
@@ -217,7 +270,7 @@ def main(argv=None) -> None:
             "scores": [str(p) for p in args.scores],
             "calibration_scores": [str(p) for p in args.calibration_scores or []],
             "threshold": args.threshold,
-            **estimate_figures(scores, args.threshold, args.min_kept, priors),
+            **estimate_figures(scores, args.threshold, args.min_kept, priors, args.user_review),
         },
         args.out,
     )

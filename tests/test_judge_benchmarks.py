@@ -56,6 +56,24 @@ def test_a_simulated_review_reads_only_halves_the_refit_command_would_accept():
     assert read["splits"] == 5 and read["fitted_on"] == 100
 
 
+def test_a_users_review_shrinks_a_genres_estimate_error_where_the_judge_is_off():
+    """A genre where the judge says 0.15 more than people find (the lone pair judge on worlds or
+    careers): a refit on half the kept triples brings the other half's estimate close; a genre too
+    small to review is named as not read."""
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.6, 0.95, 300)
+    off = (rng.uniform(size=300) < p - 0.15).astype(int)
+    genres = {
+        "far": {"user_review": bench_precision_estimate.user_review(p, off, splits=10)},
+        "tiny": {"user_review": bench_precision_estimate.user_review(p[:20], off[:20], splits=10)},
+    }
+    summary = pair_judge_estimate.user_review_summary(genres)
+    assert summary["genres"] == 1 and summary["not_read"] == ["tiny"]
+    assert summary["error_smaller_after"] == 1
+    assert summary["before"]["mean_abs_estimate_error"] > 0.1
+    assert summary["after"]["mean_abs_estimate_error"] < 0.06
+
+
 def curve_run(fraction: float, rows: int, p_at_80: dict[str, float], seed: int = 0) -> dict:
     """A train_pair_judge.py output, as much of it as the curve reads."""
 
