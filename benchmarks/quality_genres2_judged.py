@@ -113,13 +113,13 @@ def read_judged(folder: Path, items: set[str]) -> tuple[dict, dict]:
 
 
 def kappa(a: list[bool], b: list[bool]) -> float | None:
-    n = len(a)
-    if not n:
+    """Cohen's kappa of two annotators' verdicts; None where it is undefined (no items, or both
+    gave one verdict throughout, so chance agreement is certain)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    if not a or len(set(a) | set(b)) < 2:
         return None
-    po = sum(x == y for x, y in zip(a, b, strict=True)) / n
-    pa, pb = sum(a) / n, sum(b) / n
-    pe = pa * pb + (1 - pa) * (1 - pb)
-    return None if pe == 1 else round((po - pe) / (1 - pe), 3)
+    return round(float(cohen_kappa_score(a, b)), 3)
 
 
 def agreement(first: dict, second: dict) -> dict:
