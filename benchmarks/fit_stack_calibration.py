@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pair_judge_curve import print_result  # noqa: E402 - one JSON output
-from train_judge import reliability  # noqa: E402
+from train_judge import perfectly_calibrated_eces, reliability  # noqa: E402
 
 FLOOR_DRAWS = 200
 
@@ -101,11 +101,7 @@ def mapped(rows: list[dict], judge: str, calibration: dict[str, float]) -> np.nd
 
 def ece_floor(p: np.ndarray, seed: int = 0) -> float:
     """The mean ECE of labels drawn from `p` itself: what a perfectly calibrated judge shows."""
-    rng = np.random.default_rng(seed)
-    draws = [
-        reliability(p, (rng.random(len(p)) < p).astype(int))["ece"] for _ in range(FLOOR_DRAWS)
-    ]
-    return round(float(np.mean(draws)), 4)
+    return round(float(np.mean(perfectly_calibrated_eces(p, FLOOR_DRAWS, seed))), 4)
 
 
 def genre_reading(rows: list[dict], judge: str, calibration, threshold: float) -> dict:

@@ -7,9 +7,12 @@ each candidate's genre and verdict from the judged sets.
         --scores benchmarks/data/pair_judge_compact_trained_all_but_test_genres4_scores.jsonl \
         --scores benchmarks/data/pair_judge_compact_read_genres5_genres6_scores.jsonl
 
-Per genre: gate candidates, good, AUC, ECE (10 bins), and at the threshold: kept, good,
-precision (Wilson 95%), the estimate (mean p over the kept) and its error (estimate - precision).
-Summary: mean AUC, mean ECE, the kept and good pooled over the genres, and the largest absolute
+Per genre: gate candidates, good, AUC, ECE (10 bins) with its sampling floor (the mean ECE of
+labels drawn from the judge's own p, 200 draws, and how often that is within 0.05), and at the
+threshold: kept, good, precision (Wilson 95%), the estimate (mean p over the kept) and its error
+(estimate - precision). Summary: mean AUC, mean ECE, how many genres have ECE within 0.05 against
+how many a perfectly calibrated judge would on average, the kept and good pooled over the genres,
+and the largest absolute
 error over the genres with at least --min-kept kept triples (smaller ones measure their own
 sampling more than the estimator): what a folder's precision_estimate.max_abs_error would have to
 record; and the sampling floor over those genres (`sampling_floor`): how many of them an estimate
@@ -46,6 +49,7 @@ from train_judge import (  # noqa: E402 - every judge's figures
     at_threshold,
     auc,
     gate_keys,
+    perfectly_calibrated_eces,
     reliability,
 )
 from train_pair_judge import judged_rows, read_scores  # noqa: E402 - the score files' reader
@@ -55,6 +59,8 @@ from transnli.generator.precision import (  # noqa: E402 - the card's own correc
     wilson_interval,
 )
 
+ECE_TARGET = 0.05  # issue 39's and 40's: ECE at or under this on every genre never trained on
+
 
 def genre_figures(
     p: np.ndarray, y: np.ndarray, threshold: float, training_prior: float | None = None
@@ -63,11 +69,14 @@ def genre_figures(
     label-shift estimate beside the plain mean."""
     kept = p >= threshold
     cut = at_threshold(p, y, threshold)
+    floor = perfectly_calibrated_eces(p)
     out = {
         "candidates": len(p),
         "good": int(y.sum()),
         "auc": auc(p, y),
         "ece": reliability(p, y)["ece"],
+        "ece_floor": round(float(floor.mean()), 4),
+        f"ece_chance_within_{ECE_TARGET}": round(float((floor <= ECE_TARGET).mean()), 3),
         "kept": cut["kept"],
     }
     if cut["kept"]:
@@ -221,6 +230,11 @@ def estimate_figures(
             "genres": len(genres),
             "mean_auc": round(float(np.mean([f["auc"] for f in genres.values()])), 4),
             "mean_ece": round(float(np.mean([f["ece"] for f in genres.values()])), 4),
+            f"ece_within_{ECE_TARGET}": int(sum(f["ece"] <= ECE_TARGET for f in genres.values())),
+            # were the judge perfectly calibrated on each genre, ECE would still stray by sampling
+            f"expected_ece_within_{ECE_TARGET}_if_calibrated": round(
+                sum(f[f"ece_chance_within_{ECE_TARGET}"] for f in genres.values()), 1
+            ),
             "pooled_at_threshold": {
                 "kept": kept,
                 "good": kept_good,

@@ -276,6 +276,15 @@ def reliability(p, y, bins: int = 10) -> dict:
     return {"ece": round(ece, 4), "table": rows}
 
 
+def perfectly_calibrated_eces(p, draws: int = 200, seed: int = 0) -> np.ndarray:
+    """The ECE of `draws` label sets drawn from `p` itself: what a perfectly calibrated judge
+    shows on as many candidates with these probabilities (ECE's sampling floor)."""
+    rng = np.random.default_rng(seed)
+    return np.array(
+        [reliability(p, (rng.random(len(p)) < p).astype(int))["ece"] for _ in range(draws)]
+    )
+
+
 def auc(scores, y) -> float | None:
     from sklearn.metrics import roc_auc_score
 

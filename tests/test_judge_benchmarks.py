@@ -188,6 +188,21 @@ def test_the_sampling_floor_separates_sampling_from_the_estimators_own_error():
     )
 
 
+def test_a_genre_reports_how_often_a_perfectly_calibrated_judge_would_meet_the_ece_target():
+    """ECE on a few hundred candidates strays by sampling alone: on 5,000 a calibrated judge is
+    nearly always within 0.05, on 60 almost never; a judge 0.15 too sure is beyond its floor."""
+    rng = np.random.default_rng(5)
+    p = rng.uniform(0.05, 0.95, 5000)
+    calibrated = (rng.random(5000) < p).astype(int)
+    large = pair_judge_estimate.genre_figures(p, calibrated, 0.5)
+    assert large["ece_floor"] < 0.02 and large["ece_chance_within_0.05"] == 1.0
+    assert large["ece"] <= 0.05
+    small = pair_judge_estimate.genre_figures(p[:60], calibrated[:60], 0.5)
+    assert small["ece_floor"] > 0.08 and small["ece_chance_within_0.05"] < 0.1
+    too_sure = pair_judge_estimate.genre_figures(np.clip(p + 0.15, 0, 1), calibrated, 0.5)
+    assert too_sure["ece"] > 0.1 > too_sure["ece_floor"]
+
+
 def test_the_em_correction_follows_a_genre_whose_share_of_good_differs_from_training():
     """Under pure label shift (the same class-conditional scores, 80% good instead of the 50% the
     calibration saw), EM recovers the genre's prior and its estimate the kept triples' precision,
