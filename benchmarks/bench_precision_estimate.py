@@ -461,10 +461,13 @@ def shipped_on(name: str, shipped: dict) -> dict:
 
 #: rules a user might follow to refit only some of the time: each says, from the reviewed half
 #: (the card's estimate, its mean p, and the judged: k good of n), whether to refit
+def outside_interval(estimate: float, k: int, n: int) -> bool:
+    lo, hi = wilson_interval(k, n)
+    return not lo <= estimate <= hi
+
+
 SKIP_RULES = {
-    "outside_95_interval": lambda estimate, k, n: (
-        not (wilson_interval(k, n)[0] <= estimate <= wilson_interval(k, n)[1])
-    ),
+    "outside_95_interval": outside_interval,
     "gap_over_0.03": lambda estimate, k, n: abs(estimate - k / n) > 0.03,
     "gap_over_0.07": lambda estimate, k, n: abs(estimate - k / n) > 0.07,
 }

@@ -12,10 +12,10 @@ labels drawn from the judge's own p, 200 draws, and how often that is within 0.0
 threshold: kept, good, precision (Wilson 95%), the estimate (mean p over the kept) and its error
 (estimate - precision). Summary: mean AUC, mean ECE, how many genres have ECE within 0.05 against
 how many a perfectly calibrated judge would on average, the kept and good pooled over the genres,
-and the largest absolute
-error over the genres with at least --min-kept kept triples (smaller ones measure their own
-sampling more than the estimator): what a folder's precision_estimate.max_abs_error would have to
-record; and the sampling floor over those genres (`sampling_floor`): how many of them an estimate
+and the largest absolute error over the genres with at least --min-kept kept triples (smaller ones
+measure their own sampling more than the estimator): what a folder's
+precision_estimate.max_abs_error would have to record; and the sampling floor over those genres
+(`sampling_floor`): how many of them an estimate
 equal to each genre's true precision would bring within 0.03 of its measured share.
 
 With `--calibration-scores` (one per `--scores`, in the same order: the file train_pair_judge.py
