@@ -409,7 +409,6 @@ def main(argv=None) -> None:
             **lm_record,
             "template": training.template,
             "max_tokens": training.max_tokens,
-            "autocast": training.autocast,
             "calibration": calibration,
             "threshold": args.threshold,
             "training": result["training"],

@@ -475,11 +475,6 @@ def validate_meta(doc: Any, where: Path) -> None:
     max_tokens = doc.get("max_tokens")
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 16:
         raise PairJudgeError(f"{where}: field 'max_tokens' must be an integer >= 16")
-    if doc.get("autocast") not in AUTOCAST:
-        raise PairJudgeError(
-            f"{where}: field 'autocast' must be one of {sorted(AUTOCAST, key=str)} (null or "
-            f"absent: float32), got {doc['autocast']!r}"
-        )
     if "stack" in doc:
         validate_stack(doc["stack"], where)
     if "release" in doc:
@@ -694,9 +689,5 @@ def load_pair_judge(
     with torch.no_grad():
         head.weight.copy_(weight)
         head.bias.copy_(bias)
-    # read as it was calibrated: a judge trained under autocast had its Platt step fitted on
-    # scores read under it
-    judge = PairJudgeModel(
-        model.eval(), head, tokenizer, int(meta["max_tokens"]), meta.get("autocast")
-    )
+    judge = PairJudgeModel(model.eval(), head, tokenizer, int(meta["max_tokens"]))
     return PairJudge(judge, meta, folder)
