@@ -261,7 +261,8 @@ def parse_args(argv):
         "--autocast",
         choices=[k for k in AUTOCAST if k],
         default=d.autocast,
-        help="run the forward passes in this dtype (torch.autocast; weights stay float32)",
+        help="train with the forward passes in this dtype (torch.autocast; weights stay float32;"
+        " the calibration and every score are read in float32)",
     )
     ap.add_argument("--write", type=Path, default=None, help="save the judge folder here")
     ap.add_argument(

@@ -92,8 +92,10 @@ class PairJudgeTraining:
     max_tokens: int = 192
     seed: int = 0
     template: str = TEMPLATE
-    # "bfloat16": the forward runs under torch.autocast (float32 weights and optimiser): 1.6-2
-    # times as fast on a CPU with AVX-512 BF16 (Gemma 3 270M, Qwen2.5 1.5B; docs/quality-model.md)
+    # "bfloat16": the training forward runs under torch.autocast (float32 weights and optimiser):
+    # 1.6-2 times as fast on a CPU with AVX-512 BF16 (Gemma 3 270M, Qwen2.5 1.5B;
+    # docs/quality-model.md). Reading is float32 whatever this says: under bfloat16 a score moves
+    # with what else is in its batch, and a judge's p must not
     autocast: str | None = None
 
     def validate(self) -> None:
@@ -167,7 +169,6 @@ class PairJudgeModel:
     head: Any  # torch.nn.Linear(width, 1)
     tokenizer: Any
     max_tokens: int = 192
-    autocast: str | None = None  # PairJudgeTraining.autocast: the base model's forward dtype
 
     def raw_scores(self, prompts: Sequence[str], batch_size: int = 16) -> list[float]:
         """The head's score of each prompt, rounded, independent of `prompts`' order and of
@@ -188,8 +189,9 @@ class PairJudgeModel:
     def encode(self, prompt: str) -> list[int]:
         return self.tokenizer(prompt, truncation=True, max_length=self.max_tokens)["input_ids"]
 
-    def logits(self, prompts: Sequence[str]):
-        """The head's raw score of each prompt (a tensor, with gradients when training)."""
+    def logits(self, prompts: Sequence[str], autocast: str | None = None):
+        """The head's raw score of each prompt (a tensor, with gradients when training); the base
+        model's forward under torch.autocast in the dtype `autocast` names (training only)."""
         import torch
 
         batch = self.tokenizer(
@@ -203,8 +205,8 @@ class PairJudgeModel:
         device = self.head.weight.device
         ids, mask = batch["input_ids"].to(device), batch["attention_mask"].to(device)
         body = self.model.get_base_model().model
-        dtype = getattr(torch, self.autocast or "float32")
-        with torch.autocast(device.type, dtype=dtype, enabled=self.autocast is not None):
+        dtype = getattr(torch, autocast or "float32")
+        with torch.autocast(device.type, dtype=dtype, enabled=autocast is not None):
             hidden = body(input_ids=ids, attention_mask=mask).last_hidden_state
         last = mask.sum(dim=1) - 1  # right padding: the last real token of each row
         states = hidden[torch.arange(hidden.shape[0], device=device), last]
@@ -274,7 +276,7 @@ def new_pair_judge(lm_folder: str | Path, training: PairJudgeTraining, device: s
     head = torch.nn.Linear(hidden_width(base), 1).to(device)
     torch.nn.init.zeros_(head.weight)
     torch.nn.init.zeros_(head.bias)
-    return PairJudgeModel(model, head, tokenizer, training.max_tokens, training.autocast)
+    return PairJudgeModel(model, head, tokenizer, training.max_tokens)
 
 
 def training_fingerprint(
@@ -375,7 +377,9 @@ def train_pair_judge(
             if step <= done["step"]:
                 continue
             rows = order[lo : lo + training.batch_size]
-            loss = loss_fn(judge.logits([prompts[i] for i in rows]), target[rows])
+            loss = loss_fn(
+                judge.logits([prompts[i] for i in rows], training.autocast), target[rows]
+            )
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
