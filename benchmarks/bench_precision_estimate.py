@@ -459,13 +459,13 @@ def shipped_on(name: str, shipped: dict) -> dict:
     }
 
 
-#: rules a user might follow to refit only some of the time: each says, from the reviewed half
-#: (the card's estimate, its mean p, and the judged: k good of n), whether to refit
 def outside_interval(estimate: float, k: int, n: int) -> bool:
     lo, hi = wilson_interval(k, n)
     return not lo <= estimate <= hi
 
 
+#: rules a user might follow to refit only some of the time: each says, from the reviewed half
+#: (the card's estimate, its mean p, and the judged: k good of n), whether to refit
 SKIP_RULES = {
     "outside_95_interval": outside_interval,
     "gap_over_0.03": lambda estimate, k, n: abs(estimate - k / n) > 0.03,
@@ -497,10 +497,11 @@ def user_review(p: np.ndarray, good: np.ndarray, splits: int = 50) -> dict:
         new = 1 / (1 + np.exp(-(alpha * s[held] + beta)))
         rows["before"].append(figures(p[held], good[held]))
         rows["after"].append(figures(new, good[held]))
-        n, k = len(fit_rows), int(good[fit_rows].sum())
+        n, k, estimate = len(fit_rows), int(good[fit_rows].sum()), float(p[fit_rows].mean())
+        share, kept_as_is, refitted = float(good[held].mean()), float(p[held].mean()), new.mean()
         for rule, refits in SKIP_RULES.items():
-            chosen = new if refits(float(p[fit_rows].mean()), k, n) else p[held]
-            skip_errors[rule].append(abs(float(chosen.mean()) - float(good[held].mean())))
+            chosen = refitted if refits(estimate, k, n) else kept_as_is
+            skip_errors[rule].append(abs(float(chosen) - share))
 
     def mean(side: str, key: str, f=lambda x: x) -> float:
         return round(float(np.mean([f(r[key]) for r in rows[side]])), 4)

@@ -51,15 +51,12 @@ def main(argv=None) -> None:
     judge = load_pair_judge(args.folder, lm_folder)
     pairs = [(r["hypothesis"], r["modified"]) for r in rows]
 
-    def read(batch_size: int, parts: list[list[tuple[str, str]]]) -> list[float]:
+    def read(batch_size: int, part: list[tuple[str, str]]) -> list[float]:
         judge.batch_size = batch_size
-        out = []
-        for part in parts:
-            judge.seen.clear()  # each part as a fresh process would read it
-            out.extend(judge.probabilities(part))
-        return out
+        judge.seen.clear()  # as a fresh process would read it
+        return judge.probabilities(part)
 
-    usual = read(USUAL, [pairs])
+    usual = read(USUAL, pairs)
     result = {
         "benchmark": "pair_judge_batches",
         "folder": str(args.folder),
@@ -67,14 +64,12 @@ def main(argv=None) -> None:
         "pairs": len(pairs),
         "against_batch_size": USUAL,
         "batch_sizes": {
-            size: differences(read(size, [pairs]), usual)
+            size: differences(read(size, pairs), usual)
             for size in (int(x) for x in args.batch_sizes.split(","))
         },
     }
-    halves = read(USUAL, [pairs[::2], pairs[1::2]])
-    merged = [0.0] * len(pairs)
-    merged[::2], merged[1::2] = halves[: len(pairs[::2])], halves[len(pairs[::2]) :]
-    result["split_over_two_calls"] = differences(merged, usual)
+    halves = read(USUAL, pairs[::2]) + read(USUAL, pairs[1::2])
+    result["split_over_two_calls"] = differences(halves, usual[::2] + usual[1::2])
     print_result(result, args.out)
 
 

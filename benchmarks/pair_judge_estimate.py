@@ -114,7 +114,7 @@ def user_review_summary(genres: dict[str, dict]) -> dict:
             "mean_abs_estimate_error": round(float(np.mean(errors)), 4),
             "within_0.03": sum(e <= 0.03 for e in errors),
             "mean_ece": round(float(np.mean(eces)), 4),
-            "ece_within_0.05": sum(e <= 0.05 for e in eces),
+            f"ece_within_{ECE_TARGET}": sum(e <= ECE_TARGET for e in eces),
         }
 
     return {
@@ -211,7 +211,8 @@ def estimate_figures(
             prior = found.pop()
         genres[name] = genre_figures(p, y, threshold, prior)
         if user_review:
-            genres[name]["user_review"] = review_halves(p[p >= threshold], y[p >= threshold])
+            kept = p >= threshold
+            genres[name]["user_review"] = review_halves(p[kept], y[kept])
     counted = {
         g: abs(f["estimate_error"])
         for g, f in genres.items()
